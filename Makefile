@@ -1,0 +1,43 @@
+# pgsentinel -- Active Session History for PostgreSQL (PGXS build)
+#
+#   make PG_CONFIG=/path/to/pg_config            build
+#   make PG_CONFIG=... install                   install into that PostgreSQL
+#   make PG_CONFIG=... installcheck              pg_regress + isolation, own
+#                                                preloaded temporary instance
+#   make PG_CONFIG=... prove_installcheck        TAP tests (needs PG's TAP modules)
+#
+# All tests on PostgreSQL 15 and 18 in one go: scripts/test-all.sh
+
+MODULE_big = pgsentinel
+OBJS = \
+	src/pgsentinel.o \
+	src/guc.o \
+	src/shmem.o \
+	src/text_area.o \
+	src/hooks.o \
+	src/sampler.o \
+	src/ash_view.o \
+	src/status.o
+
+EXTENSION = pgsentinel
+DATA = pgsentinel--2.0.0.sql
+PGFILEDESC = "pgsentinel - active session history"
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+# Regression and isolation tests run in their own preloaded temporary instance
+# (--temp-instance), so they never depend on a system cluster.
+REGRESS = ash_views settings status redaction idle_trans
+REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
+ISOLATION = lock_waiter truncate_waiter torn_read
+ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
+TAP_TESTS = 1
+
+EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# Warnings are errors on every supported version.
+override CFLAGS += -Werror

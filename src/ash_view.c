@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * ash_view.c
+ *		pg_active_session_history(): the rows of the ASH ring, copied out
+ *		under the shared lock and turned into tuples after releasing it.
+ *		Names are resolved from OIDs, wait events decoded, texts looked up
+ *		in the copy of the text area, and other roles' texts and query ids
+ *		hidden as pg_stat_activity hides them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/backend_status.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "pgsentinel.h"
+
+PG_FUNCTION_INFO_V1(pg_active_session_history_2_0);
+
+#define ASH_COLS			31
+#define TEXT_CACHE_SIZE		4096
+#define INSUFFICIENT_PRIVILEGE "<insufficient privilege>"
+
+/* Text datums already built during this read, by reference. */
+typedef struct TextCacheEntry
+{
+	PgsTextRef	ref;
+	Datum		datum;
+	bool		isnull;
+} TextCacheEntry;
+
+/* Per-call state of a reader. */
+typedef struct AshReader
+{
+	MemoryContext cache_cxt;	/* datums reused across rows live here */
+	PgsTextSnapshot *text;
+	Datum		state_names[PGS_STATE_OTHER + 1];
+	Datum		cmdtype_names[PGS_CMD_NOTHING + 1];
+	uint8		last_backend_type;
+	Datum		last_backend_type_name;
+	TextCacheEntry *cache;
+	Oid			last_dbid;
+	Datum		last_dbname;
+	bool		last_dbname_null;
+	Oid			last_userid;
+	Datum		last_username;
+	bool		last_username_null;
+	bool		read_all;		/* pg_read_all_stats or superuser */
+	Oid			last_checked_role;
+	bool		last_role_allowed;
+	uint32		last_wait_event;
+	uint8		last_wait_state;
+	Datum		last_wait_type;
+	Datum		last_wait_name;
+	bool		last_wait_null;
+} AshReader;
+
+/* pg_stat_activity's word for a state. */
+const char *
+pgs_state_name(uint8 state)
+{
+	switch (state)
+	{
+		case PGS_STATE_ACTIVE:
+			return "active";
+		case PGS_STATE_FASTPATH:
+			return "fastpath function call";
+		case PGS_STATE_IDLE_IN_XACT:
+			return "idle in transaction";
+		case PGS_STATE_IDLE_IN_XACT_ABORTED:
+			return "idle in transaction (aborted)";
+		case PGS_STATE_IDLE:
+			return "idle";
+		default:
+			return NULL;
+	}
+}
+
+/* pgsentinel 1.4's word for a command type. */
+static const char *
+cmdtype_name(uint8 cmdtype)
+{
+	switch (cmdtype)
+	{
+		case PGS_CMD_SELECT:
+			return "SELECT";
+		case PGS_CMD_UPDATE:
+			return "UPDATE";
+		case PGS_CMD_INSERT:
+			return "INSERT";
+		case PGS_CMD_DELETE:
+			return "DELETE";
+		case PGS_CMD_MERGE:
+			return "MERGE";
+		case PGS_CMD_UTILITY:
+			return "UTILITY";
+		case PGS_CMD_NOTHING:
+			return "NOTHING";
+		default:
+			return "UNKNOWN";
+	}
+}
+
+/*
+ * The text datum of a reference (NULL when absent or overwritten), clipped
+ * at a character boundary when core truncated it to
+ * track_activity_query_size.  Built once per reference and read.
+ */
+static Datum
+text_datum(AshReader *rd, PgsTextRef ref, bool *isnull)
+{
+	TextCacheEntry *ce = &rd->cache[ref % TEXT_CACHE_SIZE];
+	const char *data;
+	uint32		len;
+
+	if (ref == PGS_TEXT_NONE)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	if (ce->ref == ref)
+	{
+		*isnull = ce->isnull;
+		return ce->datum;
+	}
+	ce->ref = ref;
+	ce->isnull = !pgs_text_lookup(rd->text, ref, &data, &len);
+	ce->datum = (Datum) 0;
+	if (!ce->isnull)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+
+		if (len >= (uint32) pgstat_track_activity_query_size - 1)
+			len = pg_mbcliplen(data, len, len);
+		ce->datum = PointerGetDatum(cstring_to_text_with_len(data, len));
+		MemoryContextSwitchTo(oldcxt);
+	}
+	*isnull = ce->isnull;
+	return ce->datum;
+}
+
+/* The blocking_pids array of a row ('{}' when there are none). */
+static Datum
+blocking_pids_datum(AshReader *rd, const AshRow *row, bool *isnull)
+{
+	const char *data;
+	uint32		len;
+	int			n = 0;
+	Datum	   *elems = NULL;
+	int			i;
+
+	*isnull = false;
+	if (row->blocking_pids != PGS_TEXT_NONE)
+	{
+		if (!pgs_text_lookup(rd->text, row->blocking_pids, &data, &len))
+		{
+			*isnull = true;
+			return (Datum) 0;
+		}
+		n = len / sizeof(int32);
+		elems = palloc(sizeof(Datum) * Max(n, 1));
+		for (i = 0; i < n; i++)
+		{
+			int32		pid;
+
+			memcpy(&pid, data + i * sizeof(int32), sizeof(int32));
+			elems[i] = Int32GetDatum(pid);
+		}
+	}
+	return PointerGetDatum(construct_array(elems, n, INT4OID, sizeof(int32),
+										   true, TYPALIGN_INT));
+}
+
+/* client_addr as text(inet) shows it: "10.0.3.15/32". */
+static Datum
+client_addr_datum(const AshRow *row, bool *isnull)
+{
+	char		buf[INET6_ADDRSTRLEN + 8];
+
+	*isnull = true;
+	if (row->client_family != AF_INET && row->client_family != AF_INET6)
+		return (Datum) 0;
+	if (inet_ntop(row->client_family == AF_INET ? AF_INET : AF_INET6,
+				  row->client_addr, buf, INET6_ADDRSTRLEN) == NULL)
+		return (Datum) 0;
+	strcat(buf, row->client_family == AF_INET ? "/32" : "/128");
+	*isnull = false;
+	return CStringGetTextDatum(buf);
+}
+
+/* May the current user see this role's texts and query ids? */
+static bool
+may_see(AshReader *rd, Oid role)
+{
+	if (rd->read_all)
+		return true;
+	if (role != rd->last_checked_role)
+	{
+		rd->last_checked_role = role;
+		rd->last_role_allowed = OidIsValid(role) &&
+			has_privs_of_role(GetUserId(), role);
+	}
+	return rd->last_role_allowed;
+}
+
+/* Wait event type and name, 'CPU' for an active session not waiting. */
+static void
+wait_event_datums(AshReader *rd, const AshRow *row, Datum *type, Datum *name,
+				  bool *isnull)
+{
+	if (row->wait_event_info != rd->last_wait_event ||
+		row->state != rd->last_wait_state || rd->last_wait_type == (Datum) 0)
+	{
+		const char *t = NULL;
+		const char *n = NULL;
+		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+
+		if (row->wait_event_info == 0)
+		{
+			if (row->state == PGS_STATE_ACTIVE || row->state == PGS_STATE_FASTPATH)
+				t = n = "CPU";
+		}
+		else
+		{
+			t = pgstat_get_wait_event_type(row->wait_event_info);
+			n = pgstat_get_wait_event(row->wait_event_info);
+		}
+		rd->last_wait_event = row->wait_event_info;
+		rd->last_wait_state = row->state;
+		rd->last_wait_null = (t == NULL);
+		rd->last_wait_type = CStringGetTextDatum(t ? t : "");
+		rd->last_wait_name = CStringGetTextDatum(n ? n : "");
+		MemoryContextSwitchTo(oldcxt);
+	}
+	*type = rd->last_wait_type;
+	*name = rd->last_wait_name;
+	*isnull = rd->last_wait_null;
+}
+
+/* Fill one tuple's values from a row. */
+static void
+row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
+{
+	bool		visible = may_see(rd, row->usesysid);
+	const char *s;
+	bool		wait_null;
+
+	memset(nulls, 0, sizeof(bool) * ASH_COLS);
+
+	values[0] = TimestampTzGetDatum(row->ash_time);
+	values[1] = ObjectIdGetDatum(row->datid);
+	nulls[1] = !OidIsValid(row->datid);
+	if (row->datid != rd->last_dbid || rd->last_dbname == (Datum) 0)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+		char	   *name = OidIsValid(row->datid) ? get_database_name(row->datid) : NULL;
+
+		rd->last_dbid = row->datid;
+		rd->last_dbname_null = (name == NULL);
+		rd->last_dbname = CStringGetTextDatum(name ? name : "");
+		MemoryContextSwitchTo(oldcxt);
+	}
+	values[2] = rd->last_dbname;
+	nulls[2] = rd->last_dbname_null;
+	values[3] = Int32GetDatum(row->pid);
+	values[4] = Int32GetDatum(row->leader_pid);
+	nulls[4] = (row->leader_pid == 0);
+	values[5] = ObjectIdGetDatum(row->usesysid);
+	nulls[5] = !OidIsValid(row->usesysid);
+	if (row->usesysid != rd->last_userid || rd->last_username == (Datum) 0)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+		char	   *name = OidIsValid(row->usesysid) ?
+			GetUserNameFromId(row->usesysid, true) : NULL;
+
+		rd->last_userid = row->usesysid;
+		rd->last_username_null = (name == NULL);
+		rd->last_username = CStringGetTextDatum(name ? name : "");
+		MemoryContextSwitchTo(oldcxt);
+	}
+	values[6] = rd->last_username;
+	nulls[6] = rd->last_username_null;
+	values[7] = text_datum(rd, row->application_name, &nulls[7]);
+	values[8] = client_addr_datum(row, &nulls[8]);
+	values[9] = text_datum(rd, row->client_hostname, &nulls[9]);
+	values[10] = Int32GetDatum(row->client_port);
+	nulls[10] = (row->client_port == 0);
+	values[11] = TimestampTzGetDatum(row->backend_start);
+	nulls[11] = (row->backend_start == 0);
+	values[12] = TimestampTzGetDatum(row->xact_start);
+	nulls[12] = (row->xact_start == 0);
+	values[13] = TimestampTzGetDatum(row->query_start);
+	nulls[13] = (row->query_start == 0);
+	values[14] = TimestampTzGetDatum(row->state_change);
+	nulls[14] = (row->state_change == 0);
+	wait_event_datums(rd, row, &values[15], &values[16], &wait_null);
+	nulls[15] = nulls[16] = wait_null;
+	values[17] = rd->state_names[Min(row->state, PGS_STATE_OTHER)];
+	nulls[17] = (pgs_state_name(row->state) == NULL);
+	values[18] = TransactionIdGetDatum(row->backend_xid);
+	nulls[18] = !TransactionIdIsValid(row->backend_xid);
+	values[19] = TransactionIdGetDatum(row->backend_xmin);
+	nulls[19] = !TransactionIdIsValid(row->backend_xmin);
+	if (visible)
+	{
+		values[20] = text_datum(rd, row->top_level_query, &nulls[20]);
+		values[21] = text_datum(rd, row->query, &nulls[21]);
+	}
+	else
+	{
+		values[20] = values[21] = CStringGetTextDatum(INSUFFICIENT_PRIVILEGE);
+	}
+	values[22] = rd->cmdtype_names[Min(row->cmdtype, PGS_CMD_NOTHING)];
+	values[23] = Int64GetDatum((int64) row->queryid);
+	nulls[23] = !visible || row->queryid == 0;
+	values[24] = Int64GetDatum((int64) row->nested_queryid);
+	nulls[24] = !visible || row->nested_queryid == 0;
+	if (row->backend_type_name != PGS_TEXT_NONE)
+		values[25] = text_datum(rd, row->backend_type_name, &nulls[25]);
+	else
+	{
+		if (rd->last_backend_type_name == (Datum) 0 ||
+			rd->last_backend_type != row->backend_type)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+
+			rd->last_backend_type = row->backend_type;
+			rd->last_backend_type_name =
+				CStringGetTextDatum(GetBackendTypeDesc((BackendType) row->backend_type));
+			MemoryContextSwitchTo(oldcxt);
+		}
+		values[25] = rd->last_backend_type_name;
+	}
+	values[26] = Int32GetDatum(row->blockers);
+	values[27] = Int32GetDatum(row->blockerpid);
+	nulls[27] = (row->blockers == 0);
+	s = row->blockers > 0 ? pgs_state_name(row->blocker_state) : NULL;
+	values[28] = rd->state_names[Min(row->blocker_state, PGS_STATE_OTHER)];
+	nulls[28] = (s == NULL);
+	values[29] = Int64GetDatum(row->sample_id);
+	values[30] = blocking_pids_datum(rd, row, &nulls[30]);
+}
+
+/*
+ * SQL function pg_active_session_history(): every row of the ring, oldest
+ * first.
+ */
+Datum
+pg_active_session_history_2_0(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PgsAshCopy	copy;
+	AshReader	rd;
+	Datum		values[ASH_COLS];
+	bool		nulls[ASH_COLS];
+	int64		i;
+	MemoryContext row_cxt;
+	MemoryContext oldcxt;
+
+	pgs_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+
+	pgs_ash_copy_out(&copy);
+
+	memset(&rd, 0, sizeof(rd));
+	rd.cache_cxt = CurrentMemoryContext;
+	rd.text = &copy.text;
+	for (i = 0; i <= PGS_STATE_OTHER; i++)
+	{
+		const char *s = pgs_state_name((uint8) i);
+
+		rd.state_names[i] = CStringGetTextDatum(s ? s : "");
+	}
+	for (i = 0; i <= PGS_CMD_NOTHING; i++)
+		rd.cmdtype_names[i] = CStringGetTextDatum(cmdtype_name((uint8) i));
+	rd.cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
+	rd.read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	rd.last_checked_role = InvalidOid;
+	rd.last_dbid = InvalidOid;
+	rd.last_userid = InvalidOid;
+
+	/* per-row garbage goes in a context reset now and then */
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pgsentinel rows",
+									ALLOCSET_DEFAULT_SIZES);
+	for (i = 0; i < copy.nrows; i++)
+	{
+		const AshRow *row = &copy.rows[i];
+
+		CHECK_FOR_INTERRUPTS();
+		oldcxt = MemoryContextSwitchTo(row_cxt);
+		row_values(&rd, row, values, nulls);
+		MemoryContextSwitchTo(oldcxt);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextReset(row_cxt);
+	}
+	MemoryContextDelete(row_cxt);
+	return (Datum) 0;
+}

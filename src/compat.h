@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *		Every difference between the supported PostgreSQL versions (15 to 18).
+ *
+ * Logic code calls the small wrappers below and never tests
+ * PG_VERSION_NUM itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PGSENTINEL_COMPAT_H
+#define PGSENTINEL_COMPAT_H
+
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "storage/proc.h"
+#include "utils/backend_status.h"
+#include "utils/wait_event.h"
+
+#if PG_VERSION_NUM < 150000
+#error "pgsentinel needs PostgreSQL 15 or later"
+#endif
+
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#else
+#include "utils/queryjumble.h"
+#endif
+
+/*
+ * Query identifiers: uint64 up to 17, int64 from 18 on.  We store them as
+ * uint64 and show them as bigint, as pg_stat_statements does.
+ */
+#define pgs_queryid_from(q) ((uint64) (q))
+
+/* The PGPROC index of the current backend. */
+static inline int
+pgs_my_proc_number(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MyProcNumber;
+#else
+	return MyProc ? MyProc->pgprocno : -1;
+#endif
+}
+
+/* The PGPROC index of a PGPROC. */
+static inline int
+pgs_proc_number(PGPROC *proc)
+{
+#if PG_VERSION_NUM >= 170000
+	return GetNumberFromPGProc(proc);
+#else
+	return proc->pgprocno;
+#endif
+}
+
+/* Entry idx (1-based) of the local backend-status snapshot. */
+static inline LocalPgBackendStatus *
+pgs_local_beentry(int idx)
+{
+#if PG_VERSION_NUM >= 160000
+	return pgstat_get_local_beentry_by_index(idx);
+#else
+	return pgstat_fetch_stat_local_beentry(idx);
+#endif
+}
+
+/* The wait event the worker reports while sleeping between samples. */
+static inline uint32
+pgs_worker_wait_event(void)
+{
+#if PG_VERSION_NUM >= 170000
+	static uint32 wait_event_info = 0;
+
+	if (wait_event_info == 0)
+		wait_event_info = WaitEventExtensionNew("PgSentinelMain");
+	return wait_event_info;
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
+#endif							/* PGSENTINEL_COMPAT_H */

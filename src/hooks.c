@@ -1,0 +1,382 @@
+/*-------------------------------------------------------------------------
+ *
+ * hooks.c
+ *		Per-statement hooks: each backend publishes, in its own slot of
+ *		shared memory, what it is executing -- the top-level statement's
+ *		query id and command type, and when a statement runs nested inside
+ *		another (functions, procedures, DO blocks) the nested statement's
+ *		query id, command type and text.
+ *
+ * Hot path (a plain top-level statement): ExecutorStart compares the slot
+ * with what it would write and writes only when something changed;
+ * ExecutorEnd decrements a counter.  No lock, no allocation.  Nested
+ * statements also copy their text (at most track_activity_query_size).
+ *
+ * Nesting depth is counted by ExecutorStart/ExecutorEnd and ProcessUtility.
+ * On error ExecutorEnd is not called, so the transaction callbacks put the
+ * depth back: to zero on abort, to its value at the subtransaction's start
+ * on subtransaction abort (PL/pgSQL exception blocks).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "parser/scansup.h"
+#include "tcop/utility.h"
+#include "utils/backend_status.h"
+
+#include "compat.h"
+#include "pgsentinel.h"
+
+#define MAX_NEST_TRACKED	32
+#define MAX_SUBXACT_TRACKED 64
+
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+/* This backend's slot, found on first use. */
+static PgsBackendSlot *my_slot = NULL;
+
+/* Executors and utility statements currently open in this backend. */
+static int	nest_depth = 0;
+
+/* What each open nesting level executes, to restore it when inner ones end. */
+typedef struct NestedStatement
+{
+	uint64		queryid;
+	uint8		cmdtype;
+	const char *source;
+	int			location;
+	int			len;
+} NestedStatement;
+static NestedStatement nest_stack[MAX_NEST_TRACKED];
+
+/* nest_depth when each open subtransaction started. */
+typedef struct SubxactDepth
+{
+	SubTransactionId subid;
+	int			depth;
+} SubxactDepth;
+static SubxactDepth subxact_stack[MAX_SUBXACT_TRACKED];
+static int	subxact_top = 0;
+
+#define SLOT_BEGIN_WRITE(slot) \
+	do { (slot)->changecount++; pg_write_barrier(); } while (0)
+#define SLOT_END_WRITE(slot) \
+	do { pg_write_barrier(); (slot)->changecount++; } while (0)
+
+/* Map core's CmdType to ours. */
+static uint8
+cmdtype_of(CmdType op)
+{
+	switch (op)
+	{
+		case CMD_SELECT:
+			return PGS_CMD_SELECT;
+		case CMD_UPDATE:
+			return PGS_CMD_UPDATE;
+		case CMD_INSERT:
+			return PGS_CMD_INSERT;
+		case CMD_DELETE:
+			return PGS_CMD_DELETE;
+		case CMD_MERGE:
+			return PGS_CMD_MERGE;
+		case CMD_UTILITY:
+			return PGS_CMD_UTILITY;
+		case CMD_NOTHING:
+			return PGS_CMD_NOTHING;
+		default:
+			return PGS_CMD_UNKNOWN;
+	}
+}
+
+/* Find and claim this backend's slot; NULL if there is none. */
+static PgsBackendSlot *
+get_my_slot(void)
+{
+	if (likely(my_slot != NULL))
+		return my_slot;
+	if (pgs_state == NULL)
+		return NULL;
+	my_slot = pgs_backend_slot(pgs_my_proc_number());
+	if (my_slot != NULL)
+	{
+		SLOT_BEGIN_WRITE(my_slot);
+		my_slot->pid = MyProcPid;
+		my_slot->top_queryid = 0;
+		my_slot->top_cmdtype = PGS_CMD_UNKNOWN;
+		my_slot->nested = 0;
+		my_slot->exec_queryid = 0;
+		my_slot->exec_cmdtype = PGS_CMD_UNKNOWN;
+		my_slot->text_len = 0;
+		SLOT_END_WRITE(my_slot);
+	}
+	return my_slot;
+}
+
+/*
+ * Publish a nested statement: its query id, command type and the part of
+ * the source text that is this statement (as pg_stat_statements cuts it).
+ */
+static void
+publish_nested(PgsBackendSlot *slot, const NestedStatement *st)
+{
+	const char *text = st->source;
+	int			len = 0;
+
+	if (text != NULL)
+	{
+		int			location = st->location;
+		int			stmt_len = st->len;
+
+		if (location >= 0)
+		{
+			text += location;
+			len = stmt_len > 0 ? stmt_len : (int) strlen(text);
+		}
+		else
+			len = (int) strlen(text);
+		while (len > 0 && scanner_isspace(*text))
+		{
+			text++;
+			len--;
+		}
+		len = Min(len, pgstat_track_activity_query_size - 1);
+	}
+
+	SLOT_BEGIN_WRITE(slot);
+	slot->nested = 1;
+	slot->exec_queryid = st->queryid;
+	slot->exec_cmdtype = st->cmdtype;
+	if (len > 0)
+		memcpy(slot->text, text, len);
+	slot->text_len = len;
+	SLOT_END_WRITE(slot);
+}
+
+/* Back to the statement one level up (or to the top-level one). */
+static void
+publish_parent(PgsBackendSlot *slot, int depth)
+{
+	/* nest_stack[d] describes the statement opened at depth d (d >= 1) */
+	if (depth >= 1 && depth < MAX_NEST_TRACKED && nest_stack[depth].source != NULL)
+		publish_nested(slot, &nest_stack[depth]);
+	else if (slot->nested)
+	{
+		SLOT_BEGIN_WRITE(slot);
+		slot->nested = 0;
+		slot->text_len = 0;
+		SLOT_END_WRITE(slot);
+	}
+}
+
+/* Record a statement opened at the current depth, then count it open. */
+static void
+statement_opened(uint64 queryid, uint8 cmdtype, const char *source,
+				 int location, int len)
+{
+	PgsBackendSlot *slot = get_my_slot();
+	int			depth = nest_depth++;
+
+	if (slot == NULL)
+		return;
+	if (depth == 0)
+	{
+		if (slot->top_queryid != queryid || slot->top_cmdtype != cmdtype ||
+			slot->nested)
+		{
+			SLOT_BEGIN_WRITE(slot);
+			slot->top_queryid = queryid;
+			slot->top_cmdtype = cmdtype;
+			slot->nested = 0;
+			slot->text_len = 0;
+			SLOT_END_WRITE(slot);
+		}
+		return;
+	}
+	if (depth < MAX_NEST_TRACKED)
+	{
+		NestedStatement *st = &nest_stack[depth];
+
+		st->queryid = queryid;
+		st->cmdtype = cmdtype;
+		st->source = source;
+		st->location = location;
+		st->len = len;
+		publish_nested(slot, st);
+	}
+}
+
+/* A statement opened by statement_opened() has finished normally. */
+static void
+statement_closed(void)
+{
+	int			depth;
+
+	if (nest_depth > 0)
+		nest_depth--;
+	depth = nest_depth;
+	if (depth >= 1 && my_slot != NULL)
+	{
+		if (depth < MAX_NEST_TRACKED)
+			nest_stack[depth].source = NULL;
+		publish_parent(my_slot, depth - 1);
+	}
+}
+
+/* ExecutorStart hook: publish the statement about to run. */
+static void
+pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *pstmt = queryDesc->plannedstmt;
+
+	statement_opened(pgs_queryid_from(pstmt->queryId),
+					 cmdtype_of(queryDesc->operation),
+					 queryDesc->sourceText, pstmt->stmt_location,
+					 pstmt->stmt_len);
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/* ExecutorEnd hook: the statement is done. */
+static void
+pgs_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	statement_closed();
+}
+
+/* ProcessUtility hook: utility statements, and the nesting of CALL/DO. */
+static void
+pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	statement_opened(pgs_queryid_from(pstmt->queryId), PGS_CMD_UTILITY,
+					 queryString, pstmt->stmt_location, pstmt->stmt_len);
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+	statement_closed();
+}
+
+/* Transaction abort: no executor survives it. */
+static void
+pgs_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	nest_depth = 0;
+	subxact_top = 0;
+	if (my_slot != NULL)
+		publish_parent(my_slot, 0);
+}
+
+/* Subtransactions: remember the depth at start, put it back on abort. */
+static void
+pgs_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	switch (event)
+	{
+		case SUBXACT_EVENT_START_SUB:
+			if (subxact_top < MAX_SUBXACT_TRACKED)
+			{
+				subxact_stack[subxact_top].subid = mySubid;
+				subxact_stack[subxact_top].depth = nest_depth;
+			}
+			subxact_top++;
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+		case SUBXACT_EVENT_ABORT_SUB:
+			if (subxact_top == 0)
+				break;
+			subxact_top--;
+			if (event == SUBXACT_EVENT_ABORT_SUB &&
+				subxact_top < MAX_SUBXACT_TRACKED &&
+				subxact_stack[subxact_top].subid == mySubid &&
+				nest_depth > subxact_stack[subxact_top].depth)
+			{
+				int			depth = subxact_stack[subxact_top].depth;
+				int			d;
+
+				for (d = depth; d < Min(nest_depth, MAX_NEST_TRACKED); d++)
+					nest_stack[d].source = NULL;
+				nest_depth = depth;
+				if (my_slot != NULL)
+					publish_parent(my_slot, depth - 1);
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+/* Chain the hooks; called from _PG_init. */
+void
+pgs_install_hooks(void)
+{
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = pgs_ExecutorStart;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = pgs_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = pgs_ProcessUtility;
+	RegisterXactCallback(pgs_xact_callback, NULL);
+	RegisterSubXactCallback(pgs_subxact_callback, NULL);
+}
+
+/*
+ * Copy the slot of PGPROC number procno into *copy (which has room for
+ * slot_size bytes), retrying while its owner is writing.  False if the slot
+ * does not belong to pid.  Called by the sampler, without lock.
+ */
+bool
+pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy)
+{
+	PgsBackendSlot *slot = pgs_backend_slot(procno);
+	int			attempts;
+
+	if (slot == NULL)
+		return false;
+	for (attempts = 0; attempts < 1000; attempts++)
+	{
+		uint32		before = slot->changecount;
+		int			len;
+
+		pg_read_barrier();
+		if ((before & 1) == 0)
+		{
+			copy->pid = slot->pid;
+			copy->top_queryid = slot->top_queryid;
+			copy->top_cmdtype = slot->top_cmdtype;
+			copy->nested = slot->nested;
+			copy->exec_queryid = slot->exec_queryid;
+			copy->exec_cmdtype = slot->exec_cmdtype;
+			len = slot->text_len;
+			if (len < 0 || len >= pgstat_track_activity_query_size)
+				len = 0;
+			copy->text_len = len;
+			if (copy->nested && len > 0)
+				memcpy(copy->text, slot->text, len);
+			pg_read_barrier();
+			if (slot->changecount == before)
+				return copy->pid == pid;
+		}
+		pg_spin_delay();
+	}
+	return false;
+}

@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * pgsentinel.h
+ *		Shared declarations of pgsentinel: the shared-memory layout, the
+ *		record formats, and the prototypes, grouped by the file that owns
+ *		them.
+ *
+ * The locking rules are written once, at the top of shmem.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PGSENTINEL_H
+#define PGSENTINEL_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+#define PGS_NAME				"pgsentinel"
+#define PGS_WORKER_TYPE			"pgsentinel"
+
+/*
+ * A reference into the text area: 1 + the logical byte position of the
+ * entry, or PGS_TEXT_NONE.  Logical positions only grow; the entry is still
+ * stored while position >= text_tail.
+ */
+typedef uint64 PgsTextRef;
+#define PGS_TEXT_NONE			((PgsTextRef) 0)
+
+/* Session state, as far as ASH cares (decoded to pg_stat_activity's words). */
+typedef enum PgsState
+{
+	PGS_STATE_ACTIVE = 1,
+	PGS_STATE_FASTPATH,
+	PGS_STATE_IDLE_IN_XACT,
+	PGS_STATE_IDLE_IN_XACT_ABORTED,
+	PGS_STATE_IDLE,
+	PGS_STATE_OTHER
+} PgsState;
+
+/* Command types, in 1.4's words (see cmdtype_name() in ash_view.c). */
+typedef enum PgsCmdType
+{
+	PGS_CMD_UNKNOWN = 0,
+	PGS_CMD_SELECT,
+	PGS_CMD_UPDATE,
+	PGS_CMD_INSERT,
+	PGS_CMD_DELETE,
+	PGS_CMD_MERGE,
+	PGS_CMD_UTILITY,
+	PGS_CMD_NOTHING
+} PgsCmdType;
+
+/*
+ * One row of active session history.  Fixed size, no pointers: texts live
+ * in the text area, names are resolved from OIDs when read, the wait event
+ * is kept as core's 32-bit code.
+ */
+typedef struct AshRow
+{
+	int64		sample_id;
+	TimestampTz ash_time;
+	TimestampTz backend_start;
+	TimestampTz xact_start;
+	TimestampTz query_start;
+	TimestampTz state_change;
+	uint64		queryid;		/* top-level statement, 0 = unknown */
+	uint64		nested_queryid; /* statement actually executing */
+	PgsTextRef	application_name;
+	PgsTextRef	client_hostname;
+	PgsTextRef	top_level_query;
+	PgsTextRef	query;
+	PgsTextRef	blocking_pids;	/* int32 array */
+	PgsTextRef	backend_type_name;	/* background workers only */
+	int32		pid;
+	int32		leader_pid;		/* 0 = none */
+	int32		client_port;	/* 0 = none, -1 = Unix socket */
+	int32		blockers;
+	int32		blockerpid;
+	Oid			datid;
+	Oid			usesysid;
+	uint32		wait_event_info;
+	TransactionId backend_xid;
+	TransactionId backend_xmin;
+	uint8		client_addr[16];
+	uint8		client_family;	/* 0, AF_INET or AF_INET6 */
+	uint8		state;			/* PgsState */
+	uint8		blocker_state;	/* PgsState of blockerpid, 0 = unknown */
+	uint8		cmdtype;		/* PgsCmdType */
+	uint8		backend_type;	/* core's BackendType */
+} AshRow;
+
+/*
+ * Each backend's slot, written only by that backend from the executor and
+ * utility hooks, read by the sampler.  The writer brackets its stores with
+ * changecount increments (odd while writing, as st_changecount in core's
+ * backend_status.h); the reader retries until it sees the same even value
+ * before and after copying.
+ */
+typedef struct PgsBackendSlot
+{
+	volatile uint32 changecount;
+	int32		pid;			/* owner; the slot is stale if it differs */
+	uint64		top_queryid;	/* queryid of the last top-level statement */
+	uint8		top_cmdtype;	/* its PgsCmdType */
+	uint8		nested;			/* exec_* describe a nested statement */
+	uint8		exec_cmdtype;
+	uint64		exec_queryid;
+	int32		text_len;		/* bytes of text[] in use (nested only) */
+	char		text[FLEXIBLE_ARRAY_MEMBER];	/* track_activity_query_size */
+} PgsBackendSlot;
+
+/*
+ * The one shared-memory allocation.  Header first, then the ASH ring, the
+ * text area and the backend slots, at the offsets recorded here.
+ */
+typedef struct PgsSharedState
+{
+	LWLock	   *lock;			/* see the rules at the top of shmem.c */
+
+	/* Layout, fixed at startup. */
+	int			ash_capacity;
+	Size		ash_offset;
+	Size		text_size;
+	Size		text_offset;
+	int			nslots;
+	Size		slot_size;
+	Size		slots_offset;
+
+	/* ASH ring: protected by lock. */
+	uint64		ash_written;	/* rows ever appended; next goes at % capacity */
+	int64		last_sample_id;
+
+	/* Text area: protected by lock. */
+	uint64		text_head;		/* logical position of the next entry */
+	uint64		text_tail;		/* oldest entry still stored */
+	uint64		texts_stored;	/* entries ever written */
+	uint64		texts_dropped;	/* evicted while a row in the ring used them */
+
+	/* Worker status: protected by lock. */
+	int32		worker_pid;		/* 0 when not running */
+	TimestampTz worker_started;
+	uint64		samples_taken;
+	TimestampTz last_sample_time;
+	int64		last_sample_us; /* duration of the last sample */
+	int64		max_sample_us;
+	int64		max_lock_wait_us;	/* longest wait of the sampler for lock */
+	uint64		rows_backfilled;	/* query ids completed after the fact */
+	uint64		sample_overruns;	/* samples later than one period */
+} PgsSharedState;
+
+/* Text area entry header; the bytes follow, the whole padded to 8. */
+typedef struct PgsTextEntry
+{
+	uint32		len;			/* PGS_TEXT_PAD: skip to the next lap */
+	uint32		hash;
+	uint64		last_row;		/* newest ASH row index using it */
+} PgsTextEntry;
+#define PGS_TEXT_PAD			((uint32) 0xFFFFFFFF)
+
+/* guc.c */
+extern double pgs_sampling_period;
+extern int	pgs_ash_max_entries;
+extern int	pgs_text_area_kb;
+extern char *pgs_db_name;
+extern bool pgs_track_idle_trans;
+extern int	pgs_pgssh_max_entries;
+extern bool pgs_pgssh_enable;
+extern void pgs_define_settings(void);
+
+/* A reader's copy of the text area (text_area.c) */
+typedef struct PgsTextSnapshot
+{
+	char	   *area;			/* copy of the area */
+	Size		size;
+	uint64		tail;
+	uint64		head;
+} PgsTextSnapshot;
+
+/* shmem.c */
+extern PgsSharedState *pgs_state;
+extern Size pgs_shmem_size(void);
+extern void pgs_shmem_request(void);
+extern void pgs_shmem_startup(void);
+extern void pgs_check_loaded(void);
+extern AshRow *pgs_ash_rows(void);
+extern char *pgs_text_area(void);
+extern PgsBackendSlot *pgs_backend_slot(int procno);
+
+typedef struct PgsAshCopy
+{
+	AshRow	   *rows;			/* oldest first */
+	int64		nrows;
+	PgsTextSnapshot text;
+} PgsAshCopy;
+extern void pgs_ash_copy_out(PgsAshCopy *copy);
+
+/* text_area.c: writer side (the sampler only) */
+typedef struct PgsTextBatch PgsTextBatch;
+extern PgsTextBatch *pgs_text_batch_create(MemoryContext mcxt);
+extern void pgs_text_batch_reset(PgsTextBatch *batch);
+extern PgsTextRef pgs_text_batch_add(PgsTextBatch *batch, const char *data,
+									 uint32 len, uint64 row_index);
+extern void pgs_text_batch_publish(PgsTextBatch *batch);
+
+extern void pgs_text_snapshot_take(PgsTextSnapshot *snap);
+extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
+							const char **data, uint32 *len);
+
+/* hooks.c */
+extern void pgs_install_hooks(void);
+extern bool pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy);
+
+/* sampler.c */
+extern void pgs_register_worker(void);
+extern PGDLLEXPORT void pgsentinel_main(Datum main_arg);
+
+/* ash_view.c */
+extern const char *pgs_state_name(uint8 state);
+
+#endif							/* PGSENTINEL_H */

@@ -1,0 +1,584 @@
+/*-------------------------------------------------------------------------
+ *
+ * sampler.c
+ *		The sampler background worker: every sampling period it reads the
+ *		backend-status snapshot and the PGPROC wait information directly
+ *		(no SQL), keeps the sessions that are active (and idle in
+ *		transaction when asked), looks up blockers of heavyweight-lock
+ *		waiters only, and appends the sample to the ASH ring.
+ *
+ * A statement that waits for a lock while it is parsed and analysed has no
+ * query id yet.  Its rows are remembered (pid, query_start, ring position)
+ * and completed at a later sample, once core has published the query id of
+ * that same execution.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/backend_status.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "compat.h"
+#include "pgsentinel.h"
+
+#define PGS_MAX_PENDING_BACKFILL	4096
+
+/* pid -> PGPROC and backend-status entry, rebuilt for every sample */
+typedef struct PidEntry
+{
+	int32		pid;			/* 0 = empty */
+	PGPROC	   *proc;
+	LocalPgBackendStatus *be;
+} PidEntry;
+
+/* A row whose query id is to be completed later. */
+typedef struct PendingBackfill
+{
+	uint64		row_index;
+	int32		pid;
+	TimestampTz query_start;
+} PendingBackfill;
+
+/* A completion found at this sample, applied under the lock. */
+typedef struct Backfill
+{
+	uint64		row_index;
+	int32		pid;
+	TimestampTz query_start;
+	uint64		queryid;
+	uint8		cmdtype;
+} Backfill;
+
+/* Sampler state, private to the worker process. */
+static MemoryContext sample_cxt = NULL;
+static PgsTextBatch *text_batch = NULL;
+static PgsBackendSlot *slot_copy = NULL;
+static PidEntry *pid_table = NULL;
+static uint32 pid_table_mask = 0;
+static PendingBackfill *pending = NULL;
+static int	npending = 0;
+static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
+static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
+
+/* Register the static sampler worker; called from _PG_init. */
+void
+pgs_register_worker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 10;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pgsentinel");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pgsentinel_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pgsentinel sampler");
+	snprintf(worker.bgw_type, BGW_MAXLEN, PGS_WORKER_TYPE);
+	RegisterBackgroundWorker(&worker);
+}
+
+/* The sampling period in microseconds. */
+static int64
+period_us(void)
+{
+	return (int64) (pgs_sampling_period * 1000000.0 + 0.5);
+}
+
+/* Clear worker_pid when the worker exits. */
+static void
+sampler_exit(int code, Datum arg)
+{
+	if (pgs_state == NULL)
+		return;
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	if (pgs_state->worker_pid == MyProcPid)
+		pgs_state->worker_pid = 0;
+	LWLockRelease(pgs_state->lock);
+}
+
+/* Map a backend state to ours. */
+static uint8
+state_of(BackendState st)
+{
+	switch (st)
+	{
+		case STATE_RUNNING:
+			return PGS_STATE_ACTIVE;
+		case STATE_FASTPATH:
+			return PGS_STATE_FASTPATH;
+		case STATE_IDLEINTRANSACTION:
+			return PGS_STATE_IDLE_IN_XACT;
+		case STATE_IDLEINTRANSACTION_ABORTED:
+			return PGS_STATE_IDLE_IN_XACT_ABORTED;
+		case STATE_IDLE:
+			return PGS_STATE_IDLE;
+		default:
+			return PGS_STATE_OTHER;
+	}
+}
+
+/* Find (or, with insert, create) the pid table entry of pid. */
+static PidEntry *
+pid_lookup(int32 pid, bool insert)
+{
+	uint32		i = ((uint32) pid * 2654435761U) & pid_table_mask;
+
+	for (;;)
+	{
+		PidEntry   *e = &pid_table[i];
+
+		if (e->pid == pid)
+			return e;
+		if (e->pid == 0)
+		{
+			if (!insert)
+				return NULL;
+			e->pid = pid;
+			e->proc = NULL;
+			e->be = NULL;
+			return e;
+		}
+		i = (i + 1) & pid_table_mask;
+	}
+}
+
+/* Fill the pid table from PGPROC and from the status snapshot. */
+static void
+build_pid_table(int nbackends)
+{
+	uint32		i;
+
+	memset(pid_table, 0, sizeof(PidEntry) * (pid_table_mask + 1));
+	for (i = 0; i < ProcGlobal->allProcCount; i++)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+		int32		pid = proc->pid;
+
+		if (pid > 0)
+			pid_lookup(pid, true)->proc = proc;
+	}
+	for (i = 1; i <= (uint32) nbackends; i++)
+	{
+		LocalPgBackendStatus *local = pgs_local_beentry(i);
+
+		if (local && local->backendStatus.st_procpid > 0)
+			pid_lookup(local->backendStatus.st_procpid, true)->be = local;
+	}
+}
+
+/* One-time setup of the sampler's private memory. */
+static void
+sampler_init(void)
+{
+	uint32		size = 1024;
+
+	sample_cxt = AllocSetContextCreate(TopMemoryContext, "pgsentinel sample",
+									   ALLOCSET_DEFAULT_SIZES);
+	text_batch = pgs_text_batch_create(TopMemoryContext);
+	slot_copy = MemoryContextAlloc(TopMemoryContext, pgs_state->slot_size);
+	while (size < 2 * (ProcGlobal->allProcCount + MaxBackends + NUM_AUXILIARY_PROCS))
+		size *= 2;
+	pid_table = MemoryContextAllocZero(TopMemoryContext, sizeof(PidEntry) * size);
+	pid_table_mask = size - 1;
+	pending = MemoryContextAlloc(TopMemoryContext,
+								 sizeof(PendingBackfill) * PGS_MAX_PENDING_BACKFILL);
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	ash_written = pgs_state->ash_written;
+	last_sample_id = pgs_state->last_sample_id;
+	LWLockRelease(pgs_state->lock);
+}
+
+/* Store a C string (or NULL) in the text batch. */
+static PgsTextRef
+add_text(const char *s, uint64 row_index)
+{
+	if (s == NULL)
+		return PGS_TEXT_NONE;
+	return pgs_text_batch_add(text_batch, s, (uint32) strlen(s), row_index);
+}
+
+/* Client address and port, as pg_stat_activity derives them. */
+static void
+fill_client(AshRow *row, const PgBackendStatus *be)
+{
+	const struct sockaddr_storage *ss = &be->st_clientaddr.addr;
+
+	row->client_family = 0;
+	row->client_port = 0;
+	memset(row->client_addr, 0, sizeof(row->client_addr));
+	if (ss->ss_family == AF_INET)
+	{
+		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
+
+		row->client_family = AF_INET;
+		memcpy(row->client_addr, &sin->sin_addr, 4);
+		row->client_port = ntohs(sin->sin_port);
+	}
+	else if (ss->ss_family == AF_INET6)
+	{
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
+
+		row->client_family = AF_INET6;
+		memcpy(row->client_addr, &sin6->sin6_addr, 16);
+		row->client_port = ntohs(sin6->sin6_port);
+	}
+	else if (ss->ss_family == AF_UNIX)
+		row->client_port = -1;
+}
+
+/* Blockers of a heavyweight-lock waiter, through core's pg_blocking_pids(). */
+static void
+fill_blockers(AshRow *row, uint64 row_index)
+{
+	ArrayType  *arr;
+	int			n;
+	int32	   *pids;
+	PidEntry   *blocker;
+
+	arr = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids,
+												 Int32GetDatum(row->pid)));
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	row->blockers = n;
+	if (n == 0)
+		return;
+	pids = (int32 *) ARR_DATA_PTR(arr);
+	row->blockerpid = pids[0];
+	blocker = pid_lookup(pids[0], false);
+	if (blocker && blocker->be)
+		row->blocker_state = state_of(blocker->be->backendStatus.st_state);
+	row->blocking_pids = pgs_text_batch_add(text_batch, (const char *) pids,
+											n * sizeof(int32), row_index);
+}
+
+/*
+ * Build the row of one session, or return false if the session is not to
+ * be sampled.
+ */
+static bool
+fill_row(AshRow *row, LocalPgBackendStatus *local, uint64 row_index,
+		 int64 sample_id, TimestampTz now)
+{
+	PgBackendStatus *be = &local->backendStatus;
+	uint8		state = state_of(be->st_state);
+	PidEntry   *pe;
+	PGPROC	   *proc;
+	const char *activity;
+	bool		have_slot = false;
+
+	if (be->st_procpid <= 0 || be->st_procpid == MyProcPid)
+		return false;
+	if (!(state == PGS_STATE_ACTIVE || state == PGS_STATE_FASTPATH ||
+		  (pgs_track_idle_trans &&
+		   (state == PGS_STATE_IDLE_IN_XACT ||
+			state == PGS_STATE_IDLE_IN_XACT_ABORTED))))
+		return false;
+
+	memset(row, 0, sizeof(AshRow));
+	row->sample_id = sample_id;
+	row->ash_time = now;
+	row->pid = be->st_procpid;
+	row->state = state;
+	row->backend_type = (uint8) be->st_backendType;
+	row->datid = be->st_databaseid;
+	row->usesysid = be->st_userid;
+	row->backend_start = be->st_proc_start_timestamp;
+	row->xact_start = be->st_xact_start_timestamp;
+	row->query_start = be->st_activity_start_timestamp;
+	row->state_change = be->st_state_start_timestamp;
+	row->backend_xid = local->backend_xid;
+	row->backend_xmin = local->backend_xmin;
+	row->queryid = (uint64) be->st_query_id;
+	row->nested_queryid = row->queryid;
+
+	pe = pid_lookup(row->pid, false);
+	proc = pe ? pe->proc : NULL;
+	if (proc != NULL)
+	{
+		PGPROC	   *leader = proc->lockGroupLeader;
+
+		row->wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
+		if (leader != NULL && leader != proc)
+			row->leader_pid = leader->pid;
+		have_slot = pgs_read_backend_slot(pgs_proc_number(proc), row->pid,
+										  slot_copy);
+	}
+
+	fill_client(row, be);
+	row->application_name = add_text(be->st_appname, row_index);
+	if (be->st_clienthostname && be->st_clienthostname[0] != '\0')
+		row->client_hostname = add_text(be->st_clienthostname, row_index);
+	if (be->st_backendType == B_BG_WORKER)
+		row->backend_type_name = add_text(GetBackgroundWorkerTypeByPid(row->pid),
+										  row_index);
+
+	activity = be->st_activity_raw;
+	row->top_level_query = add_text(activity, row_index);
+	row->query = row->top_level_query;
+	if (have_slot)
+	{
+		if (slot_copy->nested)
+		{
+			row->nested_queryid = slot_copy->exec_queryid;
+			row->cmdtype = slot_copy->exec_cmdtype;
+			row->query = pgs_text_batch_add(text_batch, slot_copy->text,
+											slot_copy->text_len, row_index);
+		}
+		else if (slot_copy->top_queryid == row->queryid)
+			row->cmdtype = slot_copy->top_cmdtype;
+	}
+
+	if ((row->wait_event_info & 0xFF000000) == PG_WAIT_LOCK)
+		fill_blockers(row, row_index);
+	return true;
+}
+
+/*
+ * Rows of earlier samples whose query id was not known yet: find the ones
+ * this snapshot completes, drop the ones that can no longer be completed.
+ */
+static int
+find_backfills(Backfill *out)
+{
+	int			nout = 0;
+	int			i;
+	int			keep = 0;
+	uint64		oldest_row = ash_written > (uint64) pgs_state->ash_capacity ?
+		ash_written - pgs_state->ash_capacity : 0;
+
+	for (i = 0; i < npending; i++)
+	{
+		PendingBackfill *p = &pending[i];
+		PidEntry   *pe = pid_lookup(p->pid, false);
+		PgBackendStatus *be;
+
+		if (p->row_index < oldest_row || pe == NULL || pe->be == NULL)
+			continue;
+		be = &pe->be->backendStatus;
+		if (be->st_activity_start_timestamp != p->query_start)
+			continue;			/* a newer statement: cannot be known */
+		if (be->st_query_id == 0)
+		{
+			pending[keep++] = *p;	/* still being analysed */
+			continue;
+		}
+		out[nout].row_index = p->row_index;
+		out[nout].pid = p->pid;
+		out[nout].query_start = p->query_start;
+		out[nout].queryid = (uint64) be->st_query_id;
+		out[nout].cmdtype = PGS_CMD_UNKNOWN;
+		if (pe->proc &&
+			pgs_read_backend_slot(pgs_proc_number(pe->proc), p->pid, slot_copy) &&
+			slot_copy->top_queryid == out[nout].queryid)
+			out[nout].cmdtype = slot_copy->top_cmdtype;
+		nout++;
+	}
+	npending = keep;
+	return nout;
+}
+
+/*
+ * Copy the prepared sample into the ring: the only place the sampler holds
+ * the lock exclusively.  Copies and stores only.
+ */
+static void
+publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
+			   int nfills, int64 sample_id, TimestampTz now,
+			   TimestampTz started)
+{
+	AshRow	   *ring = pgs_ash_rows();
+	uint64		capacity = (uint64) pgs_state->ash_capacity;
+	uint64		oldest_row;
+	int			done = 0;
+	int			i;
+	TimestampTz before_lock = GetCurrentTimestamp();
+	TimestampTz locked;
+	int64		sample_us = before_lock - started;
+
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	locked = GetCurrentTimestamp();
+
+	pgs_text_batch_publish(text_batch);
+
+	while (done < nrows)
+	{
+		uint64		at = (ash_written + done) % capacity;
+		int			n = (int) Min((uint64) (nrows - done), capacity - at);
+
+		memcpy(&ring[at], &rows[done], sizeof(AshRow) * n);
+		done += n;
+	}
+	ash_written += nrows;
+	pgs_state->ash_written = ash_written;
+	pgs_state->last_sample_id = sample_id;
+
+	oldest_row = ash_written > capacity ? ash_written - capacity : 0;
+	for (i = 0; i < nfills; i++)
+	{
+		const Backfill *f = &fills[i];
+		AshRow	   *r;
+
+		if (f->row_index < oldest_row)
+			continue;
+		r = &ring[f->row_index % capacity];
+		if (r->pid != f->pid || r->query_start != f->query_start || r->queryid != 0)
+			continue;
+		r->queryid = f->queryid;
+		if (r->nested_queryid == 0)
+			r->nested_queryid = f->queryid;
+		if (r->cmdtype == PGS_CMD_UNKNOWN)
+			r->cmdtype = f->cmdtype;
+		pgs_state->rows_backfilled++;
+	}
+
+	pgs_state->samples_taken++;
+	pgs_state->last_sample_time = now;
+	pgs_state->last_sample_us = sample_us;
+	if (sample_us > pgs_state->max_sample_us)
+		pgs_state->max_sample_us = sample_us;
+	if (locked - before_lock > pgs_state->max_lock_wait_us)
+		pgs_state->max_lock_wait_us = locked - before_lock;
+	LWLockRelease(pgs_state->lock);
+}
+
+/* Take one sample stamped now. */
+static void
+take_sample(TimestampTz now)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(sample_cxt);
+	TimestampTz started = GetCurrentTimestamp();
+	int			nbackends;
+	AshRow	   *rows;
+	Backfill   *fills;
+	int			nrows = 0;
+	int			nfills;
+	int64		sample_id = last_sample_id + 1;
+	int			i;
+
+	pgstat_clear_backend_activity_snapshot();
+	nbackends = pgstat_fetch_stat_numbackends();
+	build_pid_table(nbackends);
+
+	rows = palloc(sizeof(AshRow) * Max(nbackends, 1));
+	fills = palloc(sizeof(Backfill) * Max(npending, 1));
+	pgs_text_batch_reset(text_batch);
+
+	nfills = find_backfills(fills);
+
+	for (i = 1; i <= nbackends; i++)
+	{
+		LocalPgBackendStatus *local = pgs_local_beentry(i);
+		AshRow	   *row = &rows[nrows];
+		uint64		row_index = ash_written + nrows;
+
+		if (local == NULL ||
+			!fill_row(row, local, row_index, sample_id, now))
+			continue;
+		nrows++;
+
+		/* remember rows whose statement has no query id yet */
+		if (row->queryid == 0 && row->query_start != 0 &&
+			row->backend_type == B_BACKEND &&
+			npending < PGS_MAX_PENDING_BACKFILL)
+		{
+			pending[npending].row_index = row_index;
+			pending[npending].pid = row->pid;
+			pending[npending].query_start = row->query_start;
+			npending++;
+		}
+	}
+
+	publish_sample(rows, nrows, fills, nfills, sample_id, now, started);
+	last_sample_id = sample_id;
+
+	pgstat_clear_backend_activity_snapshot();
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(sample_cxt);
+}
+
+/* Worker entry point. */
+void
+pgsentinel_main(Datum main_arg)
+{
+	TimestampTz next_sample;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	/* No database: sampling needs none, and a wrong name cannot stop it. */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("pgsentinel sampler");
+
+	if (pgs_state == NULL)
+		ereport(ERROR,
+				(errmsg("pgsentinel shared memory is not initialized")));
+
+	sampler_init();
+	on_shmem_exit(sampler_exit, (Datum) 0);
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	pgs_state->worker_pid = MyProcPid;
+	pgs_state->worker_started = GetCurrentTimestamp();
+	LWLockRelease(pgs_state->lock);
+
+	ereport(LOG,
+			(errmsg("pgsentinel sampler started, sampling every %g s into %d rows",
+					pgs_sampling_period, pgs_state->ash_capacity)));
+
+	next_sample = GetCurrentTimestamp();
+	for (;;)
+	{
+		TimestampTz now;
+		long		timeout_ms;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			/* a new period counts from the last sample */
+			next_sample = Min(next_sample,
+							  GetCurrentTimestamp() + period_us());
+		}
+
+		now = GetCurrentTimestamp();
+		if (now >= next_sample)
+		{
+			take_sample(now);
+			next_sample += period_us();
+			if (next_sample <= now)
+			{
+				/* late by a whole period: do not try to catch up */
+				LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+				pgs_state->sample_overruns++;
+				LWLockRelease(pgs_state->lock);
+				next_sample = now + period_us();
+			}
+			continue;
+		}
+
+		timeout_ms = (long) ((next_sample - now + 999) / 1000);
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout_ms, pgs_worker_wait_event());
+		ResetLatch(MyLatch);
+	}
+}

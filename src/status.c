@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * status.c
+ *		pgsentinel_status(): one row that tells a DBA whether sampling works
+ *		and, when the history is empty or short, why.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "pgsentinel.h"
+
+PG_FUNCTION_INFO_V1(pgsentinel_status_2_0);
+
+#define STATUS_COLS 22
+
+/* What the status function copies out under the lock. */
+typedef struct StatusCopy
+{
+	int32		worker_pid;
+	TimestampTz worker_started;
+	uint64		samples_taken;
+	TimestampTz last_sample_time;
+	int64		last_sample_us;
+	int64		max_sample_us;
+	int64		max_lock_wait_us;
+	uint64		ash_written;
+	TimestampTz oldest_time;
+	uint64		text_used;
+	uint64		texts_stored;
+	uint64		texts_dropped;
+	uint64		rows_backfilled;
+	uint64		sample_overruns;
+} StatusCopy;
+
+/* Copy the status fields under the shared lock. */
+static void
+status_copy_out(StatusCopy *c)
+{
+	uint64		capacity = (uint64) pgs_state->ash_capacity;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	c->worker_pid = pgs_state->worker_pid;
+	c->worker_started = pgs_state->worker_started;
+	c->samples_taken = pgs_state->samples_taken;
+	c->last_sample_time = pgs_state->last_sample_time;
+	c->last_sample_us = pgs_state->last_sample_us;
+	c->max_sample_us = pgs_state->max_sample_us;
+	c->max_lock_wait_us = pgs_state->max_lock_wait_us;
+	c->ash_written = pgs_state->ash_written;
+	c->oldest_time = 0;
+	if (c->ash_written > 0)
+	{
+		uint64		oldest = c->ash_written > capacity ? c->ash_written - capacity : 0;
+
+		c->oldest_time = pgs_ash_rows()[oldest % capacity].ash_time;
+	}
+	c->text_used = pgs_state->text_head - pgs_state->text_tail;
+	c->texts_stored = pgs_state->texts_stored;
+	c->texts_dropped = pgs_state->texts_dropped;
+	c->rows_backfilled = pgs_state->rows_backfilled;
+	c->sample_overruns = pgs_state->sample_overruns;
+	LWLockRelease(pgs_state->lock);
+}
+
+/*
+ * A sentence for the DBA: what is wrong, or why the history holds what it
+ * holds, and what to do about it.
+ */
+static char *
+diagnosis(const StatusCopy *c, TimestampTz now)
+{
+	StringInfoData buf;
+	int64		period_us = (int64) (pgs_sampling_period * 1000000.0);
+
+	initStringInfo(&buf);
+	if (c->worker_pid == 0)
+		appendStringInfoString(&buf,
+							   "the sampler worker is not running: look for \"pgsentinel\" in the server log; it is restarted within 10 seconds after a failure");
+	else if (c->samples_taken == 0)
+		appendStringInfoString(&buf, "the sampler has started but taken no sample yet");
+	else if (now - c->last_sample_time > 3 * period_us + 1000000)
+		appendStringInfo(&buf, "no sample for %.1f s although the period is %g s: the sampler is stalled",
+						 (double) (now - c->last_sample_time) / 1000000.0,
+						 pgs_sampling_period);
+	else if (c->ash_written == 0)
+		appendStringInfoString(&buf,
+							   "sampling works, but no session was active at any sample yet (idle sessions are not recorded unless pgsentinel_ash.track_idle_trans is on for idle-in-transaction ones)");
+	else
+	{
+		appendStringInfoString(&buf, "ok");
+		if (c->ash_written > (uint64) pgs_state->ash_capacity)
+			appendStringInfoString(&buf,
+								   "; the ring has wrapped: older rows were overwritten, raise pgsentinel_ash.max_entries to keep more");
+		if (c->texts_dropped > 0)
+			appendStringInfo(&buf,
+							 "; " UINT64_FORMAT " texts were dropped while rows still used them (those rows show NULL texts): raise pgsentinel_ash.text_area_size",
+							 c->texts_dropped);
+	}
+	return buf.data;
+}
+
+/* SQL function pgsentinel_status(). */
+Datum
+pgsentinel_status_2_0(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[STATUS_COLS];
+	bool		nulls[STATUS_COLS];
+	StatusCopy	c;
+	TimestampTz now = GetCurrentTimestamp();
+	int			i = 0;
+
+	pgs_check_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	status_copy_out(&c);
+	memset(nulls, 0, sizeof(nulls));
+
+	values[i] = Int32GetDatum(c.worker_pid);
+	nulls[i++] = (c.worker_pid == 0);
+	values[i] = TimestampTzGetDatum(c.worker_started);
+	nulls[i++] = (c.worker_started == 0);
+	values[i++] = Int64GetDatum((int64) c.samples_taken);
+	values[i] = TimestampTzGetDatum(c.last_sample_time);
+	nulls[i++] = (c.last_sample_time == 0);
+	values[i] = Int64GetDatum(c.last_sample_us);
+	nulls[i++] = (c.samples_taken == 0);
+	values[i] = Int64GetDatum(c.max_sample_us);
+	nulls[i++] = (c.samples_taken == 0);
+	values[i++] = Int64GetDatum(c.max_lock_wait_us);
+	values[i++] = Int64GetDatum((int64) Min(c.ash_written, (uint64) pgs_state->ash_capacity));
+	values[i++] = Int32GetDatum(pgs_state->ash_capacity);
+	values[i++] = Int64GetDatum((int64) c.ash_written);
+	values[i] = TimestampTzGetDatum(c.oldest_time);
+	nulls[i++] = (c.oldest_time == 0);
+	values[i++] = Int64GetDatum((int64) c.text_used);
+	values[i++] = Int64GetDatum((int64) pgs_state->text_size);
+	values[i++] = Int64GetDatum((int64) c.texts_stored);
+	values[i++] = Int64GetDatum((int64) c.texts_dropped);
+	values[i++] = Int64GetDatum((int64) c.rows_backfilled);
+	values[i++] = Int64GetDatum((int64) c.sample_overruns);
+	values[i++] = Float8GetDatum(pgs_sampling_period);
+	values[i++] = BoolGetDatum(pgs_track_idle_trans);
+	values[i++] = Int32GetDatum((int32) sizeof(AshRow));
+	values[i++] = Int64GetDatum((int64) pgs_shmem_size());
+	values[i++] = CStringGetTextDatum(diagnosis(&c, now));
+	Assert(i == STATUS_COLS);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

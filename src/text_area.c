@@ -1,0 +1,337 @@
+/*-------------------------------------------------------------------------
+ *
+ * text_area.c
+ *		The deduplicated text area: query texts, names and blocker lists
+ *		stored once and referenced from ASH rows by position.
+ *
+ * The area is a circular byte buffer addressed by logical positions that
+ * only grow.  An entry is a PgsTextEntry header followed by its bytes,
+ * padded to 8.  An entry never wraps: when it does not fit before the end
+ * of the buffer the rest of the lap is skipped (marked by a PGS_TEXT_PAD
+ * header, or implicitly when not even a header fits).  Entries older than
+ * text_tail have been overwritten; a row that refers to one shows NULL.
+ *
+ * Writer side: the sampler is the only writer, so it knows the head and
+ * tail without looking them up and can prepare a whole sample's texts, at
+ * their final positions, in a private staging buffer (a PgsTextBatch).
+ * pgs_text_batch_publish() then copies the staging bytes in; it runs with
+ * pgs_state->lock held exclusively (see shmem.c).  Deduplication uses a
+ * small direct-mapped cache private to the sampler: a hit is verified
+ * byte for byte, and an entry older than half a lap is stored again rather
+ * than reused, so recent rows do not lose their text when the old copy is
+ * overwritten.
+ *
+ * Reader side: pgs_text_lookup() resolves a reference in a copy of the area
+ * taken under the shared lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+
+#include "pgsentinel.h"
+
+#define ENTRY_SIZE(len)		TYPEALIGN(8, sizeof(PgsTextEntry) + (len))
+
+typedef struct DedupSlot
+{
+	uint32		hash;
+	uint32		len;
+	uint64		pos;			/* logical position of the entry */
+} DedupSlot;
+
+typedef struct TouchedEntry
+{
+	uint64		pos;
+	uint64		row_index;
+} TouchedEntry;
+
+struct PgsTextBatch
+{
+	MemoryContext mcxt;
+	Size		size;			/* bytes in the shared area */
+	uint64		start_head;		/* shared head when the batch began */
+	uint64		head;			/* head after this batch */
+	uint64		tail;			/* tail after this batch */
+	uint64		dropped;		/* live entries this batch evicts */
+	uint64		stored;			/* entries this batch adds */
+	char	   *staging;		/* bytes of [start_head, head) */
+	Size		staging_cap;
+	TouchedEntry *touched;		/* reused shared entries to stamp */
+	int			ntouched;
+	int			touched_cap;
+	DedupSlot  *cache;
+	int			cache_size;
+};
+
+/*
+ * Create the sampler's batch, starting from the area's current head and
+ * tail.  Called once, by the sampler, at startup.
+ */
+PgsTextBatch *
+pgs_text_batch_create(MemoryContext mcxt)
+{
+	PgsTextBatch *b = MemoryContextAllocZero(mcxt, sizeof(PgsTextBatch));
+
+	b->mcxt = mcxt;
+	b->size = pgs_state->text_size;
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	b->start_head = b->head = pgs_state->text_head;
+	b->tail = pgs_state->text_tail;
+	LWLockRelease(pgs_state->lock);
+	b->staging_cap = 64 * 1024;
+	b->staging = MemoryContextAlloc(mcxt, b->staging_cap);
+	b->touched_cap = 256;
+	b->touched = MemoryContextAlloc(mcxt, b->touched_cap * sizeof(TouchedEntry));
+	b->cache_size = Max(1024, (int) (b->size / 256));
+	b->cache = MemoryContextAllocZero(mcxt, b->cache_size * sizeof(DedupSlot));
+	return b;
+}
+
+/* Start a new sample's batch where the previous one ended. */
+void
+pgs_text_batch_reset(PgsTextBatch *b)
+{
+	b->start_head = b->head;
+	b->dropped = 0;
+	b->stored = 0;
+	b->ntouched = 0;
+}
+
+/*
+ * Header of the entry at a logical position, wherever it currently is: in
+ * this batch's staging buffer or in the shared area (which only this
+ * process writes, so it may read it without the lock).
+ */
+static PgsTextEntry *
+entry_at(PgsTextBatch *b, uint64 pos)
+{
+	if (pos >= b->start_head)
+		return (PgsTextEntry *) (b->staging + (pos - b->start_head));
+	return (PgsTextEntry *) (pgs_text_area() + pos % b->size);
+}
+
+/* True if no entry header fits between pos and the end of its lap. */
+static inline bool
+lap_tail_too_short(Size size, uint64 pos)
+{
+	return size - pos % size < sizeof(PgsTextEntry);
+}
+
+/* Make room in the staging buffer for bytes up to logical position end. */
+static void
+staging_reserve(PgsTextBatch *b, uint64 end)
+{
+	Size		need = end - b->start_head;
+
+	if (need > b->staging_cap)
+	{
+		Size		newcap = b->staging_cap;
+
+		while (newcap < need)
+			newcap *= 2;
+		b->staging = repalloc(b->staging, newcap);
+		b->staging_cap = newcap;
+	}
+}
+
+/*
+ * Advance the tail past old entries until [tail, end) fits in the area,
+ * counting the entries some row still in the ring refers to.
+ */
+static bool
+evict_until_fits(PgsTextBatch *b, uint64 end, uint64 oldest_live_row)
+{
+	while (end - b->tail > b->size)
+	{
+		PgsTextEntry *e;
+
+		if (b->tail >= b->start_head)
+			return false;		/* would evict this batch's own texts */
+		if (lap_tail_too_short(b->size, b->tail))
+		{
+			b->tail += b->size - b->tail % b->size;
+			continue;
+		}
+		e = entry_at(b, b->tail);
+		if (e->len == PGS_TEXT_PAD)
+		{
+			b->tail += b->size - b->tail % b->size;
+			continue;
+		}
+		if (e->last_row >= oldest_live_row)
+			b->dropped++;
+		b->tail += ENTRY_SIZE(e->len);
+	}
+	return true;
+}
+
+/*
+ * Return a reference to this text for the ASH row at row_index, storing it
+ * in the batch unless a recent identical copy is stored already.  Returns
+ * PGS_TEXT_NONE when the text cannot be kept (larger than a quarter of the
+ * area, or this sample alone would fill half of it).
+ */
+PgsTextRef
+pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
+				   uint64 row_index)
+{
+	uint32		hash = hash_bytes((const unsigned char *) data, len);
+	DedupSlot  *slot = &b->cache[hash % b->cache_size];
+	uint64		pos;
+	uint64		end;
+	Size		esize = ENTRY_SIZE(len);
+	uint64		oldest_live_row;
+	PgsTextEntry *e;
+
+	/* A recent identical entry? */
+	if (slot->hash == hash && slot->len == len && slot->pos >= b->tail &&
+		slot->pos + b->size / 2 >= b->head)
+	{
+		e = entry_at(b, slot->pos);
+		if (e->len == len && memcmp((char *) e + sizeof(PgsTextEntry), data, len) == 0)
+		{
+			if (slot->pos >= b->start_head)
+				e->last_row = row_index;
+			else
+			{
+				if (b->ntouched == b->touched_cap)
+				{
+					b->touched_cap *= 2;
+					b->touched = repalloc(b->touched,
+										  b->touched_cap * sizeof(TouchedEntry));
+				}
+				b->touched[b->ntouched].pos = slot->pos;
+				b->touched[b->ntouched].row_index = row_index;
+				b->ntouched++;
+			}
+			return slot->pos + 1;
+		}
+	}
+
+	if (esize > b->size / 4)
+		return PGS_TEXT_NONE;
+
+	/* Skip the rest of the lap if the entry does not fit before its end. */
+	pos = b->head;
+	if (b->size - pos % b->size < esize)
+		pos += b->size - pos % b->size;
+	end = pos + esize;
+	if (end - b->start_head > b->size / 2)
+		return PGS_TEXT_NONE;
+
+	oldest_live_row = row_index >= (uint64) pgs_state->ash_capacity ?
+		row_index - pgs_state->ash_capacity + 1 : 0;
+	if (!evict_until_fits(b, end, oldest_live_row))
+		return PGS_TEXT_NONE;
+
+	staging_reserve(b, end);
+	if (pos != b->head && !lap_tail_too_short(b->size, b->head))
+	{
+		e = entry_at(b, b->head);
+		e->len = PGS_TEXT_PAD;
+		e->hash = 0;
+		e->last_row = 0;
+	}
+	e = entry_at(b, pos);
+	e->len = len;
+	e->hash = hash;
+	e->last_row = row_index;
+	memcpy((char *) e + sizeof(PgsTextEntry), data, len);
+	b->head = end;
+	b->stored++;
+
+	slot->hash = hash;
+	slot->len = len;
+	slot->pos = pos;
+	return pos + 1;
+}
+
+/*
+ * Copy the batch into the shared area and move its head and tail.  The
+ * caller holds pgs_state->lock exclusively; this only copies and stores.
+ */
+void
+pgs_text_batch_publish(PgsTextBatch *b)
+{
+	char	   *area = pgs_text_area();
+	uint64		pos = b->start_head;
+	int			i;
+
+	while (pos < b->head)
+	{
+		Size		phys = pos % b->size;
+		Size		n = Min(b->head - pos, b->size - phys);
+
+		memcpy(area + phys, b->staging + (pos - b->start_head), n);
+		pos += n;
+	}
+	for (i = 0; i < b->ntouched; i++)
+	{
+		PgsTextEntry *e = (PgsTextEntry *) (area + b->touched[i].pos % b->size);
+
+		if (e->last_row < b->touched[i].row_index)
+			e->last_row = b->touched[i].row_index;
+	}
+	pgs_state->text_head = b->head;
+	pgs_state->text_tail = b->tail;
+	pgs_state->texts_stored += b->stored;
+	pgs_state->texts_dropped += b->dropped;
+}
+
+/*
+ * Copy the area for a reader.  The caller holds pgs_state->lock (shared)
+ * and has allocated snap->area with pgs_state->text_size bytes.
+ */
+void
+pgs_text_snapshot_take(PgsTextSnapshot *snap)
+{
+	uint64		head = pgs_state->text_head;
+	uint64		tail = pgs_state->text_tail;
+	Size		size = pgs_state->text_size;
+
+	snap->size = size;
+	snap->tail = tail;
+	snap->head = head;
+	/* copy only the live part of the ring */
+	if (head - tail >= size)
+		memcpy(snap->area, pgs_text_area(), size);
+	else if (head > tail)
+	{
+		Size		from = tail % size;
+		Size		to = head % size;
+
+		if (from < to)
+			memcpy(snap->area + from, pgs_text_area() + from, to - from);
+		else
+		{
+			memcpy(snap->area + from, pgs_text_area() + from, size - from);
+			memcpy(snap->area, pgs_text_area(), to);
+		}
+	}
+}
+
+/*
+ * Resolve a reference in a reader's copy.  False when there is no text or
+ * it has been overwritten since the row was written.
+ */
+bool
+pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
+				const char **data, uint32 *len)
+{
+	uint64		pos;
+	PgsTextEntry *e;
+
+	if (ref == PGS_TEXT_NONE)
+		return false;
+	pos = ref - 1;
+	if (pos < snap->tail || pos >= snap->head)
+		return false;
+	e = (PgsTextEntry *) (snap->area + pos % snap->size);
+	if (e->len == PGS_TEXT_PAD || pos + ENTRY_SIZE(e->len) > snap->head)
+		return false;
+	*data = (char *) e + sizeof(PgsTextEntry);
+	*len = e->len;
+	return true;
+}
