@@ -27,9 +27,9 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # Regression and isolation tests run in their own preloaded temporary instance
 # (--temp-instance), so they never depend on a system cluster.
-REGRESS = ash_views settings status redaction idle_trans
+REGRESS = setup ash_views settings status redaction
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
-ISOLATION = lock_waiter truncate_waiter torn_read
+ISOLATION = lock_waiter truncate_waiter idle_in_transaction concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
 TAP_TESTS = 1
 

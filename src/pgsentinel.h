@@ -149,6 +149,8 @@ typedef struct PgsSharedState
 	int64		max_lock_wait_us;	/* longest wait of the sampler for lock */
 	uint64		rows_backfilled;	/* query ids completed after the fact */
 	uint64		sample_overruns;	/* samples later than one period */
+	double		worker_period;	/* settings as the sampler last read them */
+	bool		worker_track_idle_trans;
 } PgsSharedState;
 
 /* Text area entry header; the bytes follow, the whole padded to 8. */

@@ -102,6 +102,16 @@ period_us(void)
 	return (int64) (pgs_sampling_period * 1000000.0 + 0.5);
 }
 
+/* Publish the settings the sampler now runs with. */
+static void
+publish_settings(void)
+{
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	pgs_state->worker_period = pgs_sampling_period;
+	pgs_state->worker_track_idle_trans = pgs_track_idle_trans;
+	LWLockRelease(pgs_state->lock);
+}
+
 /* Clear worker_pid when the worker exits. */
 static void
 sampler_exit(int code, Datum arg)
@@ -538,6 +548,7 @@ pgsentinel_main(Datum main_arg)
 	pgs_state->worker_pid = MyProcPid;
 	pgs_state->worker_started = GetCurrentTimestamp();
 	LWLockRelease(pgs_state->lock);
+	publish_settings();
 
 	ereport(LOG,
 			(errmsg("pgsentinel sampler started, sampling every %g s into %d rows",
@@ -554,6 +565,7 @@ pgsentinel_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			publish_settings();
 			/* a new period counts from the last sample */
 			next_sample = Min(next_sample,
 							  GetCurrentTimestamp() + period_us());

@@ -36,6 +36,8 @@ typedef struct StatusCopy
 	uint64		texts_dropped;
 	uint64		rows_backfilled;
 	uint64		sample_overruns;
+	double		period;
+	bool		track_idle_trans;
 } StatusCopy;
 
 /* Copy the status fields under the shared lock. */
@@ -65,6 +67,8 @@ status_copy_out(StatusCopy *c)
 	c->texts_dropped = pgs_state->texts_dropped;
 	c->rows_backfilled = pgs_state->rows_backfilled;
 	c->sample_overruns = pgs_state->sample_overruns;
+	c->period = pgs_state->worker_period;
+	c->track_idle_trans = pgs_state->worker_track_idle_trans;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -76,7 +80,7 @@ static char *
 diagnosis(const StatusCopy *c, TimestampTz now)
 {
 	StringInfoData buf;
-	int64		period_us = (int64) (pgs_sampling_period * 1000000.0);
+	int64		period_us = (int64) (c->period * 1000000.0);
 
 	initStringInfo(&buf);
 	if (c->worker_pid == 0)
@@ -87,7 +91,7 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 	else if (now - c->last_sample_time > 3 * period_us + 1000000)
 		appendStringInfo(&buf, "no sample for %.1f s although the period is %g s: the sampler is stalled",
 						 (double) (now - c->last_sample_time) / 1000000.0,
-						 pgs_sampling_period);
+						 c->period);
 	else if (c->ash_written == 0)
 		appendStringInfoString(&buf,
 							   "sampling works, but no session was active at any sample yet (idle sessions are not recorded unless pgsentinel_ash.track_idle_trans is on for idle-in-transaction ones)");
@@ -147,8 +151,10 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) c.texts_dropped);
 	values[i++] = Int64GetDatum((int64) c.rows_backfilled);
 	values[i++] = Int64GetDatum((int64) c.sample_overruns);
-	values[i++] = Float8GetDatum(pgs_sampling_period);
-	values[i++] = BoolGetDatum(pgs_track_idle_trans);
+	values[i] = Float8GetDatum(c.period);
+	nulls[i++] = (c.worker_pid == 0);
+	values[i] = BoolGetDatum(c.track_idle_trans);
+	nulls[i++] = (c.worker_pid == 0);
 	values[i++] = Int32GetDatum((int32) sizeof(AshRow));
 	values[i++] = Int64GetDatum((int64) pgs_shmem_size());
 	values[i++] = CStringGetTextDatum(diagnosis(&c, now));

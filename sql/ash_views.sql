@@ -1,0 +1,60 @@
+--
+-- pg_active_session_history: columns, types, and what a sample holds.
+--
+
+-- Every pgsentinel 1.4 column, in its order and type, nested_queryid right
+-- after queryid (1.5), then the 2.0 additions.
+SELECT attnum, attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_active_session_history'::regclass AND attnum > 0
+ORDER BY attnum;
+
+-- Readable by everybody, as in 1.4.
+SELECT has_table_privilege('public', 'pg_active_session_history', 'SELECT');
+
+-- A session burning CPU is sampled with 'CPU' as wait event type and name.
+SELECT pgs_spin_until_sampled();
+SELECT wait_event_type, wait_event, state, cmdtype, backend_type,
+       usename = current_user AS own_user, datname = current_database() AS own_db,
+       application_name, client_port, client_addr,
+       top_level_query = 'SELECT pgs_spin_until_sampled();' AS top_text,
+       queryid IS NOT NULL AS has_queryid,
+       blockers, blockerpid, blocker_state, blocking_pids
+FROM pg_active_session_history
+WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
+LIMIT 1;
+
+-- A nested statement: queryid is the top-level statement's (the one
+-- pg_stat_statements records), nested_queryid and query the inner one's.
+SELECT pgs_sleep_until_sampled();
+SELECT wait_event_type, wait_event, cmdtype,
+       top_level_query, query,
+       queryid <> nested_queryid AS ids_differ
+FROM pg_active_session_history
+WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep'
+LIMIT 1;
+SELECT count(*) > 0 AS top_level_id_matches_pgss
+FROM pg_active_session_history h
+JOIN pg_stat_statements s ON s.queryid = h.queryid AND s.toplevel
+WHERE h.pid = pg_backend_pid() AND h.wait_event = 'PgSleep'
+  AND s.query = 'SELECT pgs_sleep_until_sampled()';
+SELECT count(*) > 0 AS nested_id_matches_pgss_nested
+FROM pg_active_session_history h
+JOIN pg_stat_statements s ON s.queryid = h.nested_queryid
+WHERE h.pid = pg_backend_pid() AND h.wait_event = 'PgSleep'
+  AND s.query = 'SELECT pg_sleep($1)';
+
+-- Every row of a sample shares one ash_time, and sample ids grow with time.
+SELECT count(*) AS samples_with_mixed_times
+FROM (SELECT sample_id FROM pg_active_session_history
+      GROUP BY sample_id HAVING count(DISTINCT ash_time) > 1) s;
+SELECT count(*) AS out_of_order
+FROM (SELECT sample_id, ash_time,
+             lag(ash_time) OVER (ORDER BY sample_id) AS prev
+      FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history) d) o
+WHERE ash_time < prev;
+
+-- The sampler never records itself.
+SELECT count(*) AS sampler_rows
+FROM pg_active_session_history h
+WHERE h.pid = (SELECT worker_pid FROM pgsentinel_status());

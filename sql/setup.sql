@@ -1,0 +1,60 @@
+--
+-- Objects shared by the regression tests: the extensions, and a helper that
+-- waits for the sampler instead of sleeping a fixed time.
+--
+CREATE EXTENSION pgsentinel;
+CREATE EXTENSION pg_stat_statements;
+
+-- Wait until the sampler has taken n more samples (error after 60 s).
+CREATE FUNCTION pgs_wait_samples(n int DEFAULT 2) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    start bigint;
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+BEGIN
+    SELECT samples_taken INTO start FROM pgsentinel_status();
+    LOOP
+        EXIT WHEN (SELECT samples_taken FROM pgsentinel_status()) >= start + n;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'the sampler took no % samples within 60 s', n;
+        END IF;
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+END $$;
+
+-- Sleep in short steps until this session is seen sleeping in the history.
+CREATE FUNCTION pgs_sleep_until_sampled() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+BEGIN
+    LOOP
+        PERFORM pg_sleep(0.02);
+        EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
+                          WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep');
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'this session was not sampled within 60 s';
+        END IF;
+    END LOOP;
+END $$;
+
+-- Burn CPU until this session is seen on CPU in the history.
+CREATE FUNCTION pgs_spin_until_sampled() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+    x float8 := 0;
+BEGIN
+    LOOP
+        FOR i IN 1..20000 LOOP
+            x := x + sqrt(i);
+        END LOOP;
+        EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
+                          WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU');
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'this session was not sampled on CPU within 60 s';
+        END IF;
+    END LOOP;
+END $$;
+
+SELECT pgs_wait_samples(1);

@@ -1,0 +1,40 @@
+--
+-- pgsentinel_status(): one call that says whether sampling works.
+--
+SELECT u.name, format_type(u.type, NULL)
+FROM pg_proc p,
+     unnest(p.proargnames, p.proallargtypes::oid[]) WITH ORDINALITY AS u(name, type, i)
+WHERE p.oid = 'pgsentinel_status'::regproc
+ORDER BY u.i;
+
+SELECT pgs_wait_samples(3);
+
+-- The worker is running, is the backend pg_stat_activity shows, and samples.
+SELECT s.worker_pid = a.pid AS worker_is_pgsentinel_backend,
+       a.backend_type,
+       s.worker_started <= now() AS started_in_past,
+       s.samples_taken >= 3 AS sampling,
+       s.last_sample_time > now() - interval '1 min' AS recent,
+       s.last_sample_us >= 0 AND s.max_sample_us >= s.last_sample_us AS timing,
+       s.ash_capacity, s.ash_rows <= s.ash_capacity AS rows_fit,
+       s.ash_rows_written >= s.ash_rows AS written,
+       s.text_area_size, s.text_area_used <= s.text_area_size AS text_fits,
+       s.sampling_period, s.track_idle_trans,
+       s.ash_row_bytes <= 200 AS compact_rows,
+       s.shmem_bytes <= 16 * 1024 * 1024 AS within_16mb
+FROM pgsentinel_status() s
+JOIN pg_stat_activity a ON a.pid = s.worker_pid;
+
+-- One shared-memory allocation, visible by name, of the size status reports.
+SELECT count(*) AS allocations, bool_and(size >= (SELECT shmem_bytes FROM pgsentinel_status())) AS sized
+FROM pg_shmem_allocations WHERE name = 'pgsentinel';
+
+-- With history present, the diagnosis is ok and the oldest row is known.
+SELECT pgs_spin_until_sampled();
+SELECT diagnosis, oldest_row_time <= now() AS oldest_known,
+       oldest_row_time = (SELECT min(ash_time) FROM pg_active_session_history) AS oldest_matches_view
+FROM pgsentinel_status();
+
+-- Rows in the ring match the view.
+SELECT (SELECT count(*) FROM pg_active_session_history) >= s.ash_rows AS view_has_ring_rows
+FROM pgsentinel_status() s;
