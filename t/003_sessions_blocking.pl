@@ -1,0 +1,138 @@
+
+# Reliability 2: 200 concurrent sleeping sessions are all in every sample;
+# a blocking chain of three sessions shows who blocks whom.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $nsleep = 200;
+
+my $node = pgs_node('sessions', conf => "max_connections = 300\npgsentinel_ash.max_entries = 200000\n");
+
+# --- 200 sleeping sessions ---------------------------------------------------
+
+my $script = $node->basedir . '/sleep.sql';
+append_to_file($script, "SELECT pg_sleep(120) /* sleep200 */;\n");
+my $sleepers = pgs_pgbench_bg($node, '-n', '-c', $nsleep, '-j', '2', '-t', '1',
+	'-f', $script, 'postgres');
+ok(pgs_wait_sessions($node, $nsleep, '%sleep200%'), "$nsleep sessions sleeping");
+
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM (SELECT sample_id FROM pg_active_session_history WHERE wait_event = 'PgSleep' AND query LIKE '%sleep200%' GROUP BY sample_id HAVING count(*) >= $nsleep) s"),
+	"a sample holds all $nsleep sleeping sessions");
+my $first_full = $node->safe_psql('postgres',
+	"SELECT min(sample_id) FROM (SELECT sample_id FROM pg_active_session_history WHERE query LIKE '%sleep200%' GROUP BY sample_id HAVING count(*) >= $nsleep) s");
+my $t0 = pgs_server_time($node);
+my $n0 = pgs_status($node, 'samples_taken');
+ok(pgs_wait_until_time($node, $t0, 2), 'two seconds of samples');
+my $n1 = pgs_status($node, 'samples_taken');
+my $last = $node->safe_psql('postgres',
+	"SELECT max(sample_id) FROM pg_active_session_history");
+my $res = $node->safe_psql('postgres', qq{
+	SELECT count(*), count(*) FILTER (WHERE n = $nsleep AND np = $nsleep), max(sample_id) - min(sample_id) + 1
+	FROM (SELECT sample_id, count(*) AS n, count(DISTINCT pid) AS np
+	      FROM pg_active_session_history
+	      WHERE query LIKE '%sleep200%' AND wait_event = 'PgSleep'
+	        AND sample_id BETWEEN $first_full AND $last
+	      GROUP BY sample_id) s});
+my ($nsamples, $nfull, $span) = split /\|/, $res;
+cmp_ok($nsamples, '>=', 20, "at least 20 samples after the first full one ($nsamples)");
+is($nfull, $nsamples, "every sample since the first full one has all $nsleep sessions");
+is($span, $nsamples, 'no sample missing between first full sample and last');
+my $rate = ($n1 - $n0) / 2;
+cmp_ok($rate, '>=', 25, "with $nsleep sessions, still >= 25 samples/s ($rate)");
+note 'last_sample_us = ' . pgs_status($node, 'last_sample_us') . ', max_sample_us = ' . pgs_status($node, 'max_sample_us');
+cmp_ok(pgs_status($node, 'last_sample_us'), '<', 50_000,
+	"one sample of $nsleep sessions takes < 50 ms");
+
+# --- blocking chain of three -------------------------------------------------
+
+$node->safe_psql('postgres',
+	'CREATE TABLE chain (id int PRIMARY KEY, v int); INSERT INTO chain VALUES (1, 0), (2, 0)');
+
+my $s1 = $node->background_psql('postgres');
+my $s2 = $node->background_psql('postgres');
+my $s3 = $node->background_psql('postgres');
+my $p1 = $s1->query_safe('SELECT pg_backend_pid()');
+my $p2 = $s2->query_safe('SELECT pg_backend_pid()');
+my $p3 = $s3->query_safe('SELECT pg_backend_pid()');
+
+$s1->query_safe('BEGIN; UPDATE chain SET v = v + 1 WHERE id = 1');
+$s2->query_safe('BEGIN; UPDATE chain SET v = v + 1 WHERE id = 2');
+$s2->query_until(qr/go2/, "\\echo go2\nUPDATE chain SET v = v + 10 WHERE id = 1 /* s2 blocked */;\n");
+ok( $node->poll_query_until('postgres',
+		"SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $p2"),
+	's2 waits for s1');
+$s3->query_until(qr/go3/, "\\echo go3\nUPDATE chain SET v = v + 100 WHERE id = 2 /* s3 blocked */;\n");
+ok( $node->poll_query_until('postgres',
+		"SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $p3"),
+	's3 waits for s2');
+
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history a JOIN pg_active_session_history b USING (sample_id) WHERE a.pid = $p2 AND b.pid = $p3 AND a.wait_event_type = 'Lock' AND b.wait_event_type = 'Lock'"),
+	'a sample with both waiters');
+my $sid = $node->safe_psql('postgres',
+	"SELECT max(sample_id) FROM pg_active_session_history a JOIN pg_active_session_history b USING (sample_id) WHERE a.pid = $p2 AND b.pid = $p3 AND a.wait_event_type = 'Lock' AND b.wait_event_type = 'Lock'");
+my $row = sub {
+	my ($pid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT concat_ws('|', wait_event_type, wait_event, blockers, blockerpid, blocker_state, blocking_pids::text, cmdtype, queryid IS NOT NULL, state) FROM pg_active_session_history WHERE sample_id = $sid AND pid = $pid");
+};
+is($row->($p2),
+	"Lock|transactionid|1|$p1|idle in transaction|{$p1}|UPDATE|t|active",
+	's2 row: blocked by s1 (idle in transaction), blocking_pids {s1}');
+is($row->($p3),
+	"Lock|transactionid|1|$p2|active|{$p2}|UPDATE|t|active",
+	's3 row: blocked by s2 (active), blocking_pids {s2}');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_active_session_history WHERE pid = $p1 AND state = 'idle in transaction'"),
+	'0',
+	'idle-in-transaction s1 not sampled while track_idle_trans is off');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_active_session_history WHERE query LIKE '%sleep200%' AND blockers <> 0"),
+	'0',
+	'sleepers have no blockers');
+
+# idle-in-transaction tracking, switched on by reload
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET pgsentinel_ash.track_idle_trans = on; SELECT pg_reload_conf()");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE pid = $p1 AND state = 'idle in transaction'"),
+	's1 sampled as idle in transaction after the reload');
+is( $node->safe_psql('postgres',
+		"SELECT concat_ws('|', wait_event_type, wait_event, blockers) FROM pg_active_session_history WHERE pid = $p1 AND state = 'idle in transaction' ORDER BY sample_id DESC LIMIT 1"),
+	'Client|ClientRead|0',
+	's1 row: idle in transaction waits on ClientRead, no blockers');
+is(pgs_status($node, 'track_idle_trans'), 't', 'status shows track_idle_trans');
+
+# release the chain
+$s1->query_safe('COMMIT');
+$s2->query_safe('COMMIT');
+$s3->query_safe('SELECT 1');
+is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM chain'),
+	'11,101', 'chain released in order');
+$s1->quit;
+$s2->quit;
+$s3->quit;
+
+# end the sleepers
+$node->safe_psql('postgres',
+	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%sleep200%' AND pid <> pg_backend_pid()");
+pgs_stop_bg($sleepers, wait => 1);
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE '%sleep200%' AND pid <> pg_backend_pid()"),
+	'sleepers gone');
+like(pgs_status($node, 'diagnosis'), qr/^ok/, 'diagnosis ok');
+unlike(slurp_file($node->logfile), qr/PANIC|terminated by signal|TRAP/,
+	'no crash in the server log');
+
+$node->stop;
+done_testing();
