@@ -17,11 +17,12 @@ SELECT pgs_spin_until_sampled();
 SELECT wait_event_type, wait_event, state, cmdtype, backend_type,
        usename = current_user AS own_user, datname = current_database() AS own_db,
        application_name, client_port, client_addr,
-       top_level_query = 'SELECT pgs_spin_until_sampled();' AS top_text,
        queryid IS NOT NULL AS has_queryid,
        blockers, blockerpid, blocker_state, blocking_pids
 FROM pg_active_session_history
 WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
+  AND top_level_query = 'SELECT pgs_spin_until_sampled();'
+ORDER BY sample_id DESC
 LIMIT 1;
 
 -- A nested statement: queryid is the top-level statement's (the one
