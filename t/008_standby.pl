@@ -1,0 +1,76 @@
+
+# Reliability 8: hot standby.  Primary and streaming replica both preload
+# pgsentinel; the standby has its own sampler and its own history, in which
+# a read-only query on the standby appears; no pgsentinel error in its log.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $primary = pgs_node('primary', init_opts => { allows_streaming => 1 });
+$primary->backup('bkp');
+
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'bkp', has_streaming => 1);
+$standby->start;
+$primary->wait_for_catchup($standby);
+
+is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'standby in recovery');
+ok( $standby->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pgsentinel'"),
+	'sampler worker running on the standby');
+# the extension was created on the primary and replicated
+is( $standby->safe_psql('postgres',
+		"SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel'"),
+	$primary->safe_psql('postgres',
+		"SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel'"),
+	'extension replicated to the standby');
+my $spid = $standby->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'pgsentinel'");
+is(pgs_status($standby, 'worker_pid'), $spid, 'standby status shows its own worker');
+ok(pgs_wait_samples($standby, 20), 'standby samples');
+
+my $bg = pgs_start_bg($standby, 'SELECT pg_sleep(600) /* onstandby */');
+ok(pgs_wait_sessions($standby, 1, '%onstandby%'), 'read-only query running on the standby');
+ok( $standby->poll_query_until('postgres',
+		"SELECT count(*) >= 3 FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* onstandby%' AND wait_event = 'PgSleep'"),
+	'the standby query is in the standby history');
+is( $standby->safe_psql('postgres',
+		"SELECT DISTINCT concat_ws('|', datname, state, cmdtype, queryid IS NOT NULL) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* onstandby%'"),
+	'postgres|active|SELECT|t',
+	'standby rows: database, state, cmdtype, queryid');
+is( $primary->safe_psql('postgres',
+		"SELECT count(*) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* onstandby%'"),
+	'0',
+	'the standby query is not in the primary history');
+
+# the startup process replaying WAL may be sampled; never an error
+$primary->safe_psql('postgres', 'CREATE TABLE t AS SELECT g FROM generate_series(1, 100000) g');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '100000', 'replication works');
+like(pgs_status($standby, 'diagnosis'), qr/^ok/, 'standby diagnosis ok');
+pgs_stop_bg($bg);
+
+# promote: the sampler goes on
+my $samples = pgs_status($standby, 'samples_taken');
+$standby->promote;
+ok($standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()'), 'standby promoted');
+ok( $standby->poll_query_until('postgres',
+		"SELECT samples_taken > $samples + 20 FROM pgsentinel_status()"),
+	'sampling continues after promotion');
+
+my $slog = slurp_file($standby->logfile);
+my @errs = grep { /pgsentinel/ && /ERROR|FATAL|PANIC|WARNING/ } split /\n/, $slog;
+is(scalar(@errs), 0, 'no pgsentinel error in the standby log') or diag join("\n", @errs);
+unlike($slog, qr/terminated by signal|TRAP/, 'no crash on the standby');
+
+$standby->stop;
+$primary->stop;
+done_testing();
