@@ -17,7 +17,10 @@ OBJS = \
 	src/hooks.o \
 	src/sampler.o \
 	src/ash_view.o \
-	src/status.o
+	src/status.o \
+	src/pgssh_request.o \
+	src/pgssh_worker.o \
+	src/pgssh_view.o
 
 EXTENSION = pgsentinel
 DATA = pgsentinel--2.0.0.sql

@@ -70,8 +70,186 @@ CREATE FUNCTION pgsentinel_status(
     OUT track_idle_trans boolean,
     OUT ash_row_bytes integer,
     OUT shmem_bytes bigint,
+    OUT pgssh_state text,
+    OUT pgssh_message text,
+    OUT pgssh_worker_pid integer,
+    OUT pgssh_rows bigint,
+    OUT pgssh_capacity integer,
+    OUT pgssh_samples bigint,
+    OUT pgssh_last_us bigint,
+    OUT pgssh_max_us bigint,
+    OUT pgssh_requests_skipped bigint,
     OUT diagnosis text
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pgsentinel_status_2_0'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- pg_stat_statements history: the 1.4 columns in their order and types,
+-- then the 2.0 additions (sample_id, toplevel, and total_time -- the total
+-- execution time, under the name the original description used).
+CREATE FUNCTION pg_stat_statements_history(
+    OUT ash_time timestamptz,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT calls bigint,
+    OUT total_exec_time double precision,
+    OUT rows bigint,
+    OUT shared_blks_hit bigint,
+    OUT shared_blks_read bigint,
+    OUT shared_blks_dirtied bigint,
+    OUT shared_blks_written bigint,
+    OUT local_blks_hit bigint,
+    OUT local_blks_read bigint,
+    OUT local_blks_dirtied bigint,
+    OUT local_blks_written bigint,
+    OUT temp_blks_read bigint,
+    OUT temp_blks_written bigint,
+    OUT blk_read_time double precision,
+    OUT blk_write_time double precision,
+    OUT plans bigint,
+    OUT total_plan_time double precision,
+    OUT wal_records bigint,
+    OUT wal_fpi bigint,
+    OUT wal_bytes numeric,
+    OUT sample_id bigint,
+    OUT toplevel boolean,
+    OUT total_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_history_2_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_history AS
+  SELECT * FROM pg_stat_statements_history();
+
+GRANT SELECT ON pg_stat_statements_history TO PUBLIC;
+
+-- Per-interval deltas of the cumulative counters, for each statement
+-- (userid, dbid, queryid, toplevel) between two consecutive readings taken
+-- in [since, until].  The first reading of a series has no interval.  When
+-- a counter went down (pg_stat_statements_reset(), entry evicted and
+-- re-created) the interval is marked reset and its deltas are NULL, never
+-- negative.  Rows whose queryid is hidden from the caller are left out.
+CREATE FUNCTION pg_stat_statements_history_deltas(
+    since timestamptz DEFAULT now() - interval '1 hour',
+    until timestamptz DEFAULT now())
+RETURNS TABLE (
+    ash_time timestamptz,
+    prev_ash_time timestamptz,
+    sample_id bigint,
+    userid oid,
+    dbid oid,
+    queryid bigint,
+    toplevel boolean,
+    seconds double precision,
+    reset boolean,
+    calls bigint,
+    rows bigint,
+    exec_ms double precision,
+    plans bigint,
+    plan_ms double precision,
+    shared_blks_hit bigint,
+    shared_blks_read bigint,
+    shared_blks_dirtied bigint,
+    shared_blks_written bigint,
+    temp_blks_read bigint,
+    temp_blks_written bigint,
+    wal_bytes numeric)
+LANGUAGE sql STABLE
+AS $$
+WITH readings AS (
+    SELECT h.*,
+           lag(h.ash_time) OVER w AS p_ash_time,
+           lag(h.calls) OVER w AS p_calls,
+           lag(h.rows) OVER w AS p_rows,
+           lag(h.total_exec_time) OVER w AS p_exec,
+           lag(h.plans) OVER w AS p_plans,
+           lag(h.total_plan_time) OVER w AS p_plan,
+           lag(h.shared_blks_hit) OVER w AS p_hit,
+           lag(h.shared_blks_read) OVER w AS p_read,
+           lag(h.shared_blks_dirtied) OVER w AS p_dirtied,
+           lag(h.shared_blks_written) OVER w AS p_written,
+           lag(h.temp_blks_read) OVER w AS p_temp_read,
+           lag(h.temp_blks_written) OVER w AS p_temp_written,
+           lag(h.wal_bytes) OVER w AS p_wal_bytes
+    FROM pg_stat_statements_history h
+    WHERE h.ash_time >= since AND h.ash_time <= until
+      AND h.queryid IS NOT NULL
+    WINDOW w AS (PARTITION BY h.userid, h.dbid, h.queryid, h.toplevel
+                 ORDER BY h.ash_time, h.sample_id)
+), intervals AS (
+    SELECT r.*,
+           (r.calls < r.p_calls OR r.rows < r.p_rows OR r.total_exec_time < r.p_exec
+            OR r.plans < r.p_plans OR r.shared_blks_hit < r.p_hit
+            OR r.shared_blks_read < r.p_read OR r.wal_bytes < r.p_wal_bytes) AS was_reset
+    FROM readings r
+    WHERE r.p_ash_time IS NOT NULL
+)
+SELECT i.ash_time, i.p_ash_time, i.sample_id, i.userid, i.dbid, i.queryid,
+       i.toplevel,
+       extract(epoch FROM i.ash_time - i.p_ash_time)::double precision,
+       i.was_reset,
+       CASE WHEN NOT i.was_reset THEN i.calls - i.p_calls END,
+       CASE WHEN NOT i.was_reset THEN i.rows - i.p_rows END,
+       CASE WHEN NOT i.was_reset THEN i.total_exec_time - i.p_exec END,
+       CASE WHEN NOT i.was_reset THEN i.plans - i.p_plans END,
+       CASE WHEN NOT i.was_reset THEN i.total_plan_time - i.p_plan END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_hit - i.p_hit END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_read - i.p_read END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_dirtied - i.p_dirtied END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_written - i.p_written END,
+       CASE WHEN NOT i.was_reset THEN i.temp_blks_read - i.p_temp_read END,
+       CASE WHEN NOT i.was_reset THEN i.temp_blks_written - i.p_temp_written END,
+       CASE WHEN NOT i.was_reset THEN i.wal_bytes - i.p_wal_bytes END
+FROM intervals i
+$$;
+
+-- The same intervals as per-second rates (divided by the real seconds
+-- elapsed between the two readings) and per-call figures.  exec_ms_per_s
+-- is the average number of executions running (x 1000).
+CREATE FUNCTION pg_stat_statements_history_rates(
+    since timestamptz DEFAULT now() - interval '1 hour',
+    until timestamptz DEFAULT now())
+RETURNS TABLE (
+    ash_time timestamptz,
+    sample_id bigint,
+    userid oid,
+    dbid oid,
+    queryid bigint,
+    toplevel boolean,
+    seconds double precision,
+    reset boolean,
+    calls_per_s double precision,
+    rows_per_s double precision,
+    exec_ms_per_s double precision,
+    ms_per_call double precision,
+    rows_per_call double precision,
+    plans_per_s double precision,
+    shared_blks_hit_per_s double precision,
+    shared_blks_read_per_s double precision,
+    shared_blks_dirtied_per_s double precision,
+    shared_blks_written_per_s double precision,
+    temp_blks_read_per_s double precision,
+    temp_blks_written_per_s double precision,
+    wal_bytes_per_s double precision)
+LANGUAGE sql STABLE
+AS $$
+SELECT d.ash_time, d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
+       d.seconds, d.reset,
+       d.calls / nullif(d.seconds, 0),
+       d.rows / nullif(d.seconds, 0),
+       d.exec_ms / nullif(d.seconds, 0),
+       d.exec_ms / nullif(d.calls, 0),
+       d.rows::double precision / nullif(d.calls, 0),
+       d.plans / nullif(d.seconds, 0),
+       d.shared_blks_hit / nullif(d.seconds, 0),
+       d.shared_blks_read / nullif(d.seconds, 0),
+       d.shared_blks_dirtied / nullif(d.seconds, 0),
+       d.shared_blks_written / nullif(d.seconds, 0),
+       d.temp_blks_read / nullif(d.seconds, 0),
+       d.temp_blks_written / nullif(d.seconds, 0),
+       d.wal_bytes::double precision / nullif(d.seconds, 0)
+FROM pg_stat_statements_history_deltas(since, until) d
+$$;

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
@@ -93,6 +94,63 @@ typedef struct AshRow
 } AshRow;
 
 /*
+ * One row of pg_stat_statements history: the counters of one statement
+ * (userid, dbid, queryid, toplevel) at the moment of one ASH sample.
+ */
+typedef struct PgsshRow
+{
+	int64		sample_id;
+	TimestampTz ash_time;
+	uint64		queryid;
+	Oid			userid;
+	Oid			dbid;
+	bool		toplevel;
+	int64		calls;
+	int64		rows;
+	int64		plans;
+	int64		shared_blks_hit;
+	int64		shared_blks_read;
+	int64		shared_blks_dirtied;
+	int64		shared_blks_written;
+	int64		local_blks_hit;
+	int64		local_blks_read;
+	int64		local_blks_dirtied;
+	int64		local_blks_written;
+	int64		temp_blks_read;
+	int64		temp_blks_written;
+	int64		wal_records;
+	int64		wal_fpi;
+	int64		wal_bytes;
+	double		total_exec_time;
+	double		total_plan_time;
+	double		blk_read_time;
+	double		blk_write_time;
+} PgsshRow;
+
+/* A statement the sampler asks the statements worker to read. */
+typedef struct PgsshKey
+{
+	uint64		queryid;
+	Oid			userid;
+	Oid			dbid;
+} PgsshKey;
+
+/* What the statements history is doing, for pgsentinel_status(). */
+typedef enum PgsshState
+{
+	PGSSH_DISABLED = 0,			/* pgsentinel_pgssh.enable is off */
+	PGSSH_NOT_LOADED,			/* pg_stat_statements not preloaded */
+	PGSSH_STARTING,				/* worker launched, connecting */
+	PGSSH_NOT_CONNECTED,		/* worker could not connect to db_name */
+	PGSSH_NOT_CREATED,			/* extension missing in db_name */
+	PGSSH_INCOMPATIBLE,			/* its columns are not what we read */
+	PGSSH_FAILING,				/* reading it raised an error */
+	PGSSH_OK
+} PgsshState;
+
+#define PGSSH_MESSAGE_LEN 256
+
+/*
  * Each backend's slot, written only by that backend from the executor and
  * utility hooks, read by the sampler.  The writer brackets its stores with
  * changecount increments (odd while writing, as st_changecount in core's
@@ -151,6 +209,29 @@ typedef struct PgsSharedState
 	uint64		sample_overruns;	/* samples later than one period */
 	double		worker_period;	/* settings as the sampler last read them */
 	bool		worker_track_idle_trans;
+
+	/* Statements ring: protected by lock, written by the statements worker. */
+	int			pgssh_capacity;
+	Size		pgssh_offset;
+	uint64		pgssh_written;
+
+	/* Sampler's request to the statements worker: protected by lock. */
+	Size		request_offset;
+	int			request_max_keys;
+	uint64		request_seq;	/* bumped by each new request */
+	int64		request_sample_id;
+	TimestampTz request_ash_time;
+	int			request_nkeys;
+
+	/* Statements worker status: protected by lock. */
+	int32		pgssh_pid;
+	Latch	   *pgssh_latch;
+	int			pgssh_state;	/* PgsshState */
+	char		pgssh_message[PGSSH_MESSAGE_LEN];
+	uint64		pgssh_samples;
+	int64		pgssh_last_us;
+	int64		pgssh_max_us;
+	uint64		requests_skipped;	/* overwritten before being read */
 } PgsSharedState;
 
 /* Text area entry header; the bytes follow, the whole padded to 8. */
@@ -190,6 +271,8 @@ extern void pgs_check_loaded(void);
 extern AshRow *pgs_ash_rows(void);
 extern char *pgs_text_area(void);
 extern PgsBackendSlot *pgs_backend_slot(int procno);
+extern PgsshRow *pgs_pgssh_rows(void);
+extern PgsshKey *pgs_request_keys(void);
 
 typedef struct PgsAshCopy
 {
@@ -218,6 +301,17 @@ extern bool pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy);
 /* sampler.c */
 extern void pgs_register_worker(void);
 extern PGDLLEXPORT void pgsentinel_main(Datum main_arg);
+
+/* pgssh.c: the statements worker, and the sampler's side of it */
+extern PGDLLEXPORT void pgsentinel_pgssh_main(Datum main_arg);
+extern void pgssh_sampler_init(void);
+extern int	pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys);
+extern void pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
+										 int64 sample_id, TimestampTz ash_time);
+extern void pgssh_notify(void);
+extern void pgssh_supervise(void);
+extern void pgssh_set_state(PgsshState state, const char *message);
+extern const char *pgssh_state_name(int state);
 
 /* ash_view.c */
 extern const char *pgs_state_name(uint8 state);

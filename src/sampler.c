@@ -73,6 +73,7 @@ static PgsBackendSlot *slot_copy = NULL;
 static PidEntry *pid_table = NULL;
 static uint32 pid_table_mask = 0;
 static PendingBackfill *pending = NULL;
+static PgsshKey *pgssh_keys = NULL;
 static int	npending = 0;
 static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
@@ -210,6 +211,9 @@ sampler_init(void)
 	pid_table_mask = size - 1;
 	pending = MemoryContextAlloc(TopMemoryContext,
 								 sizeof(PendingBackfill) * PGS_MAX_PENDING_BACKFILL);
+	pgssh_keys = MemoryContextAlloc(TopMemoryContext,
+									sizeof(PgsshKey) * pgs_state->request_max_keys);
+	pgssh_sampler_init();
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
 	ash_written = pgs_state->ash_written;
@@ -411,7 +415,7 @@ find_backfills(Backfill *out)
  */
 static void
 publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
-			   int nfills, int64 sample_id, TimestampTz now,
+			   int nfills, int nkeys, int64 sample_id, TimestampTz now,
 			   TimestampTz started)
 {
 	AshRow	   *ring = pgs_ash_rows();
@@ -459,6 +463,8 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 		pgs_state->rows_backfilled++;
 	}
 
+	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);
+
 	pgs_state->samples_taken++;
 	pgs_state->last_sample_time = now;
 	pgs_state->last_sample_us = sample_us;
@@ -480,6 +486,7 @@ take_sample(TimestampTz now)
 	Backfill   *fills;
 	int			nrows = 0;
 	int			nfills;
+	int			nkeys;
 	int64		sample_id = last_sample_id + 1;
 	int			i;
 
@@ -516,8 +523,11 @@ take_sample(TimestampTz now)
 		}
 	}
 
-	publish_sample(rows, nrows, fills, nfills, sample_id, now, started);
+	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
+	publish_sample(rows, nrows, fills, nfills, nkeys, sample_id, now, started);
 	last_sample_id = sample_id;
+	if (nkeys > 0)
+		pgssh_notify();
 
 	pgstat_clear_backend_activity_snapshot();
 	MemoryContextSwitchTo(oldcxt);
@@ -575,6 +585,7 @@ pgsentinel_main(Datum main_arg)
 		if (now >= next_sample)
 		{
 			take_sample(now);
+			pgssh_supervise();
 			next_sample += period_us();
 			if (next_sample <= now)
 			{

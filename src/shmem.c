@@ -6,14 +6,21 @@
  *
  * LOCKING RULES (the only place they are written down)
  * ----------------------------------------------------
- * pgs_state->lock, one LWLock of the tranche "pgsentinel", protects the ASH
- * ring, the text area and the worker-status fields of PgsSharedState.
+ * pgs_state->lock, one LWLock of the tranche "pgsentinel", protects every
+ * non-layout field of PgsSharedState and the three areas it describes: the
+ * ASH ring with its text area, the statements ring, and the sampler's
+ * request to the statements worker.
  *
- *	- The sampler worker is the only writer of all of them.  It prepares a
- *	  whole sample in its own memory (rows, texts, their final positions),
- *	  then takes the lock in LW_EXCLUSIVE mode only to memcpy the prepared
- *	  batch in and update the counters.  Nothing is allocated, no error can
- *	  be raised and no system call is made while it holds the lock.
+ *	- Each area has exactly one writer.  The sampler writes the ASH ring,
+ *	  the text area, the request and its own status fields; the statements
+ *	  worker writes the statements ring and its status fields.  A writer
+ *	  prepares everything in its own memory first (rows, texts, their final
+ *	  positions), then takes the lock in LW_EXCLUSIVE mode only to memcpy
+ *	  the prepared batch in and update counters.  Nothing is allocated, no
+ *	  error can be raised and no system call is made while it is held
+ *	  (reading the clock, a vDSO call, excepted).
+ *	- The statements worker reads the request by copying it out under
+ *	  LW_SHARED, like any reader.
  *	- Readers (the views, pgsentinel_status()) take the lock in LW_SHARED
  *	  mode only to memcpy what they need out, then release it and build
  *	  their result rows from the copy.  A reader therefore never sees a
@@ -48,6 +55,16 @@ backend_slot_size(void)
 							 pgstat_track_activity_query_size));
 }
 
+/*
+ * Keys one request can carry: a top-level and a nested statement for every
+ * session, plus as many statements that finished since the last sample.
+ */
+static int
+request_max_keys(void)
+{
+	return 4 * MaxBackends;
+}
+
 /* Size of the text area, in bytes, from its setting. */
 static Size
 text_area_bytes(void)
@@ -68,6 +85,8 @@ pgs_shmem_size(void)
 	size = add_size(size, MAXALIGN(mul_size(sizeof(AshRow), pgs_ash_max_entries)));
 	size = add_size(size, MAXALIGN(text_area_bytes()));
 	size = add_size(size, mul_size(backend_slot_size(), MaxBackends));
+	size = add_size(size, MAXALIGN(mul_size(sizeof(PgsshRow), pgs_pgssh_max_entries)));
+	size = add_size(size, MAXALIGN(mul_size(sizeof(PgsshKey), request_max_keys())));
 	return size;
 }
 
@@ -128,6 +147,16 @@ pgs_shmem_startup(void)
 		s->slots_offset = offset;
 		for (i = 0; i < s->nslots; i++)
 			memset(pgs_backend_slot(i), 0, s->slot_size);
+		offset += mul_size(s->slot_size, s->nslots);
+
+		s->pgssh_capacity = pgs_pgssh_max_entries;
+		s->pgssh_offset = offset;
+		offset += MAXALIGN(mul_size(sizeof(PgsshRow), pgs_pgssh_max_entries));
+
+		s->request_max_keys = request_max_keys();
+		s->request_offset = offset;
+		offset += MAXALIGN(mul_size(sizeof(PgsshKey), s->request_max_keys));
+		Assert(offset <= pgs_shmem_size());
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -158,6 +187,20 @@ char *
 pgs_text_area(void)
 {
 	return (char *) pgs_state + pgs_state->text_offset;
+}
+
+/* The statements ring's rows. */
+PgsshRow *
+pgs_pgssh_rows(void)
+{
+	return (PgsshRow *) ((char *) pgs_state + pgs_state->pgssh_offset);
+}
+
+/* The keys of the sampler's current request. */
+PgsshKey *
+pgs_request_keys(void)
+{
+	return (PgsshKey *) ((char *) pgs_state + pgs_state->request_offset);
 }
 
 /* The slot of the backend with this PGPROC number, or NULL. */

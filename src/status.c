@@ -17,7 +17,7 @@
 
 PG_FUNCTION_INFO_V1(pgsentinel_status_2_0);
 
-#define STATUS_COLS 22
+#define STATUS_COLS 31
 
 /* What the status function copies out under the lock. */
 typedef struct StatusCopy
@@ -38,6 +38,14 @@ typedef struct StatusCopy
 	uint64		sample_overruns;
 	double		period;
 	bool		track_idle_trans;
+	int			pgssh_state;
+	char		pgssh_message[PGSSH_MESSAGE_LEN];
+	int32		pgssh_pid;
+	uint64		pgssh_written;
+	uint64		pgssh_samples;
+	int64		pgssh_last_us;
+	int64		pgssh_max_us;
+	uint64		requests_skipped;
 } StatusCopy;
 
 /* Copy the status fields under the shared lock. */
@@ -69,6 +77,14 @@ status_copy_out(StatusCopy *c)
 	c->sample_overruns = pgs_state->sample_overruns;
 	c->period = pgs_state->worker_period;
 	c->track_idle_trans = pgs_state->worker_track_idle_trans;
+	c->pgssh_state = pgs_state->pgssh_state;
+	memcpy(c->pgssh_message, pgs_state->pgssh_message, PGSSH_MESSAGE_LEN);
+	c->pgssh_pid = pgs_state->pgssh_pid;
+	c->pgssh_written = pgs_state->pgssh_written;
+	c->pgssh_samples = pgs_state->pgssh_samples;
+	c->pgssh_last_us = pgs_state->pgssh_last_us;
+	c->pgssh_max_us = pgs_state->pgssh_max_us;
+	c->requests_skipped = pgs_state->requests_skipped;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -106,6 +122,9 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 							 "; " UINT64_FORMAT " texts were dropped while rows still used them (those rows show NULL texts): raise pgsentinel_ash.text_area_size",
 							 c->texts_dropped);
 	}
+	if (c->worker_pid != 0 && c->pgssh_state != PGSSH_OK &&
+		c->pgssh_state != PGSSH_DISABLED && c->pgssh_message[0] != '\0')
+		appendStringInfo(&buf, "; statements history: %s", c->pgssh_message);
 	return buf.data;
 }
 
@@ -157,6 +176,19 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	nulls[i++] = (c.worker_pid == 0);
 	values[i++] = Int32GetDatum((int32) sizeof(AshRow));
 	values[i++] = Int64GetDatum((int64) pgs_shmem_size());
+	values[i++] = CStringGetTextDatum(pgssh_state_name(c.pgssh_state));
+	values[i] = CStringGetTextDatum(c.pgssh_message);
+	nulls[i++] = (c.pgssh_message[0] == '\0');
+	values[i] = Int32GetDatum(c.pgssh_pid);
+	nulls[i++] = (c.pgssh_pid == 0);
+	values[i++] = Int64GetDatum((int64) Min(c.pgssh_written, (uint64) pgs_state->pgssh_capacity));
+	values[i++] = Int32GetDatum(pgs_state->pgssh_capacity);
+	values[i++] = Int64GetDatum((int64) c.pgssh_samples);
+	values[i] = Int64GetDatum(c.pgssh_last_us);
+	nulls[i++] = (c.pgssh_samples == 0);
+	values[i] = Int64GetDatum(c.pgssh_max_us);
+	nulls[i++] = (c.pgssh_samples == 0);
+	values[i++] = Int64GetDatum((int64) c.requests_skipped);
 	values[i++] = CStringGetTextDatum(diagnosis(&c, now));
 	Assert(i == STATUS_COLS);
 

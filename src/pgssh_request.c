@@ -1,0 +1,364 @@
+/*-------------------------------------------------------------------------
+ *
+ * pgssh_request.c
+ *		The sampler's side of the statements history: which statements to
+ *		read at each sample, the request handed to the statements worker,
+ *		and the supervision of that worker.
+ *
+ * At each sample the sampler collects the (userid, dbid, queryid) of the
+ * top-level and of the executing statement of every sampled session, adds
+ * the statements seen at the previous sample that are no longer running
+ * (their last execution only reaches pg_stat_statements when it ends), and
+ * publishes this list with the sample's id and time.  The statements worker
+ * (pgssh_worker.c) reads pg_stat_statements for exactly those statements.
+ *
+ * The statements worker needs a database connection; the sampler does not
+ * and never depends on it.  The sampler launches it as a dynamic background
+ * worker, and launches it again, with a growing delay, if it exits.  Every
+ * state change is logged once and shown by pgsentinel_status().
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+#include "pgsentinel.h"
+
+#define RELAUNCH_MIN_MS		1000
+#define RELAUNCH_MAX_MS		(5 * 60 * 1000)
+
+/* Sampler-private state. */
+static PgsshKey *prev_keys = NULL;	/* statements of the previous sample */
+static int	nprev_keys = 0;
+static PgsshKey *merged_keys = NULL;
+static BackgroundWorkerHandle *worker_handle = NULL;
+static TimestampTz next_launch = 0;
+static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
+
+/* Words for the states, as pgsentinel_status() shows them. */
+const char *
+pgssh_state_name(int state)
+{
+	switch (state)
+	{
+		case PGSSH_DISABLED:
+			return "disabled";
+		case PGSSH_NOT_LOADED:
+			return "pg_stat_statements not loaded";
+		case PGSSH_STARTING:
+			return "starting";
+		case PGSSH_NOT_CONNECTED:
+			return "cannot connect";
+		case PGSSH_NOT_CREATED:
+			return "pg_stat_statements not created";
+		case PGSSH_INCOMPATIBLE:
+			return "pg_stat_statements incompatible";
+		case PGSSH_FAILING:
+			return "failing";
+		case PGSSH_OK:
+			return "ok";
+		default:
+			return "unknown";
+	}
+}
+
+/*
+ * Record a new state of the statements history; log it once, when it
+ * changes, so that a broken setup leaves one line, not one per period.
+ */
+void
+pgssh_set_state(PgsshState state, const char *message)
+{
+	bool		changed;
+
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	changed = pgs_state->pgssh_state != (int) state ||
+		strncmp(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN - 1) != 0;
+	pgs_state->pgssh_state = (int) state;
+	strlcpy(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN);
+	LWLockRelease(pgs_state->lock);
+
+	if (changed && state != PGSSH_STARTING)
+		ereport(state == PGSSH_OK || state == PGSSH_DISABLED ? LOG : WARNING,
+				(errmsg("pgsentinel statements history: %s", message)));
+}
+
+/* The current state, read under the lock. */
+static int
+current_state(void)
+{
+	int			state;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	state = pgs_state->pgssh_state;
+	LWLockRelease(pgs_state->lock);
+	return state;
+}
+
+/* Sampler start-up: private buffers. */
+void
+pgssh_sampler_init(void)
+{
+	prev_keys = MemoryContextAlloc(TopMemoryContext,
+								   sizeof(PgsshKey) * pgs_state->request_max_keys);
+	merged_keys = MemoryContextAlloc(TopMemoryContext,
+									 sizeof(PgsshKey) * pgs_state->request_max_keys);
+}
+
+/* Order of keys: queryid, then userid, then dbid. */
+static int
+key_cmp(const void *a, const void *b)
+{
+	const PgsshKey *ka = a;
+	const PgsshKey *kb = b;
+
+	if (ka->queryid != kb->queryid)
+		return ka->queryid < kb->queryid ? -1 : 1;
+	if (ka->userid != kb->userid)
+		return ka->userid < kb->userid ? -1 : 1;
+	if (ka->dbid != kb->dbid)
+		return ka->dbid < kb->dbid ? -1 : 1;
+	return 0;
+}
+
+/* Sort and remove duplicates; returns the new count. */
+static int
+sort_unique(PgsshKey *keys, int n)
+{
+	int			i;
+	int			out = 0;
+
+	if (n <= 1)
+		return n;
+	qsort(keys, n, sizeof(PgsshKey), key_cmp);
+	for (i = 0; i < n; i++)
+		if (out == 0 || key_cmp(&keys[out - 1], &keys[i]) != 0)
+			keys[out++] = keys[i];
+	return out;
+}
+
+/*
+ * The statements to read at this sample, sorted, into keys (room for
+ * request_max_keys): those of the sampled sessions, and those of the
+ * previous sample that are gone.  Returns the count (0 when the history is
+ * off).
+ */
+int
+pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
+{
+	int			max = pgs_state->request_max_keys;
+	int			n = 0;
+	int			i;
+	int			j;
+	int			nmerged = 0;
+
+	if (!pgs_pgssh_enable || pgs_pgssh_max_entries <= 0)
+	{
+		nprev_keys = 0;
+		return 0;
+	}
+
+	for (i = 0; i < nrows && n + 2 <= max / 2; i++)
+	{
+		const AshRow *r = &rows[i];
+
+		if (r->queryid != 0)
+		{
+			keys[n].queryid = r->queryid;
+			keys[n].userid = r->usesysid;
+			keys[n].dbid = r->datid;
+			n++;
+		}
+		if (r->nested_queryid != 0 && r->nested_queryid != r->queryid)
+		{
+			keys[n].queryid = r->nested_queryid;
+			keys[n].userid = r->usesysid;
+			keys[n].dbid = r->datid;
+			n++;
+		}
+	}
+	n = sort_unique(keys, n);
+
+	/* merge with the previous sample's statements: both lists are sorted */
+	i = j = 0;
+	while ((i < n || j < nprev_keys) && nmerged < max)
+	{
+		int			c;
+
+		if (i >= n)
+			c = 1;
+		else if (j >= nprev_keys)
+			c = -1;
+		else
+			c = key_cmp(&keys[i], &prev_keys[j]);
+		if (c <= 0)
+			merged_keys[nmerged++] = keys[i++];
+		else
+			merged_keys[nmerged++] = prev_keys[j];	/* gone: read once more */
+		if (c >= 0)
+			j++;
+	}
+
+	/* this sample's own statements become the next "previous" */
+	memcpy(prev_keys, keys, sizeof(PgsshKey) * n);
+	nprev_keys = n;
+
+	memcpy(keys, merged_keys, sizeof(PgsshKey) * nmerged);
+	return nmerged;
+}
+
+/*
+ * Publish the request of this sample.  The caller holds pgs_state->lock
+ * exclusively: copies and stores only.
+ */
+void
+pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
+							 int64 sample_id, TimestampTz ash_time)
+{
+	if (nkeys == 0)
+		return;
+	memcpy(pgs_request_keys(), keys, sizeof(PgsshKey) * nkeys);
+	pgs_state->request_nkeys = nkeys;
+	pgs_state->request_sample_id = sample_id;
+	pgs_state->request_ash_time = ash_time;
+	pgs_state->request_seq++;
+}
+
+/* Wake the statements worker after a request was published. */
+void
+pgssh_notify(void)
+{
+	Latch	   *latch;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	latch = pgs_state->pgssh_latch;
+	LWLockRelease(pgs_state->lock);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+/*
+ * Is pg_stat_statements in shared_preload_libraries?  That setting only
+ * changes at restart, so the answer is computed once.
+ */
+static bool
+pgss_preloaded(void)
+{
+	static int	cached = -1;
+	char	   *libs;
+	List	   *names = NIL;
+	ListCell   *lc;
+	bool		found = false;
+
+	if (cached >= 0)
+		return cached == 1;
+	libs = pstrdup(GetConfigOption("shared_preload_libraries", false, false));
+	if (SplitIdentifierString(libs, ',', &names))
+	{
+		foreach(lc, names)
+		{
+			const char *name = lfirst(lc);
+			const char *base = strrchr(name, '/');
+
+			base = base ? base + 1 : name;
+			if (strncmp(base, "pg_stat_statements", 18) == 0 &&
+				(base[18] == '\0' || strcmp(base + 18, ".so") == 0))
+				found = true;
+		}
+	}
+	list_free(names);
+	pfree(libs);
+	cached = found ? 1 : 0;
+	return found;
+}
+
+/*
+ * Called by the sampler after each sample: keep the statements worker
+ * running while the history is wanted and possible.
+ */
+void
+pgssh_supervise(void)
+{
+	BackgroundWorker worker;
+	pid_t		pid;
+	TimestampTz now;
+	int			state = current_state();
+
+	if (!pgs_pgssh_enable)
+	{
+		if (state != PGSSH_DISABLED)
+			pgssh_set_state(PGSSH_DISABLED,
+							"disabled by pgsentinel_pgssh.enable = off");
+		return;
+	}
+	if (!pgss_preloaded())
+	{
+		if (state != PGSSH_NOT_LOADED)
+			pgssh_set_state(PGSSH_NOT_LOADED,
+							"pg_stat_statements is not in shared_preload_libraries: add it there and restart the server");
+		return;
+	}
+	if (state == PGSSH_DISABLED ||
+		state == PGSSH_NOT_LOADED)
+		pgssh_set_state(PGSSH_STARTING, "starting");
+
+	if (worker_handle != NULL &&
+		GetBackgroundWorkerPid(worker_handle, &pid) != BGWH_STOPPED)
+	{
+		if (state == PGSSH_OK)
+			relaunch_delay_ms = RELAUNCH_MIN_MS;
+		return;					/* running, or about to start */
+	}
+
+	now = GetCurrentTimestamp();
+	if (worker_handle != NULL)
+	{
+		/* it exited: why, as far as we can tell */
+		pfree(worker_handle);
+		worker_handle = NULL;
+		if (state == PGSSH_STARTING)
+		{
+			char		msg[PGSSH_MESSAGE_LEN];
+
+			snprintf(msg, sizeof(msg),
+					 "could not connect to database \"%s\" (pgsentinel.db_name): create it or set pgsentinel.db_name to an existing database and restart",
+					 pgs_db_name);
+			pgssh_set_state(PGSSH_NOT_CONNECTED, msg);
+		}
+		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
+		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
+		return;
+	}
+	if (now < next_launch)
+		return;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pgsentinel");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pgsentinel_pgssh_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pgsentinel statements");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pgsentinel statements");
+	worker.bgw_notify_pid = MyProcPid;
+
+	if (!RegisterDynamicBackgroundWorker(&worker, &worker_handle))
+	{
+		worker_handle = NULL;
+		pgssh_set_state(PGSSH_NOT_CONNECTED,
+						"no background worker slot is free for the statements worker: raise max_worker_processes");
+		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
+		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
+		return;
+	}
+	if (state != PGSSH_NOT_CONNECTED)
+		pgssh_set_state(PGSSH_STARTING, "starting");
+}

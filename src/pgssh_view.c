@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * pgssh_view.c
+ *		pg_stat_statements_history(): the statements ring, copied out under
+ *		the shared lock and turned into tuples after releasing it.  Other
+ *		roles' query ids are hidden as pg_stat_statements hides them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_authid.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "pgsentinel.h"
+
+PG_FUNCTION_INFO_V1(pg_stat_statements_history_2_0);
+
+#define PGSSH_COLS 27
+
+/* Copy the statements ring out, oldest row first. */
+static PgsshRow *
+pgssh_copy_out(int64 *nrows)
+{
+	uint64		capacity = (uint64) pgs_state->pgssh_capacity;
+	PgsshRow   *ring = pgs_pgssh_rows();
+	PgsshRow   *rows = MemoryContextAllocHuge(CurrentMemoryContext,
+											  sizeof(PgsshRow) * capacity);
+	uint64		written;
+	uint64		n;
+	uint64		at;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	written = pgs_state->pgssh_written;
+	n = Min(written, capacity);
+	at = (written - n) % capacity;
+	if (at + n <= capacity)
+		memcpy(rows, &ring[at], sizeof(PgsshRow) * n);
+	else
+	{
+		uint64		part = capacity - at;
+
+		memcpy(rows, &ring[at], sizeof(PgsshRow) * part);
+		memcpy(rows + part, ring, sizeof(PgsshRow) * (n - part));
+	}
+	LWLockRelease(pgs_state->lock);
+	*nrows = (int64) n;
+	return rows;
+}
+
+/* SQL function pg_stat_statements_history(). */
+Datum
+pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PgsshRow   *rows;
+	int64		nrows;
+	int64		i;
+	bool		read_all;
+	Oid			last_role = InvalidOid;
+	bool		last_allowed = false;
+
+	pgs_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	rows = pgssh_copy_out(&nrows);
+	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+
+	for (i = 0; i < nrows; i++)
+	{
+		const PgsshRow *r = &rows[i];
+		Datum		values[PGSSH_COLS];
+		bool		nulls[PGSSH_COLS];
+		int			c = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!read_all && r->userid != last_role)
+		{
+			last_role = r->userid;
+			last_allowed = has_privs_of_role(GetUserId(), r->userid);
+		}
+		memset(nulls, 0, sizeof(nulls));
+		values[c++] = TimestampTzGetDatum(r->ash_time);
+		values[c++] = ObjectIdGetDatum(r->userid);
+		values[c++] = ObjectIdGetDatum(r->dbid);
+		values[c] = Int64GetDatum((int64) r->queryid);
+		nulls[c++] = !(read_all || last_allowed);
+		values[c++] = Int64GetDatum(r->calls);
+		values[c++] = Float8GetDatum(r->total_exec_time);
+		values[c++] = Int64GetDatum(r->rows);
+		values[c++] = Int64GetDatum(r->shared_blks_hit);
+		values[c++] = Int64GetDatum(r->shared_blks_read);
+		values[c++] = Int64GetDatum(r->shared_blks_dirtied);
+		values[c++] = Int64GetDatum(r->shared_blks_written);
+		values[c++] = Int64GetDatum(r->local_blks_hit);
+		values[c++] = Int64GetDatum(r->local_blks_read);
+		values[c++] = Int64GetDatum(r->local_blks_dirtied);
+		values[c++] = Int64GetDatum(r->local_blks_written);
+		values[c++] = Int64GetDatum(r->temp_blks_read);
+		values[c++] = Int64GetDatum(r->temp_blks_written);
+		values[c++] = Float8GetDatum(r->blk_read_time);
+		values[c++] = Float8GetDatum(r->blk_write_time);
+		values[c++] = Int64GetDatum(r->plans);
+		values[c++] = Float8GetDatum(r->total_plan_time);
+		values[c++] = Int64GetDatum(r->wal_records);
+		values[c++] = Int64GetDatum(r->wal_fpi);
+		values[c++] = NumericGetDatum(int64_to_numeric(r->wal_bytes));
+		values[c++] = Int64GetDatum(r->sample_id);
+		values[c++] = BoolGetDatum(r->toplevel);
+		values[c++] = Float8GetDatum(r->total_exec_time);
+		Assert(c == PGSSH_COLS);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,478 @@
+/*-------------------------------------------------------------------------
+ *
+ * pgssh_worker.c
+ *		The statements worker: reads pg_stat_statements for the statements
+ *		of each ASH sample and appends their counters to the statements
+ *		ring, stamped with the sample's id and time.
+ *
+ * It connects to pgsentinel.db_name, checks that pg_stat_statements is
+ * created there with the columns it reads, prepares one query, and then
+ * waits for the sampler's requests (pgssh_request.c).  The query asks for
+ * the counters only -- pg_stat_statements(false) never reads the query-text
+ * file -- and keeps the rows of the requested statements.  When anything is
+ * missing or fails, ASH sampling goes on regardless, the state and the
+ * remedy are logged once and shown by pgsentinel_status(), and the check is
+ * repeated every few seconds, so that CREATE EXTENSION pg_stat_statements
+ * later starts the history without a restart.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "pgsentinel.h"
+
+#define RECHECK_MS		5000
+
+/* Columns read, in the order of the prepared query. */
+enum
+{
+	COL_USERID, COL_DBID, COL_TOPLEVEL, COL_QUERYID, COL_CALLS, COL_ROWS,
+	COL_PLANS, COL_SHARED_HIT, COL_SHARED_READ, COL_SHARED_DIRTIED,
+	COL_SHARED_WRITTEN, COL_LOCAL_HIT, COL_LOCAL_READ, COL_LOCAL_DIRTIED,
+	COL_LOCAL_WRITTEN, COL_TEMP_READ, COL_TEMP_WRITTEN, COL_WAL_RECORDS,
+	COL_WAL_FPI, COL_WAL_BYTES, COL_EXEC_TIME, COL_PLAN_TIME,
+	COL_BLK_READ_TIME, COL_BLK_WRITE_TIME, NUM_COLS
+};
+
+/* pg_stat_statements columns needed as they are named since version 1.8 */
+static const char *const required_columns[] = {
+	"userid", "dbid", "toplevel", "queryid", "calls", "rows", "plans",
+	"shared_blks_hit", "shared_blks_read", "shared_blks_dirtied",
+	"shared_blks_written", "local_blks_hit", "local_blks_read",
+	"local_blks_dirtied", "local_blks_written", "temp_blks_read",
+	"temp_blks_written", "wal_records", "wal_fpi", "wal_bytes",
+	"total_exec_time", "total_plan_time"
+};
+
+static SPIPlanPtr read_plan = NULL;
+static PgsshKey *keys = NULL;
+static PgsshRow *batch = NULL;
+
+/* Clear the worker's pid and latch when it exits. */
+static void
+pgssh_worker_exit(int code, Datum arg)
+{
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	if (pgs_state->pgssh_pid == MyProcPid)
+	{
+		pgs_state->pgssh_pid = 0;
+		pgs_state->pgssh_latch = NULL;
+	}
+	LWLockRelease(pgs_state->lock);
+}
+
+/* Does the text array of argument names contain name? */
+static bool
+has_column(Datum *names, int n, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(TextDatumGetCString(names[i]), name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Find pg_stat_statements in this database, check its columns, and
+ * prepare the query.  Runs inside a transaction with SPI connected; sets
+ * the state and returns false when the history cannot run.
+ */
+static bool
+prepare_read_plan(void)
+{
+	Datum	   *names;
+	int			nnames;
+	bool		isnull;
+	char	   *schema;
+	const char *blk_read;
+	const char *blk_write;
+	StringInfoData sql;
+	Oid			argtypes[1] = {INT8ARRAYOID};
+	int			i;
+	char		msg[PGSSH_MESSAGE_LEN];
+
+	if (SPI_execute("SELECT n.nspname, p.proargnames"
+					" FROM pg_catalog.pg_extension e"
+					" JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
+					" JOIN pg_catalog.pg_proc p ON p.pronamespace = e.extnamespace"
+					" WHERE e.extname = 'pg_stat_statements'"
+					"   AND p.proname = 'pg_stat_statements' AND p.pronargs = 1",
+					true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up pg_stat_statements");
+	if (SPI_processed == 0)
+	{
+		snprintf(msg, sizeof(msg),
+				 "pg_stat_statements is not created in database \"%s\" (pgsentinel.db_name): run CREATE EXTENSION pg_stat_statements there",
+				 pgs_db_name);
+		pgssh_set_state(PGSSH_NOT_CREATED, msg);
+		return false;
+	}
+	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
+													   SPI_tuptable->tupdesc, 2,
+													   &isnull)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &names, NULL, &nnames);
+
+	for (i = 0; i < lengthof(required_columns); i++)
+	{
+		if (!has_column(names, nnames, required_columns[i]))
+		{
+			snprintf(msg, sizeof(msg),
+					 "pg_stat_statements in database \"%s\" has no column \"%s\": update it with ALTER EXTENSION pg_stat_statements UPDATE",
+					 pgs_db_name, required_columns[i]);
+			pgssh_set_state(PGSSH_INCOMPATIBLE, msg);
+			return false;
+		}
+	}
+	/* renamed in pg_stat_statements 1.11 (PostgreSQL 17) */
+	if (has_column(names, nnames, "shared_blk_read_time"))
+	{
+		blk_read = "shared_blk_read_time";
+		blk_write = "shared_blk_write_time";
+	}
+	else if (has_column(names, nnames, "blk_read_time"))
+	{
+		blk_read = "blk_read_time";
+		blk_write = "blk_write_time";
+	}
+	else
+	{
+		snprintf(msg, sizeof(msg),
+				 "pg_stat_statements in database \"%s\" has neither blk_read_time nor shared_blk_read_time",
+				 pgs_db_name);
+		pgssh_set_state(PGSSH_INCOMPATIBLE, msg);
+		return false;
+	}
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (i = 0; i < lengthof(required_columns); i++)
+	{
+		if (strcmp(required_columns[i], "wal_bytes") == 0)
+			appendStringInfoString(&sql, "least(wal_bytes, 9223372036854775807)::bigint, ");
+		else
+			appendStringInfo(&sql, "%s, ", required_columns[i]);
+	}
+	appendStringInfo(&sql, "%s, %s FROM %s.pg_stat_statements(false)"
+					 " WHERE queryid = ANY ($1)",
+					 blk_read, blk_write, quote_identifier(schema));
+
+	read_plan = SPI_prepare(sql.data, 1, argtypes);
+	if (read_plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql.data,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(read_plan);
+	return true;
+}
+
+/* Is this (queryid, userid, dbid) one of the n sorted keys? */
+static bool
+key_requested(const PgsshKey *k, int n, uint64 queryid, Oid userid, Oid dbid)
+{
+	int			lo = 0;
+	int			hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		const PgsshKey *m = &k[mid];
+		int			c;
+
+		if (m->queryid != queryid)
+			c = m->queryid < queryid ? -1 : 1;
+		else if (m->userid != userid)
+			c = m->userid < userid ? -1 : 1;
+		else if (m->dbid != dbid)
+			c = m->dbid < dbid ? -1 : 1;
+		else
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+/* int8 column of an SPI result row, 0 when NULL. */
+static int64
+col_int64(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col + 1, &isnull);
+
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/* float8 column of an SPI result row, 0 when NULL. */
+static double
+col_float8(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col + 1, &isnull);
+
+	return isnull ? 0.0 : DatumGetFloat8(d);
+}
+
+/*
+ * Read the counters of the requested statements into batch.  Runs in a
+ * transaction with SPI connected.  Returns the number of rows.
+ */
+static int
+read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * nkeys);
+	int			nids = 0;
+	Datum		arg;
+	int			i;
+	int			n = 0;
+	TupleDesc	desc;
+
+	for (i = 0; i < nkeys; i++)
+		if (nids == 0 || DatumGetInt64(ids[nids - 1]) != (int64) keys[i].queryid)
+			ids[nids++] = Int64GetDatum((int64) keys[i].queryid);
+	arg = PointerGetDatum(construct_array(ids, nids, INT8OID, 8, true, TYPALIGN_DOUBLE));
+
+	if (SPI_execute_plan(read_plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_stat_statements");
+	desc = SPI_tuptable->tupdesc;
+	for (i = 0; i < (int) SPI_processed && n < pgs_state->pgssh_capacity; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		PgsshRow   *r = &batch[n];
+		bool		isnull;
+		Oid			userid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_USERID + 1, &isnull));
+		Oid			dbid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_DBID + 1, &isnull));
+		uint64		queryid = (uint64) col_int64(tup, desc, COL_QUERYID);
+
+		if (!key_requested(keys, nkeys, queryid, userid, dbid))
+			continue;
+		r->sample_id = sample_id;
+		r->ash_time = ash_time;
+		r->queryid = queryid;
+		r->userid = userid;
+		r->dbid = dbid;
+		r->toplevel = DatumGetBool(SPI_getbinval(tup, desc, COL_TOPLEVEL + 1, &isnull));
+		r->calls = col_int64(tup, desc, COL_CALLS);
+		r->rows = col_int64(tup, desc, COL_ROWS);
+		r->plans = col_int64(tup, desc, COL_PLANS);
+		r->shared_blks_hit = col_int64(tup, desc, COL_SHARED_HIT);
+		r->shared_blks_read = col_int64(tup, desc, COL_SHARED_READ);
+		r->shared_blks_dirtied = col_int64(tup, desc, COL_SHARED_DIRTIED);
+		r->shared_blks_written = col_int64(tup, desc, COL_SHARED_WRITTEN);
+		r->local_blks_hit = col_int64(tup, desc, COL_LOCAL_HIT);
+		r->local_blks_read = col_int64(tup, desc, COL_LOCAL_READ);
+		r->local_blks_dirtied = col_int64(tup, desc, COL_LOCAL_DIRTIED);
+		r->local_blks_written = col_int64(tup, desc, COL_LOCAL_WRITTEN);
+		r->temp_blks_read = col_int64(tup, desc, COL_TEMP_READ);
+		r->temp_blks_written = col_int64(tup, desc, COL_TEMP_WRITTEN);
+		r->wal_records = col_int64(tup, desc, COL_WAL_RECORDS);
+		r->wal_fpi = col_int64(tup, desc, COL_WAL_FPI);
+		r->wal_bytes = col_int64(tup, desc, COL_WAL_BYTES);
+		r->total_exec_time = col_float8(tup, desc, COL_EXEC_TIME);
+		r->total_plan_time = col_float8(tup, desc, COL_PLAN_TIME);
+		r->blk_read_time = col_float8(tup, desc, COL_BLK_READ_TIME);
+		r->blk_write_time = col_float8(tup, desc, COL_BLK_WRITE_TIME);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Copy the batch into the statements ring, with the worker's timing.
+ * Takes the lock exclusively: copies and stores only.
+ */
+static void
+publish_rows(int n, int64 elapsed_us)
+{
+	PgsshRow   *ring = pgs_pgssh_rows();
+	uint64		capacity = (uint64) pgs_state->pgssh_capacity;
+	int			done = 0;
+
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	while (done < n)
+	{
+		uint64		at = (pgs_state->pgssh_written + done) % capacity;
+		int			chunk = (int) Min((uint64) (n - done), capacity - at);
+
+		memcpy(&ring[at], &batch[done], sizeof(PgsshRow) * chunk);
+		done += chunk;
+	}
+	pgs_state->pgssh_written += n;
+	pgs_state->pgssh_samples++;
+	pgs_state->pgssh_last_us = elapsed_us;
+	if (elapsed_us > pgs_state->pgssh_max_us)
+		pgs_state->pgssh_max_us = elapsed_us;
+	LWLockRelease(pgs_state->lock);
+}
+
+/*
+ * One unit of work in its own transaction: (re)check pg_stat_statements if
+ * needed, then serve the request if there is one.  Errors are caught,
+ * turned into a state, and the transaction is rolled back.  Returns true
+ * when pg_stat_statements is usable.
+ */
+static bool
+serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool ok = false;
+
+	PG_TRY();
+	{
+		TimestampTz start = GetCurrentTimestamp();
+		int			n = 0;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+
+		ok = read_plan != NULL || prepare_read_plan();
+		if (ok && have_request)
+			n = read_counters(nkeys, sample_id, ash_time);
+
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+
+		if (ok)
+		{
+			char		msg[PGSSH_MESSAGE_LEN];
+
+			snprintf(msg, sizeof(msg),
+					 "reading pg_stat_statements in database \"%s\"", pgs_db_name);
+			pgssh_set_state(PGSSH_OK, msg);
+			if (have_request)
+				publish_rows(n, GetCurrentTimestamp() - start);
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		char		msg[PGSSH_MESSAGE_LEN];
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		if (read_plan != NULL)
+		{
+			SPI_freeplan(read_plan);
+			read_plan = NULL;
+		}
+		snprintf(msg, sizeof(msg), "reading pg_stat_statements failed: %s",
+				 edata->message);
+		pgssh_set_state(PGSSH_FAILING, msg);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/* Entry point of the statements worker, launched by the sampler. */
+void
+pgsentinel_pgssh_main(Datum main_arg)
+{
+	uint64		last_seq = 0;
+	bool		usable = false;
+	TimestampTz next_check = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	pgs_state->pgssh_pid = MyProcPid;
+	pgs_state->pgssh_latch = MyLatch;
+	last_seq = pgs_state->request_seq;
+	LWLockRelease(pgs_state->lock);
+	on_shmem_exit(pgssh_worker_exit, (Datum) 0);
+
+	/* FATAL if the database does not exist: the sampler reports it */
+	BackgroundWorkerInitializeConnection(pgs_db_name, NULL, 0);
+	pgstat_report_appname("pgsentinel statements");
+
+	/* our own query is not a statement worth tracking */
+	(void) set_config_option("pg_stat_statements.track", "none",
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
+							 true, WARNING, false);
+
+	keys = MemoryContextAlloc(TopMemoryContext,
+							  sizeof(PgsshKey) * pgs_state->request_max_keys);
+	batch = MemoryContextAllocHuge(TopMemoryContext,
+								   sizeof(PgsshRow) * pgs_state->pgssh_capacity);
+
+	for (;;)
+	{
+		uint64		seq;
+		int			nkeys = 0;
+		int64		sample_id = 0;
+		TimestampTz ash_time = 0;
+		TimestampTz now;
+		bool		have_request;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!pgs_pgssh_enable)
+			proc_exit(0);		/* the sampler launches us again when on */
+
+		/* copy the latest request out */
+		LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+		seq = pgs_state->request_seq;
+		if (seq != last_seq)
+		{
+			nkeys = pgs_state->request_nkeys;
+			memcpy(keys, pgs_request_keys(), sizeof(PgsshKey) * nkeys);
+			sample_id = pgs_state->request_sample_id;
+			ash_time = pgs_state->request_ash_time;
+			if (seq > last_seq + 1)
+				pgs_state->requests_skipped += seq - last_seq - 1;
+		}
+		LWLockRelease(pgs_state->lock);
+
+		/*
+		 * While pg_stat_statements is usable, serve every request; while it
+		 * is not, look again every RECHECK_MS (requests meanwhile are lost).
+		 */
+		now = GetCurrentTimestamp();
+		have_request = (seq != last_seq);
+		last_seq = seq;
+		if (usable ? have_request : now >= next_check)
+		{
+			usable = serve(have_request && nkeys > 0, nkeys, sample_id, ash_time);
+			if (!usable)
+				next_check = TimestampTzPlusMilliseconds(now, RECHECK_MS);
+		}
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 usable ? 1000L : RECHECK_MS, pgs_worker_wait_event());
+		ResetLatch(MyLatch);
+	}
+}
