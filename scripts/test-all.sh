@@ -129,7 +129,7 @@ run_suite() {
 	case $kind in
 	regress) args+=("ISOLATION=" "TAP_TESTS=") ;;
 	isolation) args+=("REGRESS=" "TAP_TESTS=") ;;
-	tap) args+=("REGRESS=" "ISOLATION=") ;;
+	tap) args+=("PROVE_FLAGS=$PROVE_FLAGS" "REGRESS=" "ISOLATION=") ;;
 	esac
 	echo
 	pgs_log "PostgreSQL $v: $kind tests (make installcheck ${args[*]: -2})"
@@ -139,7 +139,7 @@ run_suite() {
 	: >"$log"
 	(cd "$dir" && exec timeout -k 30 "$SUITE_TIMEOUT" \
 		"${PGS_AS_USER[@]}" env HOME="$dir" PG_TEST_PORT_DIR="$dir/portlock" \
-		PROVE_FLAGS="$PROVE_FLAGS" make "${args[@]}" installcheck) >"$log" 2>&1 &
+		make "${args[@]}" installcheck) >"$log" 2>&1 &
 	SUITE_PID=$!
 	tail -n +1 -f --pid="$SUITE_PID" "$log" &
 	local tail_pid=$!
@@ -190,14 +190,14 @@ run_suite() {
 	SUMMARY+=("PostgreSQL $v $kind: $p passed, $f failed ($((SECONDS - t0)) s)")
 
 	if [ "$f" != 0 ]; then
-		show_failure "$v" "$kind" "$dir"
+		show_failure "$v" "$kind" "$dir" "$log"
 	fi
 	scan_server_logs "$dir"
 }
 
 # Print what explains a failure: the diffs, the server log, the TAP logs.
 show_failure() {
-	local v=$1 kind=$2 dir=$3 d
+	local v=$1 kind=$2 dir=$3 log=$4 d
 	echo
 	echo "======== PostgreSQL $v $kind: failure details ========"
 	case $kind in
@@ -214,15 +214,23 @@ show_failure() {
 		fi
 		;;
 	tap)
-		for d in "$dir"/tmp_check/log/regress_log_*; do
-			[ -s "$d" ] || continue
-			echo "---- ${d#"$dir"/} (last 80 lines) ----"
-			tail -80 "$d"
-		done
-		for d in "$dir"/tmp_check/log/*.log; do
-			[ -s "$d" ] || continue
-			echo "---- ${d#"$dir"/} (last 30 lines) ----"
-			tail -30 "$d"
+		# The logs of the failed test files ("t/001_x.pl (Wstat: ...)" in
+		# prove's summary), or all logs when prove did not say.
+		local failed_files=() name
+		mapfile -t failed_files < <(grep -Eo '^t/[^ ]+\.pl +\(Wstat' "$log" |
+			sed -E 's#^t/([^ ]+)\.pl.*#\1#')
+		[ ${#failed_files[@]} -gt 0 ] || failed_files=('*')
+		for name in "${failed_files[@]}"; do
+			for d in "$dir"/tmp_check/log/regress_log_$name; do
+				[ -s "$d" ] || continue
+				echo "---- ${d#"$dir"/} (last 80 lines) ----"
+				tail -80 "$d"
+			done
+			for d in "$dir"/tmp_check/log/$name*.log; do
+				[ -s "$d" ] || continue
+				echo "---- ${d#"$dir"/} (last 30 lines) ----"
+				tail -30 "$d"
+			done
 		done
 		;;
 	esac
