@@ -163,15 +163,16 @@ run_suite() {
 		fi
 		;;
 	tap)
-		# "Files=3, Tests=42, ..."  and on failure
-		# "Failed 1/3 test programs. 2/42 subtests failed."
+		# prove ends with "Files=3, Tests=42, ..." and "Result: PASS|FAIL";
+		# a failed file is listed in its "Test Summary Report" as
+		# "t/001_x.pl   (Wstat: 256 (exited 1) Tests: 47 Failed: 1)"
+		# (also when it only broke its plan).
 		if line=$(grep -E '^Files=[0-9]+, Tests=' "$log" | tail -1) && [ -n "$line" ]; then
 			local files
 			files=$(echo "$line" | sed -E 's/^Files=([0-9]+),.*/\1/')
-			line=$(grep -Eo 'Failed [0-9]+/[0-9]+ test programs' "$log" | tail -1)
-			if [ -n "$line" ]; then
-				f=$(echo "$line" | sed -E 's/Failed ([0-9]+)\/.*/\1/')
-			elif [ "$rc" != 0 ]; then
+			f=$(sed -n '/^Test Summary Report/,$p' "$log" |
+				grep -Eo '^t/[^ ]+\.pl +\(Wstat' | sort -u | wc -l)
+			if [ "$f" = 0 ] && { [ "$rc" != 0 ] || ! grep -q '^Result: PASS' "$log"; }; then
 				f=1
 			fi
 			p=$((files - f))
