@@ -30,7 +30,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # Regression and isolation tests run in their own preloaded temporary instance
 # (--temp-instance), so they never depend on a system cluster.
-REGRESS = setup ash_views settings status redaction
+REGRESS = setup ash_views settings status redaction pgssh
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION = lock_waiter truncate_waiter idle_in_transaction concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso

@@ -31,7 +31,8 @@ BEGIN
     LOOP
         PERFORM pg_sleep(0.02);
         EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
-                          WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep');
+                          WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep'
+                            AND query_start = statement_timestamp());
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'this session was not sampled within 60 s';
         END IF;
@@ -50,7 +51,8 @@ BEGIN
             x := x + sqrt(i);
         END LOOP;
         EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
-                          WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU');
+                          WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
+                            AND query_start = statement_timestamp());
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'this session was not sampled on CPU within 60 s';
         END IF;

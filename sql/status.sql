@@ -31,7 +31,7 @@ FROM pg_shmem_allocations WHERE name = 'pgsentinel';
 
 -- With history present, the diagnosis is ok and the oldest row is known.
 SELECT pgs_spin_until_sampled();
-SELECT diagnosis, oldest_row_time <= now() AS oldest_known,
+SELECT diagnosis LIKE 'ok%' AS diagnosis_ok, oldest_row_time <= now() AS oldest_known,
        oldest_row_time = (SELECT min(ash_time) FROM pg_active_session_history) AS oldest_matches_view
 FROM pgsentinel_status();
 

@@ -259,9 +259,13 @@ fill_client(AshRow *row, const PgBackendStatus *be)
 		row->client_port = -1;
 }
 
-/* Blockers of a heavyweight-lock waiter, through core's pg_blocking_pids(). */
+/*
+ * Blockers of a heavyweight-lock waiter, through core's pg_blocking_pids().
+ * If there are none, the wait may just have ended: the wait event is read
+ * again so that a row never shows a lock wait that had already stopped.
+ */
 static void
-fill_blockers(AshRow *row, uint64 row_index)
+fill_blockers(AshRow *row, PGPROC *proc, uint64 row_index)
 {
 	ArrayType  *arr;
 	int			n;
@@ -273,7 +277,10 @@ fill_blockers(AshRow *row, uint64 row_index)
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	row->blockers = n;
 	if (n == 0)
+	{
+		row->wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
 		return;
+	}
 	pids = (int32 *) ARR_DATA_PTR(arr);
 	row->blockerpid = pids[0];
 	blocker = pid_lookup(pids[0], false);
@@ -361,7 +368,7 @@ fill_row(AshRow *row, LocalPgBackendStatus *local, uint64 row_index,
 	}
 
 	if ((row->wait_event_info & 0xFF000000) == PG_WAIT_LOCK)
-		fill_blockers(row, row_index);
+		fill_blockers(row, proc, row_index);
 	return true;
 }
 

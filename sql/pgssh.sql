@@ -1,0 +1,155 @@
+--
+-- pg_stat_statements_history: the counters of the sampled statements at
+-- each sample, and the helpers that turn them into deltas and rates.
+--
+
+-- Every 1.4 column in its order and type, then sample_id, toplevel and
+-- total_time.
+SELECT attnum, attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_stat_statements_history'::regclass AND attnum > 0
+ORDER BY attnum;
+
+-- Wait (bounded) until the statements history is in the given state.
+CREATE FUNCTION pgs_wait_pgssh_state(wanted text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+    st text;
+BEGIN
+    LOOP
+        SELECT pgssh_state INTO st FROM pgsentinel_status();
+        EXIT WHEN st = wanted;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'statements history still "%" after 60 s, not "%"', st, wanted;
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    RETURN st;
+END $$;
+
+SELECT pgs_wait_pgssh_state('ok');
+
+-- A known workload: a function called 20 times, each call long enough to
+-- be sampled.
+CREATE FUNCTION pgssh_work() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_sleep(0.03);
+    RETURN 1;
+END $$;
+SELECT 'SELECT pgssh_work()' FROM generate_series(1, 20) \gexec
+-- the statement is no longer running: the next samples read it once more
+SELECT pgs_wait_samples(3);
+
+SELECT queryid AS work_queryid FROM pg_stat_statements
+WHERE query = 'SELECT pgssh_work()' AND toplevel \gset
+
+-- It was sampled, stamped like the ASH samples (a final reading can fall
+-- on a sample where no session was active), and its last reading has all
+-- 20 calls (the final one included).
+SELECT count(*) > 1 AS readings,
+       bool_or(EXISTS (SELECT 1 FROM pg_active_session_history a
+                       WHERE a.sample_id = h.sample_id AND a.ash_time = h.ash_time))
+           AS stamped_like_ash,
+       bool_and(NOT EXISTS (SELECT 1 FROM pg_active_session_history a
+                            WHERE a.sample_id = h.sample_id AND a.ash_time <> h.ash_time))
+           AS never_another_time,
+       max(calls) AS last_calls, max(rows) AS last_rows,
+       bool_and(total_time = total_exec_time) AS total_time_is_exec_time
+FROM pg_stat_statements_history h
+WHERE queryid = :work_queryid;
+
+-- The first reading plus the summed deltas equal pg_stat_statements' totals.
+SELECT f.calls + sum(d.calls) = s.calls AS calls_add_up,
+       f.rows + sum(d.rows) = s.rows AS rows_add_up,
+       abs(f.total_exec_time + sum(d.exec_ms) - s.total_exec_time) < 0.001 AS time_adds_up,
+       bool_and(NOT d.reset) AS no_reset
+FROM pg_stat_statements_history_deltas(now() - interval '1 hour', now()) d
+JOIN pg_stat_statements s ON s.queryid = d.queryid AND s.toplevel
+CROSS JOIN LATERAL (SELECT calls, rows, total_exec_time FROM pg_stat_statements_history
+                    WHERE queryid = :work_queryid AND toplevel
+                    ORDER BY sample_id LIMIT 1) f
+WHERE d.queryid = :work_queryid AND d.toplevel
+GROUP BY f.calls, f.rows, f.total_exec_time, s.calls, s.rows, s.total_exec_time;
+
+-- Rates: consistent with the deltas, never negative, per real second.
+SELECT count(*) > 0 AS has_rates,
+       bool_and(abs(r.calls_per_s * r.seconds - d.calls) < 1e-6) AS calls_rate_matches,
+       bool_and(r.calls_per_s >= 0 AND r.rows_per_s >= 0 AND r.exec_ms_per_s >= 0) AS non_negative,
+       bool_and(r.ms_per_call IS NULL OR r.ms_per_call >= 30) AS ms_per_call_plausible,
+       bool_and(r.rows_per_call IS NULL OR r.rows_per_call = 1) AS one_row_per_call
+FROM pg_stat_statements_history_rates() r
+JOIN pg_stat_statements_history_deltas() d USING (sample_id, userid, dbid, queryid, toplevel)
+WHERE r.queryid = :work_queryid;
+
+-- The seed description's query runs unchanged ...
+CREATE TEMP TABLE seed AS
+select ash_time,queryid,delta_rows/seconds "rows_per_second",delta_calls/seconds "calls_per_second",delta_rows/delta_calls "rows_per_call"
+from(
+SELECT ash_time,queryid,
+EXTRACT(EPOCH FROM ash_time::timestamp) - lag (EXTRACT(EPOCH FROM ash_time::timestamp))
+OVER (
+        PARTITION BY pgssh.queryid
+        ORDER BY ash_time
+        ASC) as "seconds",
+rows-lag(rows)
+        OVER (
+        PARTITION BY pgssh.queryid
+        ORDER BY ash_time
+        ASC) as "delta_rows",
+calls-lag(calls)
+        OVER (
+        PARTITION BY pgssh.queryid
+        ORDER BY ash_time
+        ASC) as "delta_calls"
+    FROM pg_stat_statements_history pgssh) as delta
+where delta_calls > 0 and seconds > 0
+order by ash_time desc;
+
+-- ... and its rows/s and calls/s equal the helper's for the same rows.
+SELECT count(*) > 0 AS compared,
+       bool_and(abs(s.rows_per_second - r.rows_per_s) < 1e-6) AS rows_per_s_equal,
+       bool_and(abs(s.calls_per_second - r.calls_per_s) < 1e-6) AS calls_per_s_equal,
+       bool_and(s.rows_per_call = r.rows_per_call) AS rows_per_call_equal
+FROM seed s
+JOIN pg_stat_statements_history_rates(now() - interval '1 hour', now()) r
+  ON r.ash_time = s.ash_time AND r.queryid = s.queryid AND r.toplevel
+WHERE s.queryid = :work_queryid;
+
+-- A reset in the middle of the workload is a reset, never a negative rate.
+SELECT 'SELECT pgssh_work()' FROM generate_series(1, 8) \gexec
+SELECT pg_stat_statements_reset() IS NOT NULL AS reset_done;
+SELECT 'SELECT pgssh_work()' FROM generate_series(1, 4) \gexec
+SELECT pgs_wait_samples(3);
+SELECT bool_or(reset) AS saw_reset,
+       count(*) FILTER (WHERE calls_per_s < 0 OR rows_per_s < 0 OR exec_ms_per_s < 0
+                        OR shared_blks_hit_per_s < 0 OR wal_bytes_per_s < 0) AS negative_rates,
+       bool_and(calls_per_s IS NULL) FILTER (WHERE reset) AS no_rate_across_reset
+FROM pg_stat_statements_history_rates()
+WHERE queryid = :work_queryid;
+
+-- Other roles' query ids are hidden, as pg_stat_statements hides them.
+CREATE ROLE regress_pgssh_bob;
+SET ROLE regress_pgssh_bob;
+SELECT count(*) > 0 AS rows_visible, bool_and(queryid IS NULL) AS queryids_hidden
+FROM pg_stat_statements_history WHERE userid <> 'regress_pgssh_bob'::regrole;
+SELECT count(*) AS rates_for_hidden_ids
+FROM pg_stat_statements_history_rates() WHERE userid <> 'regress_pgssh_bob'::regrole;
+RESET ROLE;
+DROP ROLE regress_pgssh_bob;
+
+-- pg_stat_statements dropped from the worker's database: ASH goes on, the
+-- history stops, status says what to run; created again, it resumes
+-- without a restart.
+DROP EXTENSION pg_stat_statements;
+SELECT pgs_wait_pgssh_state('pg_stat_statements not created');
+SELECT pgssh_message, diagnosis LIKE 'ok%statements history: pg_stat_statements is not created%' AS diagnosis_says_so
+FROM pgsentinel_status();
+SELECT pgs_wait_samples(2);
+CREATE EXTENSION pg_stat_statements;
+SELECT pgs_wait_pgssh_state('ok');
+SELECT pgs_sleep_until_sampled();
+SELECT pgs_wait_samples(2);
+SELECT count(*) > 0 AS history_resumed
+FROM pg_stat_statements_history
+WHERE ash_time > (SELECT max(ash_time) - interval '10 s' FROM pg_active_session_history);
