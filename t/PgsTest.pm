@@ -23,7 +23,8 @@ our @EXPORT = qw(pgs_node pgs_status pgs_start_bg pgs_stop_bg
 # every 10 ms.  Options:
 #   conf      => extra postgresql.conf text
 #   preload   => 0 to leave shared_preload_libraries empty
-#   create    => 0 to skip CREATE EXTENSION pgsentinel
+#   create    => 0 to skip CREATE EXTENSION pgsentinel (and pg_stat_statements,
+#                which is created with it, as a real setup has it)
 #   start     => 0 to only init and configure
 #   init_opts => hash of options for $node->init
 sub pgs_node
@@ -45,7 +46,8 @@ sub pgs_node
 	$node->append_conf('postgresql.conf', $conf);
 	return $node if defined $opt{start} && !$opt{start};
 	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION pgsentinel')
+	$node->safe_psql('postgres',
+		'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION pgsentinel')
 	  if $preload && ($opt{create} // 1);
 	return $node;
 }
