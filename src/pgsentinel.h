@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
@@ -177,6 +178,7 @@ typedef struct PgsBackendSlot
 typedef struct PgsSharedState
 {
 	LWLock	   *lock;			/* see the rules at the top of shmem.c */
+	pg_atomic_uint32 writers_waiting;	/* writers queued for lock */
 
 	/* Layout, fixed at startup. */
 	int			ash_capacity;
@@ -281,6 +283,8 @@ typedef struct PgsAshCopy
 	PgsTextSnapshot text;
 } PgsAshCopy;
 extern void pgs_ash_copy_out(PgsAshCopy *copy);
+extern PgsshRow *pgs_pgssh_copy_out(int64 *nrows);
+extern int64 pgs_lock_exclusive(void);
 
 /* text_area.c: writer side (the sampler only) */
 typedef struct PgsTextBatch PgsTextBatch;
@@ -290,7 +294,6 @@ extern PgsTextRef pgs_text_batch_add(PgsTextBatch *batch, const char *data,
 									 uint32 len, uint64 row_index);
 extern void pgs_text_batch_publish(PgsTextBatch *batch);
 
-extern void pgs_text_snapshot_take(PgsTextSnapshot *snap);
 extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
 							const char **data, uint32 *len);
 

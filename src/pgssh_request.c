@@ -78,7 +78,7 @@ pgssh_set_state(PgsshState state, const char *message)
 {
 	bool		changed;
 
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	changed = pgs_state->pgssh_state != (int) state ||
 		strncmp(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN - 1) != 0;
 	pgs_state->pgssh_state = (int) state;

@@ -23,36 +23,6 @@ PG_FUNCTION_INFO_V1(pg_stat_statements_history_2_0);
 
 #define PGSSH_COLS 27
 
-/* Copy the statements ring out, oldest row first. */
-static PgsshRow *
-pgssh_copy_out(int64 *nrows)
-{
-	uint64		capacity = (uint64) pgs_state->pgssh_capacity;
-	PgsshRow   *ring = pgs_pgssh_rows();
-	PgsshRow   *rows = MemoryContextAllocHuge(CurrentMemoryContext,
-											  sizeof(PgsshRow) * capacity);
-	uint64		written;
-	uint64		n;
-	uint64		at;
-
-	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	written = pgs_state->pgssh_written;
-	n = Min(written, capacity);
-	at = (written - n) % capacity;
-	if (at + n <= capacity)
-		memcpy(rows, &ring[at], sizeof(PgsshRow) * n);
-	else
-	{
-		uint64		part = capacity - at;
-
-		memcpy(rows, &ring[at], sizeof(PgsshRow) * part);
-		memcpy(rows + part, ring, sizeof(PgsshRow) * (n - part));
-	}
-	LWLockRelease(pgs_state->lock);
-	*nrows = (int64) n;
-	return rows;
-}
-
 /* SQL function pg_stat_statements_history(). */
 Datum
 pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
@@ -67,7 +37,7 @@ pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
 
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
-	rows = pgssh_copy_out(&nrows);
+	rows = pgs_pgssh_copy_out(&nrows);
 	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	for (i = 0; i < nrows; i++)

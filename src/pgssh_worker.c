@@ -71,7 +71,7 @@ static PgsshRow *batch = NULL;
 static void
 pgssh_worker_exit(int code, Datum arg)
 {
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	if (pgs_state->pgssh_pid == MyProcPid)
 	{
 		pgs_state->pgssh_pid = 0;
@@ -309,7 +309,7 @@ publish_rows(int n, int64 elapsed_us)
 	uint64		capacity = (uint64) pgs_state->pgssh_capacity;
 	int			done = 0;
 
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	while (done < n)
 	{
 		uint64		at = (pgs_state->pgssh_written + done) % capacity;
@@ -403,7 +403,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	pgs_state->pgssh_pid = MyProcPid;
 	pgs_state->pgssh_latch = MyLatch;
 	last_seq = pgs_state->request_seq;
@@ -443,7 +443,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 			proc_exit(0);		/* the sampler launches us again when on */
 
 		/* copy the latest request out */
-		LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+		(void) pgs_lock_exclusive();
 		seq = pgs_state->request_seq;
 		if (seq != last_seq)
 		{

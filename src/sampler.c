@@ -107,7 +107,7 @@ period_us(void)
 static void
 publish_settings(void)
 {
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	pgs_state->worker_period = pgs_sampling_period;
 	pgs_state->worker_track_idle_trans = pgs_track_idle_trans;
 	LWLockRelease(pgs_state->lock);
@@ -119,7 +119,7 @@ sampler_exit(int code, Datum arg)
 {
 	if (pgs_state == NULL)
 		return;
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	if (pgs_state->worker_pid == MyProcPid)
 		pgs_state->worker_pid = 0;
 	LWLockRelease(pgs_state->lock);
@@ -430,12 +430,10 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 	uint64		oldest_row;
 	int			done = 0;
 	int			i;
-	TimestampTz before_lock = GetCurrentTimestamp();
-	TimestampTz locked;
-	int64		sample_us = before_lock - started;
+	int64		sample_us = GetCurrentTimestamp() - started;
+	int64		lock_wait_us;
 
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
-	locked = GetCurrentTimestamp();
+	lock_wait_us = pgs_lock_exclusive();
 
 	pgs_text_batch_publish(text_batch);
 
@@ -477,8 +475,8 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 	pgs_state->last_sample_us = sample_us;
 	if (sample_us > pgs_state->max_sample_us)
 		pgs_state->max_sample_us = sample_us;
-	if (locked - before_lock > pgs_state->max_lock_wait_us)
-		pgs_state->max_lock_wait_us = locked - before_lock;
+	if (lock_wait_us > pgs_state->max_lock_wait_us)
+		pgs_state->max_lock_wait_us = lock_wait_us;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -561,7 +559,7 @@ pgsentinel_main(Datum main_arg)
 
 	sampler_init();
 	on_shmem_exit(sampler_exit, (Datum) 0);
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	pgs_state->worker_pid = MyProcPid;
 	pgs_state->worker_started = GetCurrentTimestamp();
 	LWLockRelease(pgs_state->lock);
@@ -597,7 +595,7 @@ pgsentinel_main(Datum main_arg)
 			if (next_sample <= now)
 			{
 				/* late by a whole period: do not try to catch up */
-				LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+				(void) pgs_lock_exclusive();
 				pgs_state->sample_overruns++;
 				LWLockRelease(pgs_state->lock);
 				next_sample = now + period_us();

@@ -21,11 +21,17 @@
  *	  (reading the clock, a vDSO call, excepted).
  *	- The statements worker reads the request by copying it out under
  *	  LW_SHARED, like any reader.
+ *	- Writers take the lock with pgs_lock_exclusive(), which announces them
+ *	  in writers_waiting (an atomic, the only field read without the lock).
  *	- Readers (the views, pgsentinel_status()) take the lock in LW_SHARED
  *	  mode only to memcpy what they need out, then release it and build
- *	  their result rows from the copy.  A reader therefore never sees a
- *	  half-written row or a sample with rows missing.  LWLocks are released
- *	  by error recovery, so a reader cancelled mid-copy leaves nothing held.
+ *	  their result rows from the copy.  Large copies go in chunks of
+ *	  COPY_CHUNK_BYTES, one lock acquisition each, into memory touched
+ *	  beforehand, and a reader waits (briefly, boundedly) while a writer is
+ *	  announced, so that no reader stalls the sampler noticeably.  Each row
+ *	  is copied whole under the lock, so no reader sees a half-written row;
+ *	  LWLocks are released by error recovery, so a reader cancelled
+ *	  mid-copy leaves nothing held.
  *	- Layout fields (capacities, offsets, sizes) are set once by the
  *	  postmaster before any other process exists and are read without lock.
  *
@@ -42,8 +48,13 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/backend_status.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "pgsentinel.h"
+
+/* Bytes a reader copies per acquisition of the shared lock. */
+#define COPY_CHUNK_BYTES	(128 * 1024)
 
 PgsSharedState *pgs_state = NULL;
 
@@ -131,6 +142,7 @@ pgs_shmem_startup(void)
 
 		memset(s, 0, sizeof(PgsSharedState));
 		s->lock = &(GetNamedLWLockTranche(PGS_NAME))->lock;
+		pg_atomic_init_u32(&s->writers_waiting, 0);
 
 		offset = MAXALIGN(sizeof(PgsSharedState));
 		s->ash_capacity = pgs_ash_max_entries;
@@ -214,41 +226,157 @@ pgs_backend_slot(int procno)
 }
 
 /*
- * Copy the ASH ring (oldest row first) and the text area out for a reader.
- * Memory is allocated before the shared lock is taken; under the lock only
- * memcpy runs.
+ * Take pgs_state->lock exclusively, for a writer.  Readers copy in short
+ * chunks and stand back while a writer is waiting (writers_waiting), so a
+ * stream of readers cannot starve the sampler: shared lockers are otherwise
+ * let in ahead of a queued exclusive one.  Returns the microseconds waited.
+ */
+int64
+pgs_lock_exclusive(void)
+{
+	TimestampTz before;
+	int64		waited;
+
+	if (LWLockConditionalAcquire(pgs_state->lock, LW_EXCLUSIVE))
+		return 0;
+	pg_atomic_fetch_add_u32(&pgs_state->writers_waiting, 1);
+	before = GetCurrentTimestamp();
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	waited = GetCurrentTimestamp() - before;
+	pg_atomic_fetch_sub_u32(&pgs_state->writers_waiting, 1);
+	return waited;
+}
+
+/*
+ * Take pgs_state->lock in shared mode for one chunk of a reader's copy,
+ * after letting any waiting writer go first (bounded: a reader is not
+ * starved either).
+ */
+static void
+lock_shared_for_chunk(void)
+{
+	int			i;
+
+	for (i = 0; i < 1000 && pg_atomic_read_u32(&pgs_state->writers_waiting) > 0; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(100);
+	}
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+}
+
+/*
+ * Copy a ring of fixed-size elements out for a reader, oldest first, in
+ * chunks of COPY_CHUNK_BYTES each copied under the shared lock into memory
+ * that was touched beforehand (no page fault while the lock is held).
+ * The rows copied are those present when the copy starts; if the writer
+ * overwrites the oldest of them meanwhile, the copy restarts after them so
+ * that the result is always the contiguous newest part.  Returns the first
+ * element and sets *nrows.
+ */
+static char *
+ring_copy_out(const char *ring, Size esize, uint64 capacity,
+			  const uint64 *written_ptr, int64 *nrows)
+{
+	uint64		written;
+	uint64		first;
+	uint64		keep_from;
+	uint64		idx;
+	uint64		chunk_rows = Max(1, COPY_CHUNK_BYTES / esize);
+	char	   *buf;
+
+	lock_shared_for_chunk();
+	written = *written_ptr;
+	LWLockRelease(pgs_state->lock);
+
+	first = written - Min(written, capacity);
+	buf = MemoryContextAllocHuge(CurrentMemoryContext,
+								 Max(written - first, 1) * esize);
+	keep_from = first;
+	for (idx = first; idx < written;)
+	{
+		uint64		count = Min(chunk_rows, written - idx);
+		uint64		now_written;
+		uint64		done = 0;
+
+		memset(buf + (idx - first) * esize, 0, count * esize);
+		lock_shared_for_chunk();
+		now_written = *written_ptr;
+		if (now_written > capacity && idx < now_written - capacity)
+		{
+			/* overwritten meanwhile: keep only what is newer */
+			LWLockRelease(pgs_state->lock);
+			keep_from = Min(now_written - capacity, written);
+			idx = keep_from;
+			continue;
+		}
+		while (done < count)
+		{
+			uint64		at = (idx + done) % capacity;
+			uint64		n = Min(count - done, capacity - at);
+
+			memcpy(buf + (idx + done - first) * esize, ring + at * esize, n * esize);
+			done += n;
+		}
+		LWLockRelease(pgs_state->lock);
+		idx += count;
+		CHECK_FOR_INTERRUPTS();
+	}
+	*nrows = (int64) (written - keep_from);
+	return buf + (keep_from - first) * esize;
+}
+
+/*
+ * Copy the text area out for a reader, in chunks.  An entry is usable if it
+ * lies between the tail read after the last chunk (anything older may have
+ * been overwritten while copying) and the head read before the first one.
+ */
+static void
+text_copy_out(PgsTextSnapshot *snap)
+{
+	Size		size = pgs_state->text_size;
+	Size		off;
+
+	snap->area = MemoryContextAllocHuge(CurrentMemoryContext, size);
+	snap->size = size;
+	for (off = 0; off < size; off += COPY_CHUNK_BYTES)
+	{
+		Size		n = Min(COPY_CHUNK_BYTES, size - off);
+
+		memset(snap->area + off, 0, n);
+		lock_shared_for_chunk();
+		if (off == 0)
+			snap->head = pgs_state->text_head;
+		memcpy(snap->area + off, pgs_text_area() + off, n);
+		if (off + n >= size)
+			snap->tail = pgs_state->text_tail;
+		LWLockRelease(pgs_state->lock);
+	}
+}
+
+/*
+ * Copy the ASH ring (oldest row first) and then the text area out for a
+ * reader.  Rows are copied before texts, so every text a row refers to was
+ * written before the text copy began; one overwritten since then shows as
+ * NULL, never as another text.
  */
 void
 pgs_ash_copy_out(PgsAshCopy *copy)
 {
-	uint64		capacity = (uint64) pgs_state->ash_capacity;
-	AshRow	   *ring = pgs_ash_rows();
-	uint64		written;
-	uint64		first;
-	uint64		n;
-	uint64		at;
+	copy->rows = (AshRow *) ring_copy_out((const char *) pgs_ash_rows(),
+										  sizeof(AshRow),
+										  (uint64) pgs_state->ash_capacity,
+										  &pgs_state->ash_written,
+										  &copy->nrows);
+	text_copy_out(&copy->text);
+}
 
-	copy->rows = MemoryContextAllocHuge(CurrentMemoryContext,
-										sizeof(AshRow) * capacity);
-	copy->text.area = MemoryContextAllocHuge(CurrentMemoryContext,
-											 pgs_state->text_size);
-
-	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	written = pgs_state->ash_written;
-	n = Min(written, capacity);
-	first = written - n;
-	at = first % capacity;
-	if (at + n <= capacity)
-		memcpy(copy->rows, &ring[at], sizeof(AshRow) * n);
-	else
-	{
-		uint64		part = capacity - at;
-
-		memcpy(copy->rows, &ring[at], sizeof(AshRow) * part);
-		memcpy(copy->rows + part, ring, sizeof(AshRow) * (n - part));
-	}
-	pgs_text_snapshot_take(&copy->text);
-	LWLockRelease(pgs_state->lock);
-
-	copy->nrows = (int64) n;
+/* Copy the statements ring out for a reader, oldest row first. */
+PgsshRow *
+pgs_pgssh_copy_out(int64 *nrows)
+{
+	return (PgsshRow *) ring_copy_out((const char *) pgs_pgssh_rows(),
+									  sizeof(PgsshRow),
+									  (uint64) pgs_state->pgssh_capacity,
+									  &pgs_state->pgssh_written, nrows);
 }

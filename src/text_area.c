@@ -22,7 +22,7 @@
  * overwritten.
  *
  * Reader side: pgs_text_lookup() resolves a reference in a copy of the area
- * taken under the shared lock.
+ * taken by text_copy_out() in shmem.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -278,38 +278,6 @@ pgs_text_batch_publish(PgsTextBatch *b)
 	pgs_state->text_tail = b->tail;
 	pgs_state->texts_stored += b->stored;
 	pgs_state->texts_dropped += b->dropped;
-}
-
-/*
- * Copy the area for a reader.  The caller holds pgs_state->lock (shared)
- * and has allocated snap->area with pgs_state->text_size bytes.
- */
-void
-pgs_text_snapshot_take(PgsTextSnapshot *snap)
-{
-	uint64		head = pgs_state->text_head;
-	uint64		tail = pgs_state->text_tail;
-	Size		size = pgs_state->text_size;
-
-	snap->size = size;
-	snap->tail = tail;
-	snap->head = head;
-	/* copy only the live part of the ring */
-	if (head - tail >= size)
-		memcpy(snap->area, pgs_text_area(), size);
-	else if (head > tail)
-	{
-		Size		from = tail % size;
-		Size		to = head % size;
-
-		if (from < to)
-			memcpy(snap->area + from, pgs_text_area() + from, to - from);
-		else
-		{
-			memcpy(snap->area + from, pgs_text_area() + from, size - from);
-			memcpy(snap->area, pgs_text_area(), to);
-		}
-	}
 }
 
 /*
