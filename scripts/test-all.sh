@@ -31,8 +31,11 @@
 # build, or a suite that does not report a summary, counts as one failure.
 # Exit status: 0 when nothing failed, 1 otherwise.
 #
-# Environment: PGSENTINEL_SUITE_TIMEOUT (seconds per suite, default 900),
-# PROVE_FLAGS (default -v), and those described in scripts/lib.sh.
+# Environment: PGSENTINEL_SUITE_TIMEOUT (seconds per suite, default 1800),
+# PGSENTINEL_TOTAL_TIMEOUT (seconds for the whole run, default 0 = none: a
+# suite gets at most what is left, a suite with nothing left is not run and
+# counts as one failure, and the summary is still printed), PROVE_FLAGS
+# (default -v), and those described in scripts/lib.sh.
 
 set -uo pipefail
 
@@ -61,7 +64,8 @@ for v in "${VERSIONS[@]}"; do
 	case $v in 15 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15 or 18)" ;; esac
 done
 
-SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-900}
+SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
+TOTAL_TIMEOUT=${PGSENTINEL_TOTAL_TIMEOUT:-0}
 export PROVE_FLAGS=${PROVE_FLAGS:--v}
 
 PASSED=0
@@ -133,11 +137,22 @@ run_suite() {
 	esac
 	echo
 	pgs_log "PostgreSQL $v: $kind tests (make installcheck ${args[*]: -2})"
+	local limit=$SUITE_TIMEOUT
+	if [ "$TOTAL_TIMEOUT" -gt 0 ]; then
+		local left=$((TOTAL_TIMEOUT - (SECONDS - START) - 60))
+		if [ "$left" -le 0 ]; then
+			pgs_warn "$kind tests on PostgreSQL $v not run: PGSENTINEL_TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached"
+			FAILED=$((FAILED + 1))
+			SUMMARY+=("PostgreSQL $v $kind: NOT RUN (out of time)")
+			return
+		fi
+		[ "$left" -lt "$limit" ] && limit=$left
+	fi
 	# timeout runs the suite in its own process group (so that a timeout or
 	# an interrupt stops make, pg_regress and the servers together); the
 	# output goes to the log and is followed live on our stdout.
 	: >"$log"
-	(cd "$dir" && exec timeout -k 30 "$SUITE_TIMEOUT" \
+	(cd "$dir" && exec timeout -k 30 "$limit" \
 		"${PGS_AS_USER[@]}" env HOME="$dir" PG_TEST_PORT_DIR="$dir/portlock" \
 		make "${args[@]}" installcheck) >"$log" 2>&1 &
 	SUITE_PID=$!
@@ -147,7 +162,7 @@ run_suite() {
 	rc=$?
 	wait "$tail_pid"
 	SUITE_PID=
-	[ "$rc" = 124 ] && pgs_warn "$kind tests on PostgreSQL $v timed out after ${SUITE_TIMEOUT}s"
+	[ "$rc" = 124 ] && pgs_warn "$kind tests on PostgreSQL $v timed out after ${limit}s"
 	stop_leftover_servers "$dir"
 
 	local line
@@ -220,14 +235,14 @@ show_failure() {
 		local failed_files=() name
 		mapfile -t failed_files < <(grep -Eo '^t/[^ ]+\.pl +\(Wstat' "$log" |
 			sed -E 's#^t/([^ ]+)\.pl.*#\1#')
-		[ ${#failed_files[@]} -gt 0 ] || failed_files=('*')
+		[ ${#failed_files[@]} -gt 0 ] || failed_files=('')
 		for name in "${failed_files[@]}"; do
-			for d in "$dir"/tmp_check/log/regress_log_$name; do
+			for d in "$dir"/tmp_check/log/regress_log_"$name"*; do
 				[ -s "$d" ] || continue
 				echo "---- ${d#"$dir"/} (last 80 lines) ----"
 				tail -80 "$d"
 			done
-			for d in "$dir"/tmp_check/log/$name*.log; do
+			for d in "$dir"/tmp_check/log/"$name"*.log; do
 				[ -s "$d" ] || continue
 				echo "---- ${d#"$dir"/} (last 30 lines) ----"
 				tail -30 "$d"
