@@ -1,0 +1,134 @@
+
+# The statements-history worker ("pgsentinel statements"), launched by the
+# sampler in pgsentinel.db_name: it survives being terminated or killed,
+# reports a missing pg_stat_statements once and recovers when it is created,
+# and follows pgsentinel_pgssh.enable.  ASH sampling never depends on it.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $node = pgs_node('pgssh');
+
+my $worker_sql =
+  "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pgsentinel statements'";
+
+ok( $node->poll_query_until('postgres',
+		"SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'statements history ok');
+ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($worker_sql) s"),
+	'statements worker in pg_stat_activity');
+my $spid = $node->safe_psql('postgres', $worker_sql);
+is(pgs_status($node, 'pgssh_worker_pid'), $spid, 'status shows its pid');
+
+my $bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* pgsshsleep */');
+ok(pgs_wait_sessions($node, 1, '%pgsshsleep%'), 'a session sleeps');
+# pg_stat_statements knows a statement once an execution has completed: run
+# short ones for a while
+my $script = $node->basedir . '/short.sql';
+append_to_file($script, "SELECT pg_sleep(0.02) /* pgsshshort */;\n");
+my $pb = pgs_pgbench_bg($node, '-n', '-c', '2', '-T', '3', '-f', $script, 'postgres');
+is(pgs_stop_bg($pb, wait => 1), 0, 'short statements ran');
+my $qid = $node->safe_psql('postgres',
+	"SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1) /* pgsshshort%'");
+like($qid, qr/^-?\d+$/, "pg_stat_statements has the statement ($qid)");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE queryid = $qid AND calls > 0"),
+	'statements history has rows for the sampled statement');
+
+# wait until the statements history has taken $n more samples
+sub pgssh_grows
+{
+	my ($n) = @_;
+	my $s = pgs_status($node, 'pgssh_samples');
+	return $node->poll_query_until('postgres',
+		"SELECT pgssh_samples >= $s + $n FROM pgsentinel_status()");
+}
+ok(pgssh_grows(5), 'statements samples grow');
+
+# --- terminated: launched again ------------------------------------------------
+
+my $ash_wpid = pgs_status($node, 'worker_pid');
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($spid)"), 't',
+	'terminate the statements worker');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM ($worker_sql) s WHERE pid <> $spid"),
+	'a new statements worker is launched');
+$spid = $node->safe_psql('postgres', $worker_sql);
+ok(pgssh_grows(5), 'statements samples grow again');
+is(pgs_status($node, 'worker_pid'), $ash_wpid, 'the sampler was not affected');
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'state ok');
+
+# --- killed: crash cycle, both workers back -------------------------------------
+
+my $log_off = -s $node->logfile;
+is(kill('KILL', $spid), 1, 'SIGKILL the statements worker');
+ok($node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_off),
+	'crash cycle');
+pgs_stop_bg($bg);
+ok( $node->poll_query_until('postgres',
+		"SELECT worker_pid IS NOT NULL AND worker_pid <> $ash_wpid AND pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'sampler and statements history back after the crash');
+$bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* pgsshsleep2 */');
+ok(pgs_wait_sessions($node, 1, '%pgsshsleep2%'), 'a session sleeps again');
+ok(pgssh_grows(5), 'statements samples grow after the crash');
+
+# --- pg_stat_statements dropped, then created again ----------------------------
+
+$log_off = -s $node->logfile;
+$node->safe_psql('postgres', 'DROP EXTENSION pg_stat_statements');
+ok( $node->poll_query_until('postgres',
+		"SELECT pgssh_state = 'pg_stat_statements not created' FROM pgsentinel_status()"),
+	'state: pg_stat_statements not created');
+like(pgs_status($node, 'diagnosis'),
+	qr/^ok; statements history: .*CREATE EXTENSION pg_stat_statements/,
+	'diagnosis says to create pg_stat_statements');
+ok(pgs_wait_samples($node, 100), 'ASH sampling goes on without it');
+my $t = pgs_server_time($node);
+ok(pgs_wait_until_time($node, $t, 3), 'three more seconds');
+my $warnings = () = substr(slurp_file($node->logfile), $log_off) =~ /WARNING:  pgsentinel statements history: pg_stat_statements is not created/g;
+cmp_ok($warnings, '<=', 2, "the missing extension is logged once, not every period ($warnings lines)");
+my $t_create = pgs_server_time($node);
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'back to ok after CREATE EXTENSION pg_stat_statements');
+my $recover = $node->safe_psql('postgres',
+	"SELECT extract(epoch FROM clock_timestamp() - '$t_create'::timestamptz)");
+note "statements history recovered $recover s after CREATE EXTENSION";
+cmp_ok($recover, '<', 30, "recovered within 30 s ($recover s)");
+ok(pgssh_grows(5), 'statements samples grow after re-creation');
+
+# --- pgsentinel_pgssh.enable off and on ------------------------------------------
+
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET pgsentinel_pgssh.enable = off; SELECT pg_reload_conf()");
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'disabled' FROM pgsentinel_status()"),
+	'state disabled after enable = off');
+ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM ($worker_sql) s"),
+	'statements worker gone');
+my $s_off = pgs_status($node, 'pgssh_samples');
+ok(pgs_wait_samples($node, 50), 'ASH sampling goes on');
+is(pgs_status($node, 'pgssh_samples'), $s_off, 'no statements sample while disabled');
+like(pgs_status($node, 'diagnosis'), qr/^ok$/, 'diagnosis plain ok when disabled');
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET pgsentinel_pgssh.enable = on; SELECT pg_reload_conf()");
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'state ok after enable = on');
+ok(pgssh_grows(5), 'statements samples grow again');
+pgs_stop_bg($bg);
+
+my $log = slurp_file($node->logfile);
+unlike($log, qr/PANIC|TRAP/, 'no PANIC');
+my @crash = $log =~ /(terminated by signal \d+)/g;
+is(scalar(@crash), 1, 'one crash in the log: the SIGKILL of the test');
+
+$node->stop;
+done_testing();
