@@ -185,6 +185,9 @@ if ($started)
 			"SELECT count(*) >= 3 FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* bigring%'"),
 		'large ring: the view reads its rows');
 	like(pgs_status($node, 'diagnosis'), qr/^ok/, 'large ring: diagnosis ok');
+	ok( $node->poll_query_until('postgres',
+			"SELECT diagnosis ~ 'no_such_database.*pgsentinel\\.db_name' FROM pgsentinel_status()"),
+		'diagnosis names the missing database and pgsentinel.db_name');
 	pgs_stop_bg($bg);
 	$node->stop;
 }
