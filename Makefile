@@ -20,17 +20,23 @@ OBJS = \
 	src/status.o \
 	src/pgssh_request.o \
 	src/pgssh_worker.o \
-	src/pgssh_view.o
+	src/pgssh_view.o \
+	src/columns.o \
+	src/parsedinfo.o
 
 EXTENSION = pgsentinel
-DATA = pgsentinel--2.0.0.sql
+DATA = \
+	pgsentinel--1.4.0.sql \
+	pgsentinel--1.4.0--1.5.0.sql \
+	pgsentinel--1.5.0--1.5.1.sql \
+	pgsentinel--1.5.1--2.0.0.sql
 PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # Regression and isolation tests run in their own preloaded temporary instance
 # (--temp-instance), so they never depend on a system cluster.
-REGRESS = setup ash_views settings status redaction pgssh
+REGRESS = setup ash_views settings status redaction pgssh upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION = lock_waiter truncate_waiter idle_in_transaction concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso

@@ -30,8 +30,32 @@
 #include "pgsentinel.h"
 
 PG_FUNCTION_INFO_V1(pg_active_session_history_2_0);
+PG_FUNCTION_INFO_V1(pg_active_session_history);
 
-#define ASH_COLS			31
+/* Every column this file can produce, in 2.0's order. */
+static const char *const ash_columns[] = {
+	"ash_time", "datid", "datname", "pid", "leader_pid", "usesysid",
+	"usename", "application_name", "client_addr", "client_hostname",
+	"client_port", "backend_start", "xact_start", "query_start",
+	"state_change", "wait_event_type", "wait_event", "state",
+	"backend_xid", "backend_xmin", "top_level_query", "query", "cmdtype",
+	"queryid", "nested_queryid", "backend_type", "blockers", "blockerpid",
+	"blocker_state", "sample_id", "blocking_pids"
+};
+
+static const Oid ash_column_types[] = {
+	TIMESTAMPTZOID, OIDOID, TEXTOID, INT4OID, INT4OID, OIDOID,
+	TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
+	TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID,
+	XIDOID, XIDOID, TEXTOID, TEXTOID, TEXTOID,
+	INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID,
+	TEXTOID, INT8OID, INT4ARRAYOID
+};
+
+#define ASH_COLS			lengthof(ash_columns)
+StaticAssertDecl(lengthof(ash_columns) == lengthof(ash_column_types),
+				 "one type per column");
 #define TEXT_CACHE_SIZE		4096
 #define INSUFFICIENT_PRIVILEGE "<insufficient privilege>"
 
@@ -91,8 +115,8 @@ pgs_state_name(uint8 state)
 }
 
 /* pgsentinel 1.4's word for a command type. */
-static const char *
-cmdtype_name(uint8 cmdtype)
+const char *
+pgs_cmdtype_name(uint8 cmdtype)
 {
 	switch (cmdtype)
 	{
@@ -357,22 +381,24 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
 
 /*
  * SQL function pg_active_session_history(): every row of the ring, oldest
- * first.
+ * first, with the columns the SQL declaration asks for.
  */
-Datum
-pg_active_session_history_2_0(PG_FUNCTION_ARGS)
+static Datum
+active_session_history(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PgsAshCopy	copy;
 	AshReader	rd;
 	Datum		values[ASH_COLS];
 	bool		nulls[ASH_COLS];
+	int			map[PGS_MAX_COLUMNS];
 	int64		i;
 	MemoryContext row_cxt;
 	MemoryContext oldcxt;
 
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
+	pgs_map_columns(rsinfo->setDesc, ash_columns, ash_column_types, ASH_COLS, map);
 
 	pgs_ash_copy_out(&copy);
 
@@ -386,7 +412,7 @@ pg_active_session_history_2_0(PG_FUNCTION_ARGS)
 		rd.state_names[i] = CStringGetTextDatum(s ? s : "");
 	}
 	for (i = 0; i <= PGS_CMD_NOTHING; i++)
-		rd.cmdtype_names[i] = CStringGetTextDatum(cmdtype_name((uint8) i));
+		rd.cmdtype_names[i] = CStringGetTextDatum(pgs_cmdtype_name((uint8) i));
 	rd.cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
 	rd.read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	rd.last_checked_role = InvalidOid;
@@ -404,9 +430,23 @@ pg_active_session_history_2_0(PG_FUNCTION_ARGS)
 		oldcxt = MemoryContextSwitchTo(row_cxt);
 		row_values(&rd, row, values, nulls);
 		MemoryContextSwitchTo(oldcxt);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
 		MemoryContextReset(row_cxt);
 	}
 	MemoryContextDelete(row_cxt);
 	return (Datum) 0;
+}
+
+/* pg_active_session_history() as declared by pgsentinel 2.0. */
+Datum
+pg_active_session_history_2_0(PG_FUNCTION_ARGS)
+{
+	return active_session_history(fcinfo);
+}
+
+/* The C name pgsentinel 1.4 and 1.5 declared: their columns, by name. */
+Datum
+pg_active_session_history(PG_FUNCTION_ARGS)
+{
+	return active_session_history(fcinfo);
 }

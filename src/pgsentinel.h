@@ -14,11 +14,13 @@
 
 #include "postgres.h"
 
+#include "access/tupdesc.h"
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
+#include "utils/tuplestore.h"
 
 #define PGS_NAME				"pgsentinel"
 #define PGS_WORKER_TYPE			"pgsentinel"
@@ -316,7 +318,16 @@ extern void pgssh_supervise(void);
 extern void pgssh_set_state(PgsshState state, const char *message);
 extern const char *pgssh_state_name(int state);
 
+/* columns.c */
+#define PGS_MAX_COLUMNS 64
+extern void pgs_map_columns(TupleDesc desc, const char *const *known,
+							const Oid *known_types, int nknown, int *map);
+extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
+						   const int *map, const Datum *values,
+						   const bool *nulls);
+
 /* ash_view.c */
 extern const char *pgs_state_name(uint8 state);
+extern const char *pgs_cmdtype_name(uint8 cmdtype);
 
 #endif							/* PGSENTINEL_H */

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -20,12 +21,39 @@
 #include "pgsentinel.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_statements_history_2_0);
+PG_FUNCTION_INFO_V1(pg_stat_statements_history);
 
-#define PGSSH_COLS 27
+/* Every column this file can produce, in 2.0's order. */
+static const char *const pgssh_columns[] = {
+	"ash_time", "userid", "dbid", "queryid", "calls", "total_exec_time",
+	"rows", "shared_blks_hit", "shared_blks_read", "shared_blks_dirtied",
+	"shared_blks_written", "local_blks_hit", "local_blks_read",
+	"local_blks_dirtied", "local_blks_written", "temp_blks_read",
+	"temp_blks_written", "blk_read_time", "blk_write_time", "plans",
+	"total_plan_time", "wal_records", "wal_fpi", "wal_bytes", "sample_id",
+	"toplevel", "total_time"
+};
 
-/* SQL function pg_stat_statements_history(). */
-Datum
-pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
+static const Oid pgssh_column_types[] = {
+	TIMESTAMPTZOID, OIDOID, OIDOID, INT8OID, INT8OID, FLOAT8OID,
+	INT8OID, INT8OID, INT8OID, INT8OID,
+	INT8OID, INT8OID, INT8OID,
+	INT8OID, INT8OID, INT8OID,
+	INT8OID, FLOAT8OID, FLOAT8OID, INT8OID,
+	FLOAT8OID, INT8OID, INT8OID, NUMERICOID, INT8OID,
+	BOOLOID, FLOAT8OID
+};
+
+#define PGSSH_COLS lengthof(pgssh_columns)
+StaticAssertDecl(lengthof(pgssh_columns) == lengthof(pgssh_column_types),
+				 "one type per column");
+
+/*
+ * SQL function pg_stat_statements_history(): the statements ring, oldest
+ * first, with the columns the SQL declaration asks for.
+ */
+static Datum
+statements_history(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PgsshRow   *rows;
@@ -34,9 +62,11 @@ pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
 	bool		read_all;
 	Oid			last_role = InvalidOid;
 	bool		last_allowed = false;
+	int			map[PGS_MAX_COLUMNS];
 
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
+	pgs_map_columns(rsinfo->setDesc, pgssh_columns, pgssh_column_types, PGSSH_COLS, map);
 	rows = pgs_pgssh_copy_out(&nrows);
 	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
@@ -83,7 +113,21 @@ pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
 		values[c++] = BoolGetDatum(r->toplevel);
 		values[c++] = Float8GetDatum(r->total_exec_time);
 		Assert(c == PGSSH_COLS);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/* pg_stat_statements_history() as declared by pgsentinel 2.0. */
+Datum
+pg_stat_statements_history_2_0(PG_FUNCTION_ARGS)
+{
+	return statements_history(fcinfo);
+}
+
+/* The C name pgsentinel 1.4 and 1.5 declared: their columns, by name. */
+Datum
+pg_stat_statements_history(PG_FUNCTION_ARGS)
+{
+	return statements_history(fcinfo);
 }

@@ -1,7 +1,16 @@
-/* pgsentinel--2.0.0.sql */
+/* pgsentinel--1.5.1--2.0.0.sql */
 
--- complain if script is sourced in psql, rather than via CREATE EXTENSION
-\echo Use "CREATE EXTENSION pgsentinel" to load this file. \quit
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION pgsentinel UPDATE TO '2.0.0'" to load this file. \quit
+
+-- 2.0.0 replaces the objects of 1.5.1: the views gain columns, the
+-- internal get_parsedinfo() goes, pgsentinel_status() and the statements
+-- history helpers are new.
+DROP VIEW pg_active_session_history;
+DROP FUNCTION pg_active_session_history();
+DROP VIEW pg_stat_statements_history;
+DROP FUNCTION pg_stat_statements_history();
+DROP FUNCTION get_parsedinfo(int);
 
 -- Active session history: every column of pgsentinel 1.4 in its order and
 -- type, nested_queryid right after queryid as in 1.5, then the additions.
