@@ -50,3 +50,10 @@ include $(PGXS)
 
 # Warnings are errors on every supported version.
 override CFLAGS += -Werror
+
+# A full install script left by an earlier build would shadow the update
+# chain that fresh installs follow: remove it before installing.
+install: remove-stale-install-scripts
+.PHONY: remove-stale-install-scripts
+remove-stale-install-scripts:
+	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql'
