@@ -70,6 +70,26 @@ is( $node->safe_psql('postgres', q{
 	'0', 'the sleeper is in every sample: sampling never stopped');
 is(pgs_status($node, 'worker_pid'), $wpid, 'same worker after DROP/CREATE EXTENSION');
 
+# --- 1.4.0 objects over the running sampler, then ALTER EXTENSION UPDATE -----
+
+$node->safe_psql('postgres', "DROP EXTENSION pgsentinel; CREATE EXTENSION pgsentinel VERSION '1.4.0'");
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel'"),
+	'1.4.0', 'extension at 1.4.0');
+cmp_ok( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* lifesleep%' AND ash_time < '$t_create'"),
+	'>=', 5, '1.4.0 view shows the history, rows from before included');
+$node->safe_psql('postgres', 'ALTER EXTENSION pgsentinel UPDATE');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel'"),
+	'2.0.0', 'updated to 2.0.0');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) FROM (
+	  SELECT sample_id, lag(sample_id) OVER (ORDER BY sample_id) AS prev
+	  FROM (SELECT DISTINCT sample_id FROM pg_active_session_history
+	        WHERE query LIKE 'SELECT pg_sleep(600) /* lifesleep%') d) x
+	WHERE prev IS NOT NULL AND sample_id <> prev + 1}),
+	'0', 'after the update: the sleeper is still in every sample');
+is(pgs_status($node, 'worker_pid'), $wpid, 'same worker after the update');
+
 # --- the same history from another database ----------------------------------
 
 $node->safe_psql('postgres', 'CREATE DATABASE otherdb');
