@@ -40,10 +40,12 @@ ok(pgs_wait_sessions($node, 1, '%sleeper1%'), 'sleeping session started');
 ok( $node->poll_query_until('postgres',
 		"SELECT count(DISTINCT sample_id) >= 5 FROM pg_active_session_history WHERE query LIKE '%sleeper1%'"),
 	'the sleeping session is in the history');
+# (a sleeping backend may be caught on CPU for an instant when its latch is
+# set, so most rows, not all, show the sleep)
 is( $node->safe_psql('postgres',
-		"SELECT wait_event_type || '/' || wait_event || '/' || state FROM pg_active_session_history WHERE query LIKE '%sleeper1%' ORDER BY sample_id DESC LIMIT 1"),
-	'Timeout/PgSleep/active',
-	'sleeper sampled with its wait event');
+		"SELECT count(*) FILTER (WHERE wait_event_type || '/' || wait_event || '/' || state = 'Timeout/PgSleep/active') > count(*) / 2 FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* sleeper1%'"),
+	't',
+	'sleeper sampled with its wait event (Timeout/PgSleep/active)');
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM (SELECT sample_id FROM pg_active_session_history GROUP BY sample_id HAVING count(DISTINCT ash_time) > 1) s"),
 	'0',
@@ -59,11 +61,16 @@ is(pgs_status($node, 'sampling_period'), '1', 'period 1 s after reload');
 ok( $node->poll_query_until('postgres',
 		"SELECT coalesce(max(g) >= interval '0.9 s', false) FROM (SELECT ash_time, ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%') d) x WHERE g IS NOT NULL AND ash_time > now() - interval '10 s'"),
 	'worker applied the 1 s period');
-my $t1 = pgs_server_time($node);
-my $n1 = pgs_status($node, 'samples_taken');
+# samples_taken and the server clock read together
+my $snap = sub {
+	return split /\|/, $node->safe_psql('postgres',
+		"SELECT samples_taken, extract(epoch FROM clock_timestamp()), clock_timestamp() FROM pgsentinel_status()");
+};
+my ($n1, $e1, $t1) = $snap->();
 ok(pgs_wait_until_time($node, $t1, 3), 'waited 3 s at 1 s period');
-my $n1b = pgs_status($node, 'samples_taken');
-cmp_ok($n1b - $n1, '<=', 4, "at 1 s: at most 4 samples in 3 s (got " . ($n1b - $n1) . ")");
+my ($n1b, $e1b) = $snap->();
+my $el1 = $e1b - $e1;
+cmp_ok($n1b - $n1, '<=', int($el1) + 1, sprintf("at 1 s: at most %d samples in %.2f s (got %d)", int($el1) + 1, $el1, $n1b - $n1));
 cmp_ok($n1b - $n1, '>=', 1, "at 1 s: at least 1 sample in 3 s");
 my $gap1 = $node->safe_psql('postgres',
 	"SELECT extract(epoch FROM min(g)) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time >= '$t1') d) x WHERE g IS NOT NULL");
@@ -76,12 +83,12 @@ is(pgs_status($node, 'sampling_period'), '0.05', 'period 0.05 s after reload');
 ok( $node->poll_query_until('postgres',
 		"SELECT coalesce(bool_or(g < interval '0.3 s'), false) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time > now() - interval '5 s') d) x"),
 	'worker applied the 0.05 s period');
-my $t2 = pgs_server_time($node);
-my $n2 = pgs_status($node, 'samples_taken');
+my ($n2, $e2, $t2) = $snap->();
 ok(pgs_wait_until_time($node, $t2, 2), 'waited 2 s at 0.05 s period');
-my $n2b = pgs_status($node, 'samples_taken');
-cmp_ok($n2b - $n2, '>=', 10, "at 0.05 s: at least 10 samples in 2 s (got " . ($n2b - $n2) . ")");
-cmp_ok($n2b - $n2, '<=', 45, "at 0.05 s: at most 45 samples in 2 s");
+my ($n2b, $e2b) = $snap->();
+my $el2 = $e2b - $e2;
+cmp_ok($n2b - $n2, '>=', 10, sprintf("at 0.05 s: at least 10 samples in %.2f s (got %d)", $el2, $n2b - $n2));
+cmp_ok($n2b - $n2, '<=', int($el2 / 0.05) + 2, sprintf("at 0.05 s: at most %d samples in %.2f s", int($el2 / 0.05) + 2, $el2));
 my $gap2 = $node->safe_psql('postgres',
 	"SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY g)) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time >= '$t2') d) x WHERE g IS NOT NULL");
 cmp_ok($gap2, '<', 0.2, "at 0.05 s: median gap between samples below 0.2 s ($gap2)");

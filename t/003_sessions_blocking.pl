@@ -36,12 +36,14 @@ ok(pgs_wait_until_time($node, $t0, 2), 'two seconds of samples');
 my $n1 = pgs_status($node, 'samples_taken');
 my $last = $node->safe_psql('postgres',
 	"SELECT max(sample_id) FROM pg_active_session_history");
+# one read; the oldest sample left in the ring may be partly overwritten
 my $res = $node->safe_psql('postgres', qq{
+	WITH h AS MATERIALIZED (SELECT sample_id, pid, query, wait_event FROM pg_active_session_history)
 	SELECT count(*), count(*) FILTER (WHERE n = $nsleep AND np = $nsleep), max(sample_id) - min(sample_id) + 1
 	FROM (SELECT sample_id, count(*) AS n, count(DISTINCT pid) AS np
-	      FROM pg_active_session_history
-	      WHERE query LIKE '%sleep200%' AND wait_event = 'PgSleep'
-	        AND sample_id BETWEEN $first_full AND $last
+	      FROM h
+	      WHERE query LIKE 'SELECT pg_sleep(120) /* sleep200%' AND wait_event = 'PgSleep'
+	        AND sample_id BETWEEN greatest($first_full, (SELECT min(sample_id) + 1 FROM h)) AND $last
 	      GROUP BY sample_id) s});
 my ($nsamples, $nfull, $span) = split /\|/, $res;
 cmp_ok($nsamples, '>=', 20, "at least 20 samples after the first full one ($nsamples)");
@@ -79,17 +81,19 @@ ok( $node->poll_query_until('postgres',
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_active_session_history a JOIN pg_active_session_history b USING (sample_id) WHERE a.pid = $p2 AND b.pid = $p3 AND a.wait_event_type = 'Lock' AND b.wait_event_type = 'Lock'"),
 	'a sample with both waiters');
-my $sid = $node->safe_psql('postgres',
-	"SELECT max(sample_id) FROM pg_active_session_history a JOIN pg_active_session_history b USING (sample_id) WHERE a.pid = $p2 AND b.pid = $p3 AND a.wait_event_type = 'Lock' AND b.wait_event_type = 'Lock'");
-my $row = sub {
-	my ($pid) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT concat_ws('|', wait_event_type, wait_event, blockers, blockerpid, blocker_state, blocking_pids::text, cmdtype, queryid IS NOT NULL, state) FROM pg_active_session_history WHERE sample_id = $sid AND pid = $pid");
-};
-is($row->($p2),
+# one read: the newest sample with both waiters, both rows
+my $cols = "concat_ws('|', wait_event_type, wait_event, blockers, blockerpid, blocker_state, blocking_pids::text, cmdtype, queryid IS NOT NULL, state)";
+my $both = $node->safe_psql('postgres', qq{
+	WITH h AS MATERIALIZED (SELECT * FROM pg_active_session_history WHERE pid IN ($p2, $p3)),
+	     s AS (SELECT max(a.sample_id) AS sid FROM h a JOIN h b USING (sample_id)
+	           WHERE a.pid = $p2 AND b.pid = $p3 AND a.wait_event_type = 'Lock' AND b.wait_event_type = 'Lock')
+	SELECT (SELECT $cols FROM h, s WHERE sample_id = sid AND pid = $p2) || '#' ||
+	       (SELECT $cols FROM h, s WHERE sample_id = sid AND pid = $p3)});
+my ($row2, $row3) = split /#/, $both;
+is($row2,
 	"Lock|transactionid|1|$p1|idle in transaction|{$p1}|UPDATE|t|active",
 	's2 row: blocked by s1 (idle in transaction), blocking_pids {s1}');
-is($row->($p3),
+is($row3,
 	"Lock|transactionid|1|$p2|active|{$p2}|UPDATE|t|active",
 	's3 row: blocked by s2 (active), blocking_pids {s2}');
 is( $node->safe_psql('postgres',

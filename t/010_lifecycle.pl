@@ -15,7 +15,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use PgsTest;
 
-my $node = pgs_node('life', create => 0);
+# a ring big enough that nothing written during the test is overwritten
+my $node = pgs_node('life', create => 0, conf => "pgsentinel_ash.max_entries = 200000\n");
 
 # --- preloaded, extension never created: sampling already runs --------------
 

@@ -15,6 +15,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+our $bg_files = 0;
 our @EXPORT = qw(pgs_node pgs_status pgs_start_bg pgs_stop_bg
   pgs_wait_sessions pgs_wait_samples pgs_worker_pid pgs_rss_kb
   pgs_pgbench_bg pgs_server_time pgs_wait_until_time);
@@ -77,7 +78,19 @@ sub pgs_start_bg
 	my $h = { out => '', err => '' };
 	my @cmd = (
 		$node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1',
-		'-d', $node->connstr($opt{dbname} // 'postgres'), '-c', $sql);
+		'-d', $node->connstr($opt{dbname} // 'postgres'));
+	# -c sends the text exactly as given; an argument is limited to 128 kB,
+	# so longer texts go through a file
+	if (length($sql) < 100_000)
+	{
+		push @cmd, '-c', $sql;
+	}
+	else
+	{
+		my $f = $node->basedir . '/bg_' . (++$PgsTest::bg_files) . '.sql';
+		PostgreSQL::Test::Utils::append_to_file($f, $sql);
+		push @cmd, '-f', $f;
+	}
 	$h->{run} = IPC::Run::start(\@cmd, '<', \undef, '>', \$h->{out}, '2>',
 		\$h->{err});
 	return $h;
