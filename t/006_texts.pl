@@ -117,4 +117,38 @@ pgs_stop_bg($h);
 unlike(slurp_file($node->logfile), qr/invalid byte sequence|PANIC|terminated by signal/,
 	'no encoding error or crash in the log');
 $node->stop;
+
+# --- texts too big for the text area ------------------------------------------
+
+# track_activity_query_size at its maximum (1 MB) with the smallest text area
+# (64 kB): a 20 kB and a 200 kB statement.
+my $small = pgs_node('smallarea',
+	conf => "pgsentinel_ash.text_area_size = 64\ntrack_activity_query_size = 1048576\n");
+$node = $small;
+foreach my $size (20_000, 200_000)
+{
+	my $tag = "bigtext$size";
+	my $sql = "SELECT pg_sleep(600) /* $tag */, '" . ('z' x $size) . "' AS z";
+	my ($hb, $pidb) = sampled($sql, $tag);
+	my $r = $small->safe_psql('postgres',
+		"SELECT count(*), count(top_level_query), max(octet_length(top_level_query)), bool_and(application_name IS NOT NULL AND wait_event = 'PgSleep') FROM pg_active_session_history WHERE pid = $pidb AND wait_event = 'PgSleep'");
+	my ($n, $ntext, $len, $others) = split /\|/, $r;
+	cmp_ok($n, '>=', 2, "$size-byte statement: sampled ($n rows)");
+	is($others, 't', "$size-byte statement: its other columns are there");
+	my $lost = $small->safe_psql('postgres',
+		"SELECT texts_dropped > 0 OR diagnosis ~ 'text' FROM pgsentinel_status()");
+	note "$size-byte statement: $ntext of $n rows have a text (longest " . ($len || 0)
+	  . " bytes); loss reported: $lost";
+	TODO:
+	{
+		local $TODO = 'a text longer than a quarter of the text area is not stored '
+		  . '(text_area.c: esize > size / 4): NULL, and neither a counter nor the diagnosis says so';
+		ok($ntext > 0 || $lost eq 't',
+			"$size-byte statement: text kept, or its loss reported by pgsentinel_status()");
+	}
+	pgs_stop_bg($hb);
+}
+is($small->safe_psql('postgres', 'SELECT 1'), '1', 'server up after oversized texts');
+unlike(slurp_file($small->logfile), qr/PANIC|terminated by signal/, 'no crash with oversized texts');
+$small->stop;
 done_testing();
