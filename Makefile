@@ -2,9 +2,9 @@
 #
 #   make PG_CONFIG=/path/to/pg_config            build
 #   make PG_CONFIG=... install                   install into that PostgreSQL
-#   make PG_CONFIG=... installcheck              pg_regress + isolation, own
-#                                                preloaded temporary instance
-#   make PG_CONFIG=... prove_installcheck        TAP tests (needs PG's TAP modules)
+#   make PG_CONFIG=... installcheck              pg_regress, isolation (own
+#                                                preloaded temporary instance),
+#                                                then TAP (needs PG's TAP modules)
 #
 # All tests on PostgreSQL 15 and 18 in one go: scripts/test-all.sh
 

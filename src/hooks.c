@@ -9,13 +9,20 @@
  *
  * Hot path (a plain top-level statement): ExecutorStart compares the slot
  * with what it would write and writes only when something changed;
- * ExecutorEnd decrements a counter.  No lock, no allocation.  Nested
- * statements also copy their text (at most track_activity_query_size).
+ * ExecutorEnd decrements a counter.  No lock, no allocation, no callback
+ * per transaction.  Nested statements also copy their text (at most
+ * track_activity_query_size).
  *
- * Nesting depth is counted by ExecutorStart/ExecutorEnd and ProcessUtility.
- * On error ExecutorEnd is not called, so the transaction callbacks put the
- * depth back: to zero on abort, to its value at the subtransaction's start
- * on subtransaction abort (PL/pgSQL exception blocks).
+ * A statement is top-level when it runs the client's own query string
+ * (its source text is debug_query_string, or ProcessUtility says so); any
+ * other is nested.  Top-level statements also reset the nesting depth,
+ * which ExecutorStart/ExecutorEnd and ProcessUtility count, so a depth left
+ * over by an error (ExecutorEnd is not called then) never outlives the
+ * statement that failed.  Within a statement, the subtransaction callback
+ * puts the depth back when a PL/pgSQL exception block catches an error.
+ * A client statement whose text is a copy (extended protocol, cursors) is
+ * published as nested in itself: same text and query id, a little more
+ * work, the same rows.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,6 +32,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "parser/scansup.h"
+#include "tcop/tcopprot.h"
 #include "tcop/utility.h"
 #include "utils/backend_status.h"
 
@@ -174,17 +182,23 @@ publish_parent(PgsBackendSlot *slot, int depth)
 	}
 }
 
-/* Record a statement opened at the current depth, then count it open. */
-static void
-statement_opened(uint64 queryid, uint8 cmdtype, const char *source,
+/*
+ * Record a statement opened at the current depth, then count it open.
+ * top: it is the client's own statement.
+ */
+static inline void
+statement_opened(bool top, uint64 queryid, uint8 cmdtype, const char *source,
 				 int location, int len)
 {
 	PgsBackendSlot *slot = get_my_slot();
-	int			depth = nest_depth++;
+	int			depth;
 
-	if (slot == NULL)
+	if (top)
+		nest_depth = 0;
+	depth = nest_depth++;
+	if (unlikely(slot == NULL))
 		return;
-	if (depth == 0)
+	if (top)
 	{
 		if (slot->top_queryid != queryid || slot->top_cmdtype != cmdtype ||
 			slot->nested)
@@ -198,7 +212,7 @@ statement_opened(uint64 queryid, uint8 cmdtype, const char *source,
 		}
 		return;
 	}
-	if (depth < MAX_NEST_TRACKED)
+	if (depth >= 1 && depth < MAX_NEST_TRACKED)
 	{
 		NestedStatement *st = &nest_stack[depth];
 
@@ -208,6 +222,13 @@ statement_opened(uint64 queryid, uint8 cmdtype, const char *source,
 		st->location = location;
 		st->len = len;
 		publish_nested(slot, st);
+	}
+	else
+	{
+		/* not the client's text, yet not under another statement */
+		NestedStatement st = {queryid, cmdtype, source, location, len};
+
+		publish_nested(slot, &st);
 	}
 }
 
@@ -234,7 +255,8 @@ pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	PlannedStmt *pstmt = queryDesc->plannedstmt;
 
-	statement_opened(pgs_queryid_from(pstmt->queryId),
+	statement_opened(queryDesc->sourceText == debug_query_string,
+					 pgs_queryid_from(pstmt->queryId),
 					 cmdtype_of(queryDesc->operation),
 					 queryDesc->sourceText, pstmt->stmt_location,
 					 pstmt->stmt_len);
@@ -262,7 +284,8 @@ pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   ParamListInfo params, QueryEnvironment *queryEnv,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
-	statement_opened(pgs_queryid_from(pstmt->queryId), PGS_CMD_UTILITY,
+	statement_opened(context == PROCESS_UTILITY_TOPLEVEL,
+					 pgs_queryid_from(pstmt->queryId), PGS_CMD_UTILITY,
 					 queryString, pstmt->stmt_location, pstmt->stmt_len);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
@@ -271,18 +294,6 @@ pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
 	statement_closed();
-}
-
-/* Transaction abort: no executor survives it. */
-static void
-pgs_xact_callback(XactEvent event, void *arg)
-{
-	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
-		return;
-	nest_depth = 0;
-	subxact_top = 0;
-	if (my_slot != NULL)
-		publish_parent(my_slot, 0);
 }
 
 /* Subtransactions: remember the depth at start, put it back on abort. */
@@ -335,7 +346,6 @@ pgs_install_hooks(void)
 	ExecutorEnd_hook = pgs_ExecutorEnd;
 	prev_ProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = pgs_ProcessUtility;
-	RegisterXactCallback(pgs_xact_callback, NULL);
 	RegisterSubXactCallback(pgs_subxact_callback, NULL);
 }
 

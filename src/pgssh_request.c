@@ -85,8 +85,10 @@ pgssh_set_state(PgsshState state, const char *message)
 	strlcpy(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN);
 	LWLockRelease(pgs_state->lock);
 
+	/* a setup that lacks pg_stat_statements is a choice: LOG; failures: WARNING */
 	if (changed && state != PGSSH_STARTING)
-		ereport(state == PGSSH_OK || state == PGSSH_DISABLED ? LOG : WARNING,
+		ereport(state == PGSSH_FAILING || state == PGSSH_INCOMPATIBLE ||
+				state == PGSSH_NOT_CONNECTED ? WARNING : LOG,
 				(errmsg("pgsentinel statements history: %s", message)));
 }
 

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -200,6 +201,15 @@ static void
 sampler_init(void)
 {
 	uint32		size = 1024;
+
+	/*
+	 * Every sample allocates and frees the same few hundred kilobytes (the
+	 * backend-status snapshot, the rows).  Keep freed memory in the process
+	 * instead of giving it back to the kernel and faulting it in again at
+	 * the next sample: that churn was most of the sampler's time.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
 
 	sample_cxt = AllocSetContextCreate(TopMemoryContext, "pgsentinel sample",
 									   ALLOCSET_DEFAULT_SIZES);
@@ -407,9 +417,16 @@ find_backfills(Backfill *out)
 		out[nout].queryid = (uint64) be->st_query_id;
 		out[nout].cmdtype = PGS_CMD_UNKNOWN;
 		if (pe->proc &&
-			pgs_read_backend_slot(pgs_proc_number(pe->proc), p->pid, slot_copy) &&
-			slot_copy->top_queryid == out[nout].queryid)
-			out[nout].cmdtype = slot_copy->top_cmdtype;
+			pgs_read_backend_slot(pgs_proc_number(pe->proc), p->pid, slot_copy))
+		{
+			if (slot_copy->top_queryid == out[nout].queryid)
+				out[nout].cmdtype = slot_copy->top_cmdtype;
+			else if (slot_copy->nested && slot_copy->exec_queryid == out[nout].queryid)
+				out[nout].cmdtype = slot_copy->exec_cmdtype;
+		}
+		/* analysed but not executing yet: the command type comes later */
+		if (out[nout].cmdtype == PGS_CMD_UNKNOWN)
+			pending[keep++] = *p;
 		nout++;
 	}
 	npending = keep;
@@ -458,14 +475,17 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 		if (f->row_index < oldest_row)
 			continue;
 		r = &ring[f->row_index % capacity];
-		if (r->pid != f->pid || r->query_start != f->query_start || r->queryid != 0)
+		if (r->pid != f->pid || r->query_start != f->query_start)
 			continue;
-		r->queryid = f->queryid;
-		if (r->nested_queryid == 0)
-			r->nested_queryid = f->queryid;
-		if (r->cmdtype == PGS_CMD_UNKNOWN)
+		if (r->queryid == 0)
+		{
+			r->queryid = f->queryid;
+			if (r->nested_queryid == 0)
+				r->nested_queryid = f->queryid;
+			pgs_state->rows_backfilled++;
+		}
+		if (r->cmdtype == PGS_CMD_UNKNOWN && r->queryid == f->queryid)
 			r->cmdtype = f->cmdtype;
-		pgs_state->rows_backfilled++;
 	}
 
 	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);
