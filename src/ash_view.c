@@ -74,6 +74,7 @@ typedef struct AshReader
 	PgsTextSnapshot *text;
 	Datum		state_names[PGS_STATE_OTHER + 1];
 	Datum		cmdtype_names[PGS_CMD_NOTHING + 1];
+	Datum		empty_array;	/* '{}'::int[] */
 	uint8		last_backend_type;
 	Datum		last_backend_type_name;
 	TextCacheEntry *cache;
@@ -183,27 +184,26 @@ blocking_pids_datum(AshReader *rd, const AshRow *row, bool *isnull)
 {
 	const char *data;
 	uint32		len;
-	int			n = 0;
-	Datum	   *elems = NULL;
+	int			n;
+	Datum	   *elems;
 	int			i;
 
 	*isnull = false;
-	if (row->blocking_pids != PGS_TEXT_NONE)
+	if (row->blocking_pids == PGS_TEXT_NONE)
+		return rd->empty_array;
+	if (!pgs_text_lookup(rd->text, row->blocking_pids, &data, &len))
 	{
-		if (!pgs_text_lookup(rd->text, row->blocking_pids, &data, &len))
-		{
-			*isnull = true;
-			return (Datum) 0;
-		}
-		n = len / sizeof(int32);
-		elems = palloc(sizeof(Datum) * Max(n, 1));
-		for (i = 0; i < n; i++)
-		{
-			int32		pid;
+		*isnull = true;
+		return (Datum) 0;
+	}
+	n = len / sizeof(int32);
+	elems = palloc(sizeof(Datum) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		int32		pid;
 
-			memcpy(&pid, data + i * sizeof(int32), sizeof(int32));
-			elems[i] = Int32GetDatum(pid);
-		}
+		memcpy(&pid, data + i * sizeof(int32), sizeof(int32));
+		elems[i] = Int32GetDatum(pid);
 	}
 	return PointerGetDatum(construct_array(elems, n, INT4OID, sizeof(int32),
 										   true, TYPALIGN_INT));
@@ -404,6 +404,7 @@ active_session_history(FunctionCallInfo fcinfo)
 
 	memset(&rd, 0, sizeof(rd));
 	rd.cache_cxt = CurrentMemoryContext;
+	rd.empty_array = PointerGetDatum(construct_empty_array(INT4OID));
 	rd.text = &copy.text;
 	for (i = 0; i <= PGS_STATE_OTHER; i++)
 	{

@@ -257,10 +257,17 @@ lock_shared_for_chunk(void)
 {
 	int			i;
 
-	for (i = 0; i < 1000 && pg_atomic_read_u32(&pgs_state->writers_waiting) > 0; i++)
+	/* a writer holds the lock for microseconds: spin a little, then nap */
+	for (i = 0; i < 20000 && pg_atomic_read_u32(&pgs_state->writers_waiting) > 0; i++)
 	{
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(100);
+		if (i < 200)
+			pg_spin_delay();
+		else
+		{
+			if ((i & 63) == 0)
+				CHECK_FOR_INTERRUPTS();
+			pg_usleep(5);
+		}
 	}
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
 }
