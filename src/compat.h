@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/backend_status.h"
 #include "utils/wait_event.h"
@@ -53,6 +54,20 @@ pgs_proc_number(PGPROC *proc)
 	return GetNumberFromPGProc(proc);
 #else
 	return proc->pgprocno;
+#endif
+}
+
+/*
+ * Entries of core's shared "Backend Status Array" (one per PGPROC of a
+ * backend or auxiliary process), to find it by name and size.
+ */
+static inline int
+pgs_backend_status_slots(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+#else
+	return MaxBackends + NUM_AUXPROCTYPES;
 #endif
 }
 

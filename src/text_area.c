@@ -54,7 +54,7 @@ struct PgsTextBatch
 	uint64		start_head;		/* shared head when the batch began */
 	uint64		head;			/* head after this batch */
 	uint64		tail;			/* tail after this batch */
-	uint64		dropped;		/* live entries this batch evicts */
+	uint64		dropped;		/* texts of live rows evicted, or refused */
 	uint64		stored;			/* entries this batch adds */
 	char	   *staging;		/* bytes of [start_head, head) */
 	Size		staging_cap;
@@ -171,7 +171,8 @@ evict_until_fits(PgsTextBatch *b, uint64 end, uint64 oldest_live_row)
  * Return a reference to this text for the ASH row at row_index, storing it
  * in the batch unless a recent identical copy is stored already.  Returns
  * PGS_TEXT_NONE when the text cannot be kept (larger than a quarter of the
- * area, or this sample alone would fill half of it).
+ * area, or this sample alone would fill half of it); that counts as a
+ * dropped text, which pgsentinel_status() reports.
  */
 PgsTextRef
 pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
@@ -210,8 +211,12 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 		}
 	}
 
+	/* too big to keep, or this sample would fill half the area: counted */
 	if (esize > b->size / 4)
+	{
+		b->dropped++;
 		return PGS_TEXT_NONE;
+	}
 
 	/* Skip the rest of the lap if the entry does not fit before its end. */
 	pos = b->head;
@@ -219,12 +224,18 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 		pos += b->size - pos % b->size;
 	end = pos + esize;
 	if (end - b->start_head > b->size / 2)
+	{
+		b->dropped++;
 		return PGS_TEXT_NONE;
+	}
 
 	oldest_live_row = row_index >= (uint64) pgs_state->ash_capacity ?
 		row_index - pgs_state->ash_capacity + 1 : 0;
 	if (!evict_until_fits(b, end, oldest_live_row))
+	{
+		b->dropped++;
 		return PGS_TEXT_NONE;
+	}
 
 	staging_reserve(b, end);
 	if (pos != b->head && !lap_tail_too_short(b->size, b->head))
