@@ -645,13 +645,16 @@ def measure_sampler(cl, kind, period, window):
 
 def check_ash_rows(cl, n):
     """Sanity check of the last complete sample against the known workload."""
+    # one read of the view (a materialized CTE), so the ring cannot move on
+    # between finding the sample and reading its rows
     out = cl.psql(
-        "WITH s AS (SELECT max(sample_id) - 1 AS id FROM pg_active_session_history) "
+        "WITH a AS MATERIALIZED (SELECT * FROM pg_active_session_history), "
+        "s AS (SELECT max(sample_id) - 1 AS id FROM a) "
         "SELECT application_name, coalesce(wait_event_type, '-'), coalesce(wait_event, '-'), "
         "count(*), count(*) FILTER (WHERE blockers > 0 AND blockerpid IS NOT NULL), "
         "count(*) FILTER (WHERE coalesce(queryid, 0) = 0), "
         "count(*) FILTER (WHERE query IS NULL), count(DISTINCT pid) "
-        "FROM pg_active_session_history, s WHERE sample_id = s.id "
+        "FROM a, s WHERE sample_id = s.id "
         "AND application_name LIKE 'bench\\_%' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
     groups = [l.split("|") for l in out.splitlines() if l]
     problems = []
@@ -1509,7 +1512,8 @@ def write_report(res, facts, args, path, history):
           % (per_row, a["ash_row_bytes"]))
         w("| default total (max_entries 36000, text_area_size 4 MB, max_connections 250) | %d B "
           "(%.1f MiB) |" % (d["size"], d["size"] / 1048576.0))
-        w("| of which fixed + backend slots (total − rows − text area) | %d B |" % (
+        w("| everything else: header, backend slots, statements-history ring (total − rows − "
+          "text area) | %d B |" % (
             d["size"] - per_row * 36000 - d["text_area_size"]))
         w("| bytes per row including the text-area share at defaults (row + 4 MB / 36000) | "
           "%.1f B |" % (per_row + text_share))
@@ -1619,8 +1623,10 @@ def write_report(res, facts, args, path, history):
     if history:
         w("## Run-to-run noise (full runs kept in bench/runs/)")
         w("")
-        w("| run | sampler µs/sample pgs 10 ms fresh / pws 10 ms | instr/stmt Δ % | -S TPS "
-          "ratio 1 s / 100 ms / 10 ms | read ratio |")
+        w("Runs on different source commits also differ by the code changes between them.")
+        w("")
+        w("| run (commit measured) | sampler µs/sample pgs 10 ms fresh / pws 10 ms | instr/stmt "
+          "Δ % | -S TPS ratio 1 s / 100 ms / 10 ms | read ratio |")
         w("|---|---|---|---|---|")
         for h in history:
             w("| %s | %s | %s | %s | %s |" % (h["date"], h["sampler"], h["instr"], h["tps"],
@@ -1758,6 +1764,69 @@ def insight(res):
     bd = res.get("breakdown", {})
     lines = []
     p = bd.get("pgs10ms")
+    q = bd.get("pws10ms")
+    prof = res.get("profile", {}).get("pgs10ms", {})
+    incl = {sym: c for c, sf, sym in prof.get("incl", [])}
+    selfp = {sym: pct for pct, dso, sym in prof.get("self_", [])}
+    if p and len(p) == 4:
+        v = [m["us_per_sample"] for _, m in p]
+        per_idle = (v[1] - v[0]) / 200.0
+        per_sleep = (v[2] - v[1]) / 100.0
+        per_lock = (v[3] - v[1]) / 100.0
+        txt = ("Reading: pgsentinel's fixed cost per sample is about %.0f µs (no client "
+               "sessions), each connected session adds %.2f µs even when idle, each active "
+               "row %.2f µs, and each lock-waiting session %.1f µs (%.0f× an ordinary active "
+               "row), so the 45 lock waiters of the metric-1 mix account for about %.0f µs of "
+               "every sample." % (v[0], per_idle, per_sleep, per_lock,
+                                  per_lock / per_sleep if per_sleep > 0 else float("nan"),
+                                  45 * per_lock))
+        if q and len(q) == 4:
+            w_ = [m["us_per_sample"] for _, m in q]
+            txt += (" pg_wait_sampling: %.0f µs fixed, %.2f µs per connected session, "
+                    "%.2f µs per lock waiter (it reads PGPROC only and never looks up "
+                    "blockers)." % (w_[0], (w_[1] - w_[0]) / 200.0, (w_[3] - w_[1]) / 100.0))
+        lines.append(txt)
+    if incl or selfp:
+        parts = []
+        for sym, what in (("pg_blocking_pids", "core's pg_blocking_pids(), called once per "
+                           "lock waiter (GetBlockerStatusData takes every lock-manager "
+                           "partition lock and copies the lock groups each time)"),
+                          ("pgstat_fetch_stat_numbackends", "core's backend-status snapshot "
+                           "(pgstat_read_current_status copies every in-use entry, including "
+                           "the 1 kB activity string — hence strcpy — and takes a lock per "
+                           "entry for its xid)")):
+            if sym in incl:
+                parts.append("%.0f %% in %s" % (incl[sym], what))
+        if "__strcpy_avx2" in selfp:
+            parts.append("%.0f %% self in strcpy" % selfp["__strcpy_avx2"])
+        if "pgs_text_batch_add" in selfp:
+            parts.append("%.0f %% self in pgs_text_batch_add (text dedup)" %
+                         selfp["pgs_text_batch_add"])
+        if parts:
+            lines.append("The perf profile below agrees: " + "; ".join(parts) + ".")
+    c1 = res.get("conn1000", {})
+    mx5 = res.get("mix500", {})
+    if c1.get("pgs10ms") and p and len(p) == 4 and mx5:
+        v = [m["us_per_sample"] for _, m in p]
+        per_idle = (v[1] - v[0]) / 200.0
+        per_sleep = (v[2] - v[1]) / 100.0
+        nl = mx5["lock"]
+        rest = v[0] + 1000 * per_idle + (mx5["sleep"] + mx5["cpu"]) * per_sleep
+        per_lock_1000 = (c1["pgs10ms"]["us_per_sample"] - rest) / nl
+        lines.append("At 1000 connections with %d lock waiters the cost per sample is %.0f µs; "
+                     "taking the other sessions at the 200-connection rates, that is about "
+                     "%.0f µs per lock waiter instead of %.1f µs: each blocker lookup gets "
+                     "dearer as the lock table and the wait queue grow, so the total grows "
+                     "faster than linearly with the number of waiters." % (
+                         nl, c1["pgs10ms"]["us_per_sample"], per_lock_1000,
+                         (v[3] - v[1]) / 100.0))
+    return " ".join(lines)
+
+
+def insight_old(res):
+    bd = res.get("breakdown", {})
+    lines = []
+    p = bd.get("pgs10ms")
     if p and len(p) == 4:
         v = [m["us_per_sample"] for _, m in p]
         per_idle = (v[1] - v[0]) / 200.0
@@ -1792,7 +1861,7 @@ def history_rows(current_file):
         def f(x, fmt):
             return fmt % x if isinstance(x, (int, float)) else "n/a"
         rows.append(dict(
-            date=r.get("date", fn),
+            date="%s (`%s`)" % (r.get("date", fn), r.get("facts", {}).get("commit", "?")[:9]),
             sampler="%s / %s µs" % (f(h.get("pgs10"), "%.1f"), f(h.get("pws10"), "%.1f")),
             instr="%s %%" % f(h.get("instr_pct"), "%+.3f"),
             tps="%s / %s / %s" % (f(h.get("tps_pgs1s"), "%.4f"), f(h.get("tps_pgs100ms"), "%.4f"),
@@ -1805,7 +1874,7 @@ def main():
     global KEEP_TMP
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pg-bin", required=True)
+    ap.add_argument("--pg-bin")
     ap.add_argument("--run-as", default="")
     ap.add_argument("--command", default="bench/run.sh")
     ap.add_argument("--quick", action="store_true", help="short smoke run (< 3 min)")
@@ -1819,7 +1888,21 @@ def main():
     ap.add_argument("--report", help="default: bench/REPORT.md (full run), "
                                      "bench/work/REPORT-quick.md (--quick or --only)")
     ap.add_argument("--keep", action="store_true", help="keep the /tmp directory")
+    ap.add_argument("--report-from", help="rewrite the report from a saved results JSON")
     args = ap.parse_args()
+    if args.report_from:
+        res = json.load(open(args.report_from))
+        res["shmem"] = {int(k): v for k, v in res.get("shmem", {}).items()}
+        h = headline(res)
+        res["headline"] = h
+        res["targets"] = targets(res, h)
+        res["insight"] = insight(res)
+        args.command = res.get("command", "bench/run.sh")
+        write_report(res, res["facts"], args, args.report or os.path.join(BENCH_DIR, "REPORT.md"),
+                     history_rows(None))
+        return
+    if not args.pg_bin:
+        ap.error("--pg-bin is required (bench/run.sh passes it)")
     if not args.report:
         args.report = os.path.join(BENCH_DIR, "REPORT.md") if not (args.quick or args.only) \
             else os.path.join(BENCH_DIR, "work", "REPORT-quick.md")
@@ -1838,6 +1921,7 @@ def main():
     finally:
         cleanup()
     res = b.res
+    res["command"] = args.command
     res["params"] = {k: b.p(k) for k in ("rounds", "window", "warm", "tps_secs", "cg_n",
                                          "bd_window", "read_rows", "c1000_window")}
     h = headline(res)
