@@ -78,7 +78,7 @@ static int	subxact_top = 0;
 	do { pg_write_barrier(); (slot)->changecount++; } while (0)
 
 /* Map core's CmdType to ours. */
-static uint8
+static inline uint8
 cmdtype_of(CmdType op)
 {
 	switch (op)
@@ -186,7 +186,7 @@ publish_parent(PgsBackendSlot *slot, int depth)
  * Record a statement opened at the current depth, then count it open.
  * top: it is the client's own statement.
  */
-static inline void
+static void
 statement_opened(bool top, uint64 queryid, uint8 cmdtype, const char *source,
 				 int location, int len)
 {
@@ -249,17 +249,25 @@ statement_closed(void)
 	}
 }
 
-/* ExecutorStart hook: publish the statement about to run. */
+/*
+ * ExecutorStart hook: publish the statement about to run.  The common case
+ * -- the client's own statement, the same as last time -- only compares.
+ */
 static void
 pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	PlannedStmt *pstmt = queryDesc->plannedstmt;
+	uint64		queryid = pgs_queryid_from(pstmt->queryId);
 
-	statement_opened(queryDesc->sourceText == debug_query_string,
-					 pgs_queryid_from(pstmt->queryId),
-					 cmdtype_of(queryDesc->operation),
-					 queryDesc->sourceText, pstmt->stmt_location,
-					 pstmt->stmt_len);
+	if (likely(queryDesc->sourceText == debug_query_string && my_slot != NULL &&
+			   my_slot->top_queryid == queryid && !my_slot->nested &&
+			   my_slot->top_cmdtype == cmdtype_of(queryDesc->operation)))
+		nest_depth = 1;
+	else
+		statement_opened(queryDesc->sourceText == debug_query_string, queryid,
+						 cmdtype_of(queryDesc->operation),
+						 queryDesc->sourceText, pstmt->stmt_location,
+						 pstmt->stmt_len);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
