@@ -19,8 +19,11 @@
  *	  the prepared batch in and update counters.  Nothing is allocated, no
  *	  error can be raised and no system call is made while it is held
  *	  (reading the clock, a vDSO call, excepted).
- *	- The statements worker reads the request by copying it out under
- *	  LW_SHARED, like any reader.
+ *	- A writer reads what only it writes without the lock (the sampler its
+ *	  own text entries while deduplicating, text_area.c): nobody else can
+ *	  change them.
+ *	- The statements worker copies the request out under the lock (in
+ *	  exclusive mode, as it also counts skipped requests).
  *	- Writers take the lock with pgs_lock_exclusive(), which announces them
  *	  in writers_waiting (an atomic, the only field read without the lock).
  *	- Readers (the views, pgsentinel_status()) take the lock in LW_SHARED
