@@ -16,6 +16,7 @@ OBJS = \
 	src/text_area.o \
 	src/hooks.o \
 	src/sampler.o \
+	src/blockers.o \
 	src/ash_view.o \
 	src/status.o \
 	src/pgssh_request.o \
@@ -38,7 +39,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 # (--temp-instance), so they never depend on a system cluster.
 REGRESS = setup ash_views settings status redaction pgssh upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
-ISOLATION = lock_waiter truncate_waiter idle_in_transaction concurrent_readers
+ISOLATION = lock_waiter lock_queue truncate_waiter idle_in_transaction concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
 TAP_TESTS = 1
 
@@ -57,3 +58,10 @@ install: remove-stale-install-scripts
 .PHONY: remove-stale-install-scripts
 remove-stale-install-scripts:
 	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql'
+
+# The pg_regress and isolation suites under AddressSanitizer and UBSan, on a
+# PostgreSQL 15 built for it (scripts/sanitize-check.sh; its own pg_config,
+# whatever PG_CONFIG says).  After the include, so that `make` still builds.
+.PHONY: sanitize-check
+sanitize-check:
+	bash $(srcdir)/scripts/sanitize-check.sh

@@ -59,3 +59,32 @@ WHERE ash_time < prev;
 SELECT count(*) AS sampler_rows
 FROM pg_active_session_history h
 WHERE h.pid = (SELECT worker_pid FROM pgsentinel_status());
+
+-- Every scan of the view within one query sees the same read of the ring:
+-- "the newest sample" is never empty, although the sampler (every 10 ms
+-- here) adds samples between the two scans of a query.  At least 200
+-- queries and 5 new samples; this loop's own session is sampled, so no
+-- sample is empty.
+DO $$
+DECLARE
+    misses int := 0;
+    queries int := 0;
+    samples_before bigint;
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+BEGIN
+    SELECT samples_taken INTO samples_before FROM pgsentinel_status();
+    LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_active_session_history
+                       WHERE sample_id = (SELECT max(sample_id)
+                                          FROM pg_active_session_history)) THEN
+            misses := misses + 1;
+        END IF;
+        queries := queries + 1;
+        EXIT WHEN queries >= 200 AND
+            (SELECT samples_taken FROM pgsentinel_status()) >= samples_before + 5;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'the sampler took no 5 samples within 60 s';
+        END IF;
+    END LOOP;
+    RAISE NOTICE 'newest sample empty in % queries', misses;
+END $$;

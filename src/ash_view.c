@@ -2,7 +2,8 @@
  *
  * ash_view.c
  *		pg_active_session_history(): the rows of the ASH ring, copied out
- *		under the shared lock and turned into tuples after releasing it.
+ *		under the shared lock (once per query) and turned into tuples after
+ *		releasing it.
  *		Names are resolved from OIDs, wait events decoded, texts looked up
  *		in the copy of the text area, and other roles' texts and query ids
  *		hidden as pg_stat_activity hides them.
@@ -380,6 +381,43 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
 }
 
 /*
+ * One read of the ring per query.  Every scan of the view within a query
+ * (a self-join, or "WHERE sample_id = (SELECT max(sample_id) FROM
+ * pg_active_session_history)") sees the same rows, as it would a table;
+ * otherwise a sample taken between two scans makes them disagree.  The
+ * copy lives in the query's memory and is forgotten when that memory is
+ * reset or deleted, so a new query (also inside a PL/pgSQL loop) reads the
+ * ring again.
+ */
+static MemoryContext copy_query_cxt = NULL;
+static PgsAshCopy query_copy;
+
+static void
+forget_query_copy(void *arg)
+{
+	copy_query_cxt = NULL;
+}
+
+static PgsAshCopy *
+ash_copy_for_query(MemoryContext query_cxt)
+{
+	if (copy_query_cxt != query_cxt)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(query_cxt);
+		MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+
+		copy_query_cxt = NULL;
+		pgs_ash_copy_out(&query_copy);
+		cb->func = forget_query_copy;
+		cb->arg = NULL;
+		MemoryContextRegisterResetCallback(query_cxt, cb);
+		copy_query_cxt = query_cxt;
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return &query_copy;
+}
+
+/*
  * SQL function pg_active_session_history(): every row of the ring, oldest
  * first, with the columns the SQL declaration asks for.
  */
@@ -387,7 +425,7 @@ static Datum
 active_session_history(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PgsAshCopy	copy;
+	PgsAshCopy *copy;
 	AshReader	rd;
 	Datum		values[ASH_COLS];
 	bool		nulls[ASH_COLS];
@@ -400,12 +438,12 @@ active_session_history(FunctionCallInfo fcinfo)
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, ash_columns, ash_column_types, ASH_COLS, map);
 
-	pgs_ash_copy_out(&copy);
+	copy = ash_copy_for_query(rsinfo->econtext->ecxt_per_query_memory);
 
 	memset(&rd, 0, sizeof(rd));
 	rd.cache_cxt = CurrentMemoryContext;
 	rd.empty_array = PointerGetDatum(construct_empty_array(INT4OID));
-	rd.text = &copy.text;
+	rd.text = &copy->text;
 	for (i = 0; i <= PGS_STATE_OTHER; i++)
 	{
 		const char *s = pgs_state_name((uint8) i);
@@ -423,9 +461,9 @@ active_session_history(FunctionCallInfo fcinfo)
 	/* per-row garbage goes in a context reset now and then */
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pgsentinel rows",
 									ALLOCSET_DEFAULT_SIZES);
-	for (i = 0; i < copy.nrows; i++)
+	for (i = 0; i < copy->nrows; i++)
 	{
-		const AshRow *row = &copy.rows[i];
+		const AshRow *row = &copy->rows[i];
 
 		CHECK_FOR_INTERRUPTS();
 		oldcxt = MemoryContextSwitchTo(row_cxt);

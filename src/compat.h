@@ -15,7 +15,9 @@
 
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
+#include "storage/shmem.h"
 #include "utils/backend_status.h"
 #include "utils/wait_event.h"
 
@@ -94,6 +96,65 @@ pgs_worker_wait_event(void)
 	return wait_event_info;
 #else
 	return PG_WAIT_EXTENSION;
+#endif
+}
+
+/*
+ * Walking a heavyweight lock's PROCLOCKs and its wait queue, in list order
+ * (the caller holds the lock's partition lock).  SHM_QUEUE up to 15,
+ * dlist/dclist from 16 on.  Each returns NULL after the last element.
+ */
+static inline PROCLOCK *
+pgs_lock_first_proclock(LOCK *lock)
+{
+#if PG_VERSION_NUM >= 160000
+	if (dlist_is_empty(&lock->procLocks))
+		return NULL;
+	return dlist_container(PROCLOCK, lockLink, dlist_head_node(&lock->procLocks));
+#else
+	return (PROCLOCK *) SHMQueueNext(&lock->procLocks, &lock->procLocks,
+									 offsetof(PROCLOCK, lockLink));
+#endif
+}
+
+static inline PROCLOCK *
+pgs_lock_next_proclock(LOCK *lock, PROCLOCK *proclock)
+{
+#if PG_VERSION_NUM >= 160000
+	if (!dlist_has_next(&lock->procLocks, &proclock->lockLink))
+		return NULL;
+	return dlist_container(PROCLOCK, lockLink,
+						   dlist_next_node(&lock->procLocks, &proclock->lockLink));
+#else
+	return (PROCLOCK *) SHMQueueNext(&lock->procLocks, &proclock->lockLink,
+									 offsetof(PROCLOCK, lockLink));
+#endif
+}
+
+static inline PGPROC *
+pgs_lock_first_waiter(LOCK *lock)
+{
+#if PG_VERSION_NUM >= 160000
+	if (dclist_is_empty(&lock->waitProcs))
+		return NULL;
+	return dlist_container(PGPROC, links, dclist_head_node(&lock->waitProcs));
+#else
+	return (PGPROC *) SHMQueueNext(&lock->waitProcs.links, &lock->waitProcs.links,
+								   offsetof(PGPROC, links));
+#endif
+}
+
+static inline PGPROC *
+pgs_lock_next_waiter(LOCK *lock, PGPROC *proc)
+{
+#if PG_VERSION_NUM >= 160000
+	if (!dclist_has_next(&lock->waitProcs, &proc->links))
+		return NULL;
+	return dlist_container(PGPROC, links,
+						   dclist_next_node(&lock->waitProcs, &proc->links));
+#else
+	return (PGPROC *) SHMQueueNext(&lock->waitProcs.links, &proc->links,
+								   offsetof(PGPROC, links));
 #endif
 }
 

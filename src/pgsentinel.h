@@ -303,6 +303,22 @@ extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
 extern void pgs_install_hooks(void);
 extern bool pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy);
 
+/* blockers.c: the blockers of a sample's lock waiters, in one pass */
+typedef struct PgsLockWaiter
+{
+	struct PGPROC *proc;		/* in: the waiter */
+	int32		pid;			/* in */
+	int			row;			/* in: the caller's row number */
+	int			nblockers;		/* out: 0 = no longer waiting */
+	int			first_blocker;	/* private */
+	struct LOCK *lock;			/* private */
+	int			partition;		/* private */
+	bool		resolved;		/* private */
+} PgsLockWaiter;
+extern void pgs_blockers_init(void);
+extern void pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters);
+extern const int32 *pgs_blocker_pids(const PgsLockWaiter *w);
+
 /* sampler.c */
 extern void pgs_register_worker(void);
 extern PGDLLEXPORT void pgsentinel_main(Datum main_arg);

@@ -5,7 +5,8 @@
  *		backend-status snapshot and the PGPROC wait information directly
  *		(no SQL), keeps the sessions that are active (and idle in
  *		transaction when asked), looks up blockers of heavyweight-lock
- *		waiters only, and appends the sample to the ASH ring.
+ *		waiters only (blockers.c, once for the whole sample), and appends
+ *		the sample to the ASH ring.
  *
  * The backend status is read straight from core's shared array, with the
  * change-counter protocol of backend_status.h, copying texts only for the
@@ -36,9 +37,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
-#include "utils/array.h"
 #include "utils/backend_status.h"
-#include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -104,6 +103,8 @@ static SessionCopy *sessions = NULL;	/* one per status slot */
 static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
+static PgsLockWaiter *lock_waiters = NULL;	/* this sample's, one per slot */
+static int	nlock_waiters = 0;
 
 /* Register the static sampler worker; called from _PG_init. */
 void
@@ -421,6 +422,9 @@ sampler_init(void)
 	session_strings = MemoryContextAllocHuge(TopMemoryContext,
 											 session_strings_size * status_slots);
 	status_array = find_status_array();
+	lock_waiters = MemoryContextAlloc(TopMemoryContext,
+									  sizeof(PgsLockWaiter) * status_slots);
+	pgs_blockers_init();
 	pgssh_sampler_init();
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
@@ -468,34 +472,29 @@ fill_client(AshRow *row, const PgBackendStatus *be)
 }
 
 /*
- * Blockers of a heavyweight-lock waiter, through core's pg_blocking_pids().
- * If there are none, the wait may just have ended: the wait event is read
- * again so that a row never shows a lock wait that had already stopped.
+ * Record the blockers found for a lock waiter's row.  If there are none,
+ * the wait may just have ended: the wait event is read again so that a row
+ * never shows a lock wait that had already stopped.
  */
 static void
-fill_blockers(AshRow *row, PGPROC *proc, uint64 row_index)
+fill_blockers(AshRow *row, const PgsLockWaiter *w, uint64 row_index)
 {
-	ArrayType  *arr;
-	int			n;
-	int32	   *pids;
+	const int32 *pids = pgs_blocker_pids(w);
 	PidEntry   *blocker;
 
-	arr = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids,
-												 Int32GetDatum(row->pid)));
-	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	row->blockers = n;
-	if (n == 0)
+	row->blockers = w->nblockers;
+	if (w->nblockers == 0)
 	{
-		row->wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
+		row->wait_event_info = *((volatile uint32 *) &w->proc->wait_event_info);
 		return;
 	}
-	pids = (int32 *) ARR_DATA_PTR(arr);
 	row->blockerpid = pids[0];
 	blocker = pid_lookup(pids[0], false);
 	if (blocker && blocker->be)
 		row->blocker_state = state_of(blocker->be->backendStatus.st_state);
 	row->blocking_pids = pgs_text_batch_add(text_batch, (const char *) pids,
-											n * sizeof(int32), row_index);
+											w->nblockers * sizeof(int32),
+											row_index);
 }
 
 /*
@@ -570,8 +569,15 @@ fill_row(AshRow *row, SessionCopy *local, uint64 row_index,
 			row->cmdtype = slot_copy->top_cmdtype;
 	}
 
+	/* blockers are looked up for the whole sample at once */
 	if ((row->wait_event_info & 0xFF000000) == PG_WAIT_LOCK)
-		fill_blockers(row, proc, row_index);
+	{
+		PgsLockWaiter *w = &lock_waiters[nlock_waiters++];
+
+		w->proc = proc;
+		w->pid = row->pid;
+		w->row = (int) (row_index - ash_written);
+	}
 	return true;
 }
 
@@ -717,6 +723,7 @@ take_sample(TimestampTz now)
 
 	nfills = find_backfills(fills);
 
+	nlock_waiters = 0;
 	for (i = 0; i < nsessions; i++)
 	{
 		AshRow	   *row = &rows[nrows];
@@ -736,6 +743,14 @@ take_sample(TimestampTz now)
 			pending[npending].query_start = row->query_start;
 			npending++;
 		}
+	}
+
+	pgs_find_blockers(lock_waiters, nlock_waiters);
+	for (i = 0; i < nlock_waiters; i++)
+	{
+		PgsLockWaiter *w = &lock_waiters[i];
+
+		fill_blockers(&rows[w->row], w, ash_written + w->row);
 	}
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
