@@ -18,6 +18,7 @@ OBJS = \
 	src/sampler.o \
 	src/blockers.o \
 	src/ash_view.o \
+	src/ash_fdw.o \
 	src/status.o \
 	src/pgssh_request.o \
 	src/pgssh_worker.o \

@@ -51,8 +51,62 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_active_session_history_2_0'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- The view reads the ring through a foreign table (src/ash_fdw.c): rows are
+-- streamed and only the columns a query uses are computed, where a function
+-- in FROM materializes every column of every row first.  The function above
+-- returns the same rows (for direct calls).
+CREATE FUNCTION pgsentinel_fdw_handler()
+RETURNS fdw_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION pgsentinel_fdw_validator(text[], oid)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT;
+
+CREATE FOREIGN DATA WRAPPER pgsentinel_fdw
+  HANDLER pgsentinel_fdw_handler
+  VALIDATOR pgsentinel_fdw_validator;
+
+CREATE SERVER pgsentinel_server FOREIGN DATA WRAPPER pgsentinel_fdw;
+
+CREATE FOREIGN TABLE pgsentinel_ash_ring (
+    ash_time timestamptz,
+    datid oid,
+    datname text,
+    pid integer,
+    leader_pid integer,
+    usesysid oid,
+    usename text,
+    application_name text,
+    client_addr text,
+    client_hostname text,
+    client_port integer,
+    backend_start timestamptz,
+    xact_start timestamptz,
+    query_start timestamptz,
+    state_change timestamptz,
+    wait_event_type text,
+    wait_event text,
+    state text,
+    backend_xid xid,
+    backend_xmin xid,
+    top_level_query text,
+    query text,
+    cmdtype text,
+    queryid bigint,
+    nested_queryid bigint,
+    backend_type text,
+    blockers integer,
+    blockerpid integer,
+    blocker_state text,
+    sample_id bigint,
+    blocking_pids integer[]
+) SERVER pgsentinel_server;
+
 CREATE VIEW pg_active_session_history AS
-  SELECT * FROM pg_active_session_history();
+  SELECT * FROM pgsentinel_ash_ring;
 
 GRANT SELECT ON pg_active_session_history TO PUBLIC;
 

@@ -88,3 +88,44 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'newest sample empty in % queries', misses;
 END $$;
+
+-- The view scans the ring through a foreign table: only the columns a
+-- query uses are computed (none for count(*)), and the planner knows how
+-- many rows there are.
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pg_active_session_history;
+EXPLAIN (COSTS OFF)
+SELECT wait_event_type, wait_event, count(*) FROM pg_active_session_history
+WHERE pid <> 0 GROUP BY 1, 2;
+-- The estimate is the rows in the ring, not a function scan's 1000.
+CREATE FUNCTION pgs_estimated_rows(q text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+    RETURN (plan -> 0 -> 'Plan' ->> 'Plan Rows')::bigint;
+END $$;
+SELECT pgs_estimated_rows('SELECT * FROM pg_active_session_history')
+       BETWEEN (SELECT ash_rows FROM pgsentinel_status()) - 1000
+           AND (SELECT ash_rows FROM pgsentinel_status()) + 1000
+       AS estimate_is_ring_rows;
+
+-- Same rows through the foreign table and through the function (one read
+-- of the ring per query: both scans see the same copy), all columns ...
+SELECT count(*) AS rows_that_differ FROM (
+    (SELECT * FROM pg_active_session_history
+     EXCEPT ALL SELECT * FROM pg_active_session_history())
+    UNION ALL
+    (SELECT * FROM pg_active_session_history()
+     EXCEPT ALL SELECT * FROM pg_active_session_history)) d;
+-- ... and a few: the columns not asked for are not mixed up with others.
+SELECT count(*) AS rows_that_differ FROM (
+    (SELECT sample_id, pid, wait_event, query FROM pg_active_session_history
+     EXCEPT ALL SELECT sample_id, pid, wait_event, query FROM pg_active_session_history())
+    UNION ALL
+    (SELECT sample_id, pid, wait_event, query FROM pg_active_session_history()
+     EXCEPT ALL SELECT sample_id, pid, wait_event, query FROM pg_active_session_history)) d;
+SELECT count(*) > 0 AS has_rows FROM pg_active_session_history;
+
+-- The ring cannot be written, and the wrapper takes no options.
+INSERT INTO pgsentinel_ash_ring (pid) VALUES (1);
+CREATE SERVER pgs_other FOREIGN DATA WRAPPER pgsentinel_fdw OPTIONS (size '10');

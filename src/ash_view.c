@@ -34,7 +34,7 @@ PG_FUNCTION_INFO_V1(pg_active_session_history_2_0);
 PG_FUNCTION_INFO_V1(pg_active_session_history);
 
 /* Every column this file can produce, in 2.0's order. */
-static const char *const ash_columns[] = {
+const char *const pgs_ash_columns[PGS_ASH_COLS] = {
 	"ash_time", "datid", "datname", "pid", "leader_pid", "usesysid",
 	"usename", "application_name", "client_addr", "client_hostname",
 	"client_port", "backend_start", "xact_start", "query_start",
@@ -44,7 +44,7 @@ static const char *const ash_columns[] = {
 	"blocker_state", "sample_id", "blocking_pids"
 };
 
-static const Oid ash_column_types[] = {
+const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
 	TIMESTAMPTZOID, OIDOID, TEXTOID, INT4OID, INT4OID, OIDOID,
 	TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
@@ -54,9 +54,7 @@ static const Oid ash_column_types[] = {
 	TEXTOID, INT8OID, INT4ARRAYOID
 };
 
-#define ASH_COLS			lengthof(ash_columns)
-StaticAssertDecl(lengthof(ash_columns) == lengthof(ash_column_types),
-				 "one type per column");
+#define ASH_COLS			PGS_ASH_COLS
 #define TEXT_CACHE_SIZE		4096
 #define INSUFFICIENT_PRIVILEGE "<insufficient privilege>"
 
@@ -68,14 +66,17 @@ typedef struct TextCacheEntry
 	bool		isnull;
 } TextCacheEntry;
 
-/* Per-call state of a reader. */
-typedef struct AshReader
+/* State of a reader (pgs_ash_reader_begin). */
+struct AshReader
 {
 	MemoryContext cache_cxt;	/* datums reused across rows live here */
+	PgsAshCopy *copy;
+	int64		next_row;
 	PgsTextSnapshot *text;
 	Datum		state_names[PGS_STATE_OTHER + 1];
 	Datum		cmdtype_names[PGS_CMD_NOTHING + 1];
 	Datum		empty_array;	/* '{}'::int[] */
+	Datum		insufficient_privilege;
 	uint8		last_backend_type;
 	Datum		last_backend_type_name;
 	TextCacheEntry *cache;
@@ -93,7 +94,7 @@ typedef struct AshReader
 	Datum		last_wait_type;
 	Datum		last_wait_name;
 	bool		last_wait_null;
-} AshReader;
+};
 
 /* pg_stat_activity's word for a state. */
 const char *
@@ -276,9 +277,16 @@ wait_event_datums(AshReader *rd, const AshRow *row, Datum *type, Datum *name,
 	*isnull = rd->last_wait_null;
 }
 
-/* Fill one tuple's values from a row. */
+/*
+ * Fill a row's values in 2.0's column order.  The columns that take more
+ * than a load (names, texts, addresses, arrays) are computed only when
+ * want[column] is set (want NULL: all), and are NULL otherwise.
+ */
+#define WANT(c)	(want == NULL || want[c])
+
 static void
-row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
+row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
+		   const bool *want)
 {
 	bool		visible = may_see(rd, row->usesysid);
 	const char *s;
@@ -289,39 +297,53 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
 	values[0] = TimestampTzGetDatum(row->ash_time);
 	values[1] = ObjectIdGetDatum(row->datid);
 	nulls[1] = !OidIsValid(row->datid);
-	if (row->datid != rd->last_dbid || rd->last_dbname == (Datum) 0)
+	if (!WANT(2))
+		nulls[2] = true;
+	else
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
-		char	   *name = OidIsValid(row->datid) ? get_database_name(row->datid) : NULL;
+		if (row->datid != rd->last_dbid || rd->last_dbname == (Datum) 0)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+			char	   *name = OidIsValid(row->datid) ? get_database_name(row->datid) : NULL;
 
-		rd->last_dbid = row->datid;
-		rd->last_dbname_null = (name == NULL);
-		rd->last_dbname = CStringGetTextDatum(name ? name : "");
-		MemoryContextSwitchTo(oldcxt);
+			rd->last_dbid = row->datid;
+			rd->last_dbname_null = (name == NULL);
+			rd->last_dbname = CStringGetTextDatum(name ? name : "");
+			MemoryContextSwitchTo(oldcxt);
+		}
+		values[2] = rd->last_dbname;
+		nulls[2] = rd->last_dbname_null;
 	}
-	values[2] = rd->last_dbname;
-	nulls[2] = rd->last_dbname_null;
 	values[3] = Int32GetDatum(row->pid);
 	values[4] = Int32GetDatum(row->leader_pid);
 	nulls[4] = (row->leader_pid == 0);
 	values[5] = ObjectIdGetDatum(row->usesysid);
 	nulls[5] = !OidIsValid(row->usesysid);
-	if (row->usesysid != rd->last_userid || rd->last_username == (Datum) 0)
+	if (!WANT(6))
+		nulls[6] = true;
+	else
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
-		char	   *name = OidIsValid(row->usesysid) ?
-			GetUserNameFromId(row->usesysid, true) : NULL;
+		if (row->usesysid != rd->last_userid || rd->last_username == (Datum) 0)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+			char	   *name = OidIsValid(row->usesysid) ?
+				GetUserNameFromId(row->usesysid, true) : NULL;
 
-		rd->last_userid = row->usesysid;
-		rd->last_username_null = (name == NULL);
-		rd->last_username = CStringGetTextDatum(name ? name : "");
-		MemoryContextSwitchTo(oldcxt);
+			rd->last_userid = row->usesysid;
+			rd->last_username_null = (name == NULL);
+			rd->last_username = CStringGetTextDatum(name ? name : "");
+			MemoryContextSwitchTo(oldcxt);
+		}
+		values[6] = rd->last_username;
+		nulls[6] = rd->last_username_null;
 	}
-	values[6] = rd->last_username;
-	nulls[6] = rd->last_username_null;
-	values[7] = text_datum(rd, row->application_name, &nulls[7]);
-	values[8] = client_addr_datum(row, &nulls[8]);
-	values[9] = text_datum(rd, row->client_hostname, &nulls[9]);
+	nulls[7] = nulls[8] = nulls[9] = true;
+	if (WANT(7))
+		values[7] = text_datum(rd, row->application_name, &nulls[7]);
+	if (WANT(8))
+		values[8] = client_addr_datum(row, &nulls[8]);
+	if (WANT(9))
+		values[9] = text_datum(rd, row->client_hostname, &nulls[9]);
 	values[10] = Int32GetDatum(row->client_port);
 	nulls[10] = (row->client_port == 0);
 	values[11] = TimestampTzGetDatum(row->backend_start);
@@ -340,21 +362,24 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
 	nulls[18] = !TransactionIdIsValid(row->backend_xid);
 	values[19] = TransactionIdGetDatum(row->backend_xmin);
 	nulls[19] = !TransactionIdIsValid(row->backend_xmin);
-	if (visible)
-	{
-		values[20] = text_datum(rd, row->top_level_query, &nulls[20]);
-		values[21] = text_datum(rd, row->query, &nulls[21]);
-	}
+	if (!visible)
+		values[20] = values[21] = rd->insufficient_privilege;
 	else
 	{
-		values[20] = values[21] = CStringGetTextDatum(INSUFFICIENT_PRIVILEGE);
+		nulls[20] = nulls[21] = true;
+		if (WANT(20))
+			values[20] = text_datum(rd, row->top_level_query, &nulls[20]);
+		if (WANT(21))
+			values[21] = text_datum(rd, row->query, &nulls[21]);
 	}
 	values[22] = rd->cmdtype_names[Min(row->cmdtype, PGS_CMD_NOTHING)];
 	values[23] = Int64GetDatum((int64) row->queryid);
 	nulls[23] = !visible || row->queryid == 0;
 	values[24] = Int64GetDatum((int64) row->nested_queryid);
 	nulls[24] = !visible || row->nested_queryid == 0;
-	if (row->backend_type_name != PGS_TEXT_NONE)
+	if (!WANT(25))
+		nulls[25] = true;
+	else if (row->backend_type_name != PGS_TEXT_NONE)
 		values[25] = text_datum(rd, row->backend_type_name, &nulls[25]);
 	else
 	{
@@ -377,12 +402,15 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
 	values[28] = rd->state_names[Min(row->blocker_state, PGS_STATE_OTHER)];
 	nulls[28] = (s == NULL);
 	values[29] = Int64GetDatum(row->sample_id);
-	values[30] = blocking_pids_datum(rd, row, &nulls[30]);
+	if (WANT(30))
+		values[30] = blocking_pids_datum(rd, row, &nulls[30]);
+	else
+		nulls[30] = true;
 }
 
 /*
- * One read of the ring per query.  Every scan of the view within a query
- * (a self-join, or "WHERE sample_id = (SELECT max(sample_id) FROM
+ * One read of the ring per query.  Every scan of the history within a
+ * query (a self-join, or "WHERE sample_id = (SELECT max(sample_id) FROM
  * pg_active_session_history)") sees the same rows, as it would a table;
  * otherwise a sample taken between two scans makes them disagree.  The
  * copy lives in the query's memory and is forgotten when that memory is
@@ -390,12 +418,13 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls)
  * ring again.
  */
 static MemoryContext copy_query_cxt = NULL;
-static PgsAshCopy query_copy;
+static PgsAshCopy *query_copy = NULL;
 
 static void
 forget_query_copy(void *arg)
 {
 	copy_query_cxt = NULL;
+	query_copy = NULL;
 }
 
 static PgsAshCopy *
@@ -405,70 +434,132 @@ ash_copy_for_query(MemoryContext query_cxt)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(query_cxt);
 		MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+		PgsAshCopy *copy = palloc(sizeof(PgsAshCopy));
 
-		copy_query_cxt = NULL;
-		pgs_ash_copy_out(&query_copy);
+		pgs_ash_copy_out(copy);
 		cb->func = forget_query_copy;
 		cb->arg = NULL;
 		MemoryContextRegisterResetCallback(query_cxt, cb);
 		copy_query_cxt = query_cxt;
+		query_copy = copy;
 		MemoryContextSwitchTo(oldcxt);
 	}
-	return &query_copy;
+	return query_copy;
+}
+
+/*
+ * Start reading the history for the query whose memory is query_cxt (the
+ * ring is copied at the first reader of the query).  The reader and the
+ * datums it reuses across rows live in query_cxt.
+ */
+AshReader *
+pgs_ash_reader_begin(MemoryContext query_cxt)
+{
+	MemoryContext oldcxt;
+	AshReader  *rd;
+	int			i;
+
+	pgs_check_loaded();
+	oldcxt = MemoryContextSwitchTo(query_cxt);
+	rd = palloc0(sizeof(AshReader));
+	rd->cache_cxt = query_cxt;
+	rd->copy = ash_copy_for_query(query_cxt);
+	rd->text = &rd->copy->text;
+	rd->empty_array = PointerGetDatum(construct_empty_array(INT4OID));
+	rd->insufficient_privilege = CStringGetTextDatum(INSUFFICIENT_PRIVILEGE);
+	for (i = 0; i <= PGS_STATE_OTHER; i++)
+	{
+		const char *s = pgs_state_name((uint8) i);
+
+		rd->state_names[i] = CStringGetTextDatum(s ? s : "");
+	}
+	for (i = 0; i <= PGS_CMD_NOTHING; i++)
+		rd->cmdtype_names[i] = CStringGetTextDatum(pgs_cmdtype_name((uint8) i));
+	rd->cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
+	rd->read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	rd->last_checked_role = InvalidOid;
+	rd->last_dbid = InvalidOid;
+	rd->last_userid = InvalidOid;
+	MemoryContextSwitchTo(oldcxt);
+	return rd;
+}
+
+/*
+ * The next row, oldest first, into values/nulls (PGS_ASH_COLS of them, in
+ * 2.0's order; see row_values for want).  Returns false after the last.
+ * Per-row allocations go to the current memory context.
+ */
+bool
+pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
+					const bool *want)
+{
+	if (rd->next_row >= rd->copy->nrows)
+		return false;
+	row_values(rd, &rd->copy->rows[rd->next_row++], values, nulls, want);
+	return true;
+}
+
+/* Only move past the next row (a query that reads no column). */
+bool
+pgs_ash_reader_skip(AshReader *rd)
+{
+	if (rd->next_row >= rd->copy->nrows)
+		return false;
+	rd->next_row++;
+	return true;
+}
+
+/* Read again from the oldest row. */
+void
+pgs_ash_reader_rewind(AshReader *rd)
+{
+	rd->next_row = 0;
+}
+
+/* Rows the reader returns in all. */
+int64
+pgs_ash_reader_rows(AshReader *rd)
+{
+	return rd->copy->nrows;
 }
 
 /*
  * SQL function pg_active_session_history(): every row of the ring, oldest
- * first, with the columns the SQL declaration asks for.
+ * first, with the columns the SQL declaration asks for.  (2.0's view reads
+ * the foreign table of ash_fdw.c instead, which computes only the columns
+ * a query uses and streams them; this function serves 1.4 and 1.5
+ * declarations and direct calls.)
  */
 static Datum
 active_session_history(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PgsAshCopy *copy;
-	AshReader	rd;
+	AshReader  *rd;
 	Datum		values[ASH_COLS];
 	bool		nulls[ASH_COLS];
 	int			map[PGS_MAX_COLUMNS];
-	int64		i;
 	MemoryContext row_cxt;
 	MemoryContext oldcxt;
 
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
-	pgs_map_columns(rsinfo->setDesc, ash_columns, ash_column_types, ASH_COLS, map);
+	pgs_map_columns(rsinfo->setDesc, pgs_ash_columns, pgs_ash_column_types,
+					ASH_COLS, map);
+	rd = pgs_ash_reader_begin(rsinfo->econtext->ecxt_per_query_memory);
 
-	copy = ash_copy_for_query(rsinfo->econtext->ecxt_per_query_memory);
-
-	memset(&rd, 0, sizeof(rd));
-	rd.cache_cxt = CurrentMemoryContext;
-	rd.empty_array = PointerGetDatum(construct_empty_array(INT4OID));
-	rd.text = &copy->text;
-	for (i = 0; i <= PGS_STATE_OTHER; i++)
-	{
-		const char *s = pgs_state_name((uint8) i);
-
-		rd.state_names[i] = CStringGetTextDatum(s ? s : "");
-	}
-	for (i = 0; i <= PGS_CMD_NOTHING; i++)
-		rd.cmdtype_names[i] = CStringGetTextDatum(pgs_cmdtype_name((uint8) i));
-	rd.cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
-	rd.read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	rd.last_checked_role = InvalidOid;
-	rd.last_dbid = InvalidOid;
-	rd.last_userid = InvalidOid;
-
-	/* per-row garbage goes in a context reset now and then */
+	/* per-row garbage goes in a context reset at every row */
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pgsentinel rows",
 									ALLOCSET_DEFAULT_SIZES);
-	for (i = 0; i < copy->nrows; i++)
+	for (;;)
 	{
-		const AshRow *row = &copy->rows[i];
+		bool		more;
 
 		CHECK_FOR_INTERRUPTS();
 		oldcxt = MemoryContextSwitchTo(row_cxt);
-		row_values(&rd, row, values, nulls);
+		more = pgs_ash_reader_next(rd, values, nulls, NULL);
 		MemoryContextSwitchTo(oldcxt);
+		if (!more)
+			break;
 		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
 		MemoryContextReset(row_cxt);
 	}

@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
+#include "optimizer/pathnode.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -155,6 +156,23 @@ pgs_lock_next_waiter(LOCK *lock, PGPROC *proc)
 #else
 	return (PGPROC *) SHMQueueNext(&lock->waitProcs.links, &proc->links,
 								   offsetof(PGPROC, links));
+#endif
+}
+
+/* An unparameterized, unsorted foreign scan path (17 and 18 added arguments). */
+static inline ForeignPath *
+pgs_create_foreignscan_path(PlannerInfo *root, RelOptInfo *rel, double rows,
+							Cost startup_cost, Cost total_cost)
+{
+#if PG_VERSION_NUM >= 180000
+	return create_foreignscan_path(root, rel, NULL, rows, 0, startup_cost,
+								   total_cost, NIL, NULL, NULL, NIL, NIL);
+#elif PG_VERSION_NUM >= 170000
+	return create_foreignscan_path(root, rel, NULL, rows, startup_cost,
+								   total_cost, NIL, NULL, NULL, NIL, NIL);
+#else
+	return create_foreignscan_path(root, rel, NULL, rows, startup_cost,
+								   total_cost, NIL, NULL, NULL, NIL);
 #endif
 }
 

@@ -342,7 +342,17 @@ extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
 						   const int *map, const Datum *values,
 						   const bool *nulls);
 
-/* ash_view.c */
+/* ash_view.c: reading the history as SQL values */
+#define PGS_ASH_COLS 31
+extern const char *const pgs_ash_columns[PGS_ASH_COLS];
+extern const Oid pgs_ash_column_types[PGS_ASH_COLS];
+typedef struct AshReader AshReader;
+extern AshReader *pgs_ash_reader_begin(MemoryContext query_cxt);
+extern bool pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
+								const bool *want);
+extern bool pgs_ash_reader_skip(AshReader *rd);
+extern void pgs_ash_reader_rewind(AshReader *rd);
+extern int64 pgs_ash_reader_rows(AshReader *rd);
 extern const char *pgs_state_name(uint8 state);
 extern const char *pgs_cmdtype_name(uint8 cmdtype);
 

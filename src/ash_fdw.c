@@ -1,0 +1,235 @@
+/*-------------------------------------------------------------------------
+ *
+ * ash_fdw.c
+ *		The foreign data wrapper under 2.0's pg_active_session_history
+ *		view: a foreign table over the ASH ring.
+ *
+ * A set-returning function in FROM always materializes its whole result:
+ * every column of every row is formed into a tuple and written to a
+ * tuplestore (to disk beyond work_mem) before the query sees the first
+ * row, whatever the query reads.  With 31 columns that was most of the
+ * cost of reading the history.  As a foreign table the ring is scanned
+ * like a table instead: rows are streamed as virtual tuples, and only the
+ * columns the query uses (its target list and its conditions, which the
+ * planner hands us) are computed; count(*) computes none.  The ring is
+ * still copied once per query under the shared lock (ash_view.c).
+ *
+ * The planner also gets a real row estimate (the rows in the ring) where
+ * a function scan is always assumed to return 1000 rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/reloptions.h"
+#include "access/sysattr.h"
+#include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#endif
+#include "executor/executor.h"
+#include "foreign/fdwapi.h"
+#include "nodes/pg_list.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/rel.h"
+
+#include "compat.h"
+#include "pgsentinel.h"
+
+PG_FUNCTION_INFO_V1(pgsentinel_fdw_handler);
+PG_FUNCTION_INFO_V1(pgsentinel_fdw_validator);
+
+/* Per-scan state. */
+typedef struct AshScanState
+{
+	AshReader  *reader;
+	int			natts;
+	int			map[PGS_MAX_COLUMNS];	/* table column -> reader column */
+	bool		want[PGS_ASH_COLS];		/* reader columns the query uses */
+	bool		want_any;
+	Datum		values[PGS_ASH_COLS];
+	bool		nulls[PGS_ASH_COLS];
+} AshScanState;
+
+/* Rows in the ring now: the planner's estimate (read without the lock). */
+static double
+rows_in_ring(void)
+{
+	if (pgs_state == NULL)
+		return 1000.0;
+	return (double) Min(pgs_state->ash_written, (uint64) pgs_state->ash_capacity);
+}
+
+static void
+ash_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	baserel->tuples = Max(rows_in_ring(), 1.0);
+	baserel->rows = clamp_row_est(baserel->tuples *
+								  clauselist_selectivity(root,
+														 baserel->baserestrictinfo,
+														 0, JOIN_INNER, NULL));
+}
+
+static void
+ash_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	/* copying the ring, then a little per row, as a sequential scan */
+	Cost		startup = baserel->tuples * cpu_operator_cost;
+	Cost		total = startup + baserel->tuples * cpu_tuple_cost;
+
+	add_path(baserel, (Path *) pgs_create_foreignscan_path(root, baserel,
+														   baserel->rows,
+														   startup, total));
+}
+
+/*
+ * The plan keeps, as its private list, the numbers of the table's columns
+ * the query reads (in its target list or its conditions, which the scan
+ * node checks); 0 stands for all (a whole-row reference).
+ */
+static ForeignScan *
+ash_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
+			 ForeignPath *best_path, List *tlist, List *scan_clauses,
+			 Plan *outer_plan)
+{
+	Bitmapset  *attrs = NULL;
+	List	   *used = NIL;
+	int			x = -1;
+
+	scan_clauses = extract_actual_clauses(scan_clauses, false);
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	pull_varattnos((Node *) scan_clauses, baserel->relid, &attrs);
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno >= 0)
+			used = lappend_int(used, attno);
+	}
+	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
+							list_make1(used), NIL, NIL, outer_plan);
+}
+
+static void
+ash_begin_scan(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	TupleDesc	desc = RelationGetDescr(node->ss.ss_currentRelation);
+	List	   *used = (List *) linitial(plan->fdw_private);
+	AshScanState *st;
+	ListCell   *lc;
+
+	st = palloc0(sizeof(AshScanState));
+	st->natts = desc->natts;
+	if (st->natts > PGS_MAX_COLUMNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_COLUMN_NUMBER),
+				 errmsg("foreign table \"%s\" has more columns than pgsentinel provides",
+						RelationGetRelationName(node->ss.ss_currentRelation))));
+	pgs_map_columns(desc, pgs_ash_columns, pgs_ash_column_types,
+					PGS_ASH_COLS, st->map);
+	foreach(lc, used)
+	{
+		int			attno = lfirst_int(lc);
+
+		if (attno == 0)
+			memset(st->want, true, sizeof(st->want));
+		else if (attno <= st->natts)
+			st->want[st->map[attno - 1]] = true;
+	}
+	for (int i = 0; i < PGS_ASH_COLS; i++)
+		st->want_any |= st->want[i];
+	node->fdw_state = st;
+
+	/* EXPLAIN without ANALYZE reads nothing */
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	st->reader = pgs_ash_reader_begin(node->ss.ps.state->es_query_cxt);
+}
+
+/* The next row as a virtual tuple; the caller resets per-row memory. */
+static TupleTableSlot *
+ash_iterate(ForeignScanState *node)
+{
+	AshScanState *st = (AshScanState *) node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	int			i;
+
+	ExecClearTuple(slot);
+	if (!st->want_any)
+	{
+		if (!pgs_ash_reader_skip(st->reader))
+			return slot;
+		memset(slot->tts_isnull, true, sizeof(bool) * st->natts);
+		return ExecStoreVirtualTuple(slot);
+	}
+	if (!pgs_ash_reader_next(st->reader, st->values, st->nulls, st->want))
+		return slot;
+	for (i = 0; i < st->natts; i++)
+	{
+		slot->tts_values[i] = st->values[st->map[i]];
+		slot->tts_isnull[i] = st->nulls[st->map[i]];
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+static void
+ash_rescan(ForeignScanState *node)
+{
+	AshScanState *st = (AshScanState *) node->fdw_state;
+
+	pgs_ash_reader_rewind(st->reader);
+}
+
+static void
+ash_end_scan(ForeignScanState *node)
+{
+	/* everything lives in the query's memory */
+}
+
+/* EXPLAIN: how many columns are computed. */
+static void
+ash_explain(ForeignScanState *node, ExplainState *es)
+{
+	AshScanState *st = (AshScanState *) node->fdw_state;
+	int			n = 0;
+
+	for (int i = 0; i < PGS_ASH_COLS; i++)
+		n += st->want[i];
+	ExplainPropertyInteger("pgsentinel columns computed", NULL, n, es);
+}
+
+Datum
+pgsentinel_fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *routine = makeNode(FdwRoutine);
+
+	routine->GetForeignRelSize = ash_get_rel_size;
+	routine->GetForeignPaths = ash_get_paths;
+	routine->GetForeignPlan = ash_get_plan;
+	routine->BeginForeignScan = ash_begin_scan;
+	routine->IterateForeignScan = ash_iterate;
+	routine->ReScanForeignScan = ash_rescan;
+	routine->EndForeignScan = ash_end_scan;
+	routine->ExplainForeignScan = ash_explain;
+	PG_RETURN_POINTER(routine);
+}
+
+/* The wrapper, its server and its tables take no options. */
+Datum
+pgsentinel_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+
+	if (options != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("pgsentinel's foreign data wrapper takes no options"),
+				 errhint("The history is sized and tuned with the pgsentinel_ash.* settings.")));
+	PG_RETURN_VOID();
+}
