@@ -146,10 +146,11 @@ ash_begin_scan(ForeignScanState *node, int eflags)
 		st->want_any |= st->want[i];
 	node->fdw_state = st;
 
-	/* EXPLAIN without ANALYZE reads nothing */
-	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		return;
-	st->reader = pgs_ash_reader_begin(node->ss.ps.state->es_query_cxt);
+	/*
+	 * The ring is read at the first row asked for, as a function scan
+	 * would: a scan that never runs (EXPLAIN, a branch not taken) reads
+	 * nothing, and the rows are as of the moment the scan starts.
+	 */
 }
 
 /* The next row as a virtual tuple; the caller resets per-row memory. */
@@ -161,6 +162,8 @@ ash_iterate(ForeignScanState *node)
 	int			i;
 
 	ExecClearTuple(slot);
+	if (st->reader == NULL)
+		st->reader = pgs_ash_reader_begin(node->ss.ps.state->es_query_cxt);
 	if (!st->want_any)
 	{
 		if (!pgs_ash_reader_skip(st->reader))
@@ -183,7 +186,8 @@ ash_rescan(ForeignScanState *node)
 {
 	AshScanState *st = (AshScanState *) node->fdw_state;
 
-	pgs_ash_reader_rewind(st->reader);
+	if (st->reader != NULL)
+		pgs_ash_reader_rewind(st->reader);
 }
 
 static void
