@@ -163,7 +163,8 @@ ash_iterate(ForeignScanState *node)
 
 	ExecClearTuple(slot);
 	if (st->reader == NULL)
-		st->reader = pgs_ash_reader_begin(node->ss.ps.state->es_query_cxt);
+		st->reader = pgs_ash_reader_begin(node->ss.ps.state->es_query_cxt,
+										  node->ss.ps.state->es_query_cxt);
 	if (!st->want_any)
 	{
 		if (!pgs_ash_reader_skip(st->reader))
@@ -193,7 +194,11 @@ ash_rescan(ForeignScanState *node)
 static void
 ash_end_scan(ForeignScanState *node)
 {
-	/* everything lives in the query's memory */
+	AshScanState *st = (AshScanState *) node->fdw_state;
+
+	if (st->reader != NULL)
+		pgs_ash_reader_end(st->reader);
+	st->reader = NULL;
 }
 
 /* EXPLAIN: how many columns are computed. */

@@ -56,6 +56,8 @@ const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
 
 #define ASH_COLS			PGS_ASH_COLS
 #define TEXT_CACHE_SIZE		4096
+/* the reused datums are dropped and rebuilt past this much memory */
+#define CACHE_MEMORY_LIMIT	(1024 * 1024)
 #define INSUFFICIENT_PRIVILEGE "<insufficient privilege>"
 
 /* Text datums already built during this read, by reference. */
@@ -66,10 +68,22 @@ typedef struct TextCacheEntry
 	bool		isnull;
 } TextCacheEntry;
 
+/* Decoded wait events, by (wait_event_info, state). */
+#define WAIT_CACHE_SIZE		64
+typedef struct WaitCacheEntry
+{
+	uint32		wait_event_info;
+	uint8		state;
+	bool		isnull;
+	Datum		type;			/* 0: entry unused */
+	Datum		name;
+} WaitCacheEntry;
+
 /* State of a reader (pgs_ash_reader_begin). */
 struct AshReader
 {
-	MemoryContext cache_cxt;	/* datums reused across rows live here */
+	MemoryContext reader_cxt;	/* the reader and its fixed datums */
+	MemoryContext cache_cxt;	/* datums reused across rows, bounded */
 	PgsAshCopy *copy;
 	int64		next_row;
 	PgsTextSnapshot *text;
@@ -89,11 +103,7 @@ struct AshReader
 	bool		read_all;		/* pg_read_all_stats or superuser */
 	Oid			last_checked_role;
 	bool		last_role_allowed;
-	uint32		last_wait_event;
-	uint8		last_wait_state;
-	Datum		last_wait_type;
-	Datum		last_wait_name;
-	bool		last_wait_null;
+	WaitCacheEntry wait_cache[WAIT_CACHE_SIZE];
 };
 
 /* pg_stat_activity's word for a state. */
@@ -150,7 +160,8 @@ pgs_cmdtype_name(uint8 cmdtype)
 static Datum
 text_datum(AshReader *rd, PgsTextRef ref, bool *isnull)
 {
-	TextCacheEntry *ce = &rd->cache[ref % TEXT_CACHE_SIZE];
+	/* references are entry positions + 1, and entries are 8-byte aligned */
+	TextCacheEntry *ce = &rd->cache[((ref - 1) >> 3) % TEXT_CACHE_SIZE];
 	const char *data;
 	uint32		len;
 
@@ -248,8 +259,11 @@ static void
 wait_event_datums(AshReader *rd, const AshRow *row, Datum *type, Datum *name,
 				  bool *isnull)
 {
-	if (row->wait_event_info != rd->last_wait_event ||
-		row->state != rd->last_wait_state || rd->last_wait_type == (Datum) 0)
+	uint32		h = (row->wait_event_info * 2654435761U) ^ row->state;
+	WaitCacheEntry *we = &rd->wait_cache[(h >> 8) % WAIT_CACHE_SIZE];
+
+	if (we->type == (Datum) 0 || we->wait_event_info != row->wait_event_info ||
+		we->state != row->state)
 	{
 		const char *t = NULL;
 		const char *n = NULL;
@@ -265,16 +279,16 @@ wait_event_datums(AshReader *rd, const AshRow *row, Datum *type, Datum *name,
 			t = pgstat_get_wait_event_type(row->wait_event_info);
 			n = pgstat_get_wait_event(row->wait_event_info);
 		}
-		rd->last_wait_event = row->wait_event_info;
-		rd->last_wait_state = row->state;
-		rd->last_wait_null = (t == NULL);
-		rd->last_wait_type = CStringGetTextDatum(t ? t : "");
-		rd->last_wait_name = CStringGetTextDatum(n ? n : "");
+		we->wait_event_info = row->wait_event_info;
+		we->state = row->state;
+		we->isnull = (t == NULL);
+		we->type = CStringGetTextDatum(t ? t : "");
+		we->name = CStringGetTextDatum(n ? n : "");
 		MemoryContextSwitchTo(oldcxt);
 	}
-	*type = rd->last_wait_type;
-	*name = rd->last_wait_name;
-	*isnull = rd->last_wait_null;
+	*type = we->type;
+	*name = we->name;
+	*isnull = we->isnull;
 }
 
 /*
@@ -415,54 +429,96 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
  * otherwise a sample taken between two scans makes them disagree.  The
  * copy lives in the query's memory and is forgotten when that memory is
  * reset or deleted, so a new query (also inside a PL/pgSQL loop) reads the
- * ring again.
+ * ring again.  Queries nest (a function called by a query may read the
+ * history in a query of its own), so each query's copy is remembered
+ * separately, in a list whose entries live in, and are unlinked with, the
+ * memory of their query.
  */
-static MemoryContext copy_query_cxt = NULL;
-static PgsAshCopy *query_copy = NULL;
+typedef struct QueryCopy
+{
+	MemoryContext query_cxt;
+	PgsAshCopy	copy;
+	MemoryContextCallback forget;
+	struct QueryCopy *next;
+} QueryCopy;
+
+static QueryCopy *query_copies = NULL;
 
 static void
 forget_query_copy(void *arg)
 {
-	copy_query_cxt = NULL;
-	query_copy = NULL;
+	QueryCopy **link;
+
+	for (link = &query_copies; *link != NULL; link = &(*link)->next)
+	{
+		if (*link == (QueryCopy *) arg)
+		{
+			*link = (*link)->next;
+			break;
+		}
+	}
 }
 
 static PgsAshCopy *
 ash_copy_for_query(MemoryContext query_cxt)
 {
-	if (copy_query_cxt != query_cxt)
+	QueryCopy  *qc;
+
+	for (qc = query_copies; qc != NULL; qc = qc->next)
+	{
+		if (qc->query_cxt == query_cxt)
+			return &qc->copy;
+	}
+	qc = MemoryContextAllocZero(query_cxt, sizeof(QueryCopy));
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(query_cxt);
-		MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
-		PgsAshCopy *copy = palloc(sizeof(PgsAshCopy));
 
-		pgs_ash_copy_out(copy);
-		cb->func = forget_query_copy;
-		cb->arg = NULL;
-		MemoryContextRegisterResetCallback(query_cxt, cb);
-		copy_query_cxt = query_cxt;
-		query_copy = copy;
+		pgs_ash_copy_out(&qc->copy);
 		MemoryContextSwitchTo(oldcxt);
 	}
-	return query_copy;
+	qc->query_cxt = query_cxt;
+	qc->forget.func = forget_query_copy;
+	qc->forget.arg = qc;
+	MemoryContextRegisterResetCallback(query_cxt, &qc->forget);
+	qc->next = query_copies;
+	query_copies = qc;
+	return &qc->copy;
+}
+
+/* Drop the datums reused across rows (they are rebuilt as needed). */
+static void
+reset_cache(AshReader *rd)
+{
+	MemoryContextReset(rd->cache_cxt);
+	memset(rd->cache, 0, sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
+	rd->last_backend_type_name = (Datum) 0;
+	rd->last_dbname = (Datum) 0;
+	rd->last_username = (Datum) 0;
+	memset(rd->wait_cache, 0, sizeof(rd->wait_cache));
 }
 
 /*
- * Start reading the history for the query whose memory is query_cxt (the
- * ring is copied at the first reader of the query).  The reader and the
- * datums it reuses across rows live in query_cxt.
+ * Start reading the history: the rows of the copy of the ring made for the
+ * query whose memory is query_cxt (made now if it is the query's first
+ * reader).  The reader lives in a context of its own under parent_cxt;
+ * pgs_ash_reader_end() frees it.
  */
 AshReader *
-pgs_ash_reader_begin(MemoryContext query_cxt)
+pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 {
+	MemoryContext reader_cxt;
 	MemoryContext oldcxt;
 	AshReader  *rd;
 	int			i;
 
 	pgs_check_loaded();
-	oldcxt = MemoryContextSwitchTo(query_cxt);
+	reader_cxt = AllocSetContextCreate(parent_cxt, "pgsentinel reader",
+									   ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(reader_cxt);
 	rd = palloc0(sizeof(AshReader));
-	rd->cache_cxt = query_cxt;
+	rd->reader_cxt = reader_cxt;
+	rd->cache_cxt = AllocSetContextCreate(reader_cxt, "pgsentinel reader cache",
+										  ALLOCSET_DEFAULT_SIZES);
 	rd->copy = ash_copy_for_query(query_cxt);
 	rd->text = &rd->copy->text;
 	rd->empty_array = PointerGetDatum(construct_empty_array(INT4OID));
@@ -484,10 +540,18 @@ pgs_ash_reader_begin(MemoryContext query_cxt)
 	return rd;
 }
 
+/* Free a reader (the copy of the ring stays with its query). */
+void
+pgs_ash_reader_end(AshReader *rd)
+{
+	MemoryContextDelete(rd->reader_cxt);
+}
+
 /*
  * The next row, oldest first, into values/nulls (PGS_ASH_COLS of them, in
  * 2.0's order; see row_values for want).  Returns false after the last.
- * Per-row allocations go to the current memory context.
+ * The values are valid until the next call; per-row allocations go to the
+ * current memory context.
  */
 bool
 pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
@@ -495,6 +559,9 @@ pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 {
 	if (rd->next_row >= rd->copy->nrows)
 		return false;
+	/* the previous row is consumed: its cached datums may go */
+	if (MemoryContextMemAllocated(rd->cache_cxt, false) > CACHE_MEMORY_LIMIT)
+		reset_cache(rd);
 	row_values(rd, &rd->copy->rows[rd->next_row++], values, nulls, want);
 	return true;
 }
@@ -514,13 +581,6 @@ void
 pgs_ash_reader_rewind(AshReader *rd)
 {
 	rd->next_row = 0;
-}
-
-/* Rows the reader returns in all. */
-int64
-pgs_ash_reader_rows(AshReader *rd)
-{
-	return rd->copy->nrows;
 }
 
 /*
@@ -545,7 +605,8 @@ active_session_history(FunctionCallInfo fcinfo)
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, pgs_ash_columns, pgs_ash_column_types,
 					ASH_COLS, map);
-	rd = pgs_ash_reader_begin(rsinfo->econtext->ecxt_per_query_memory);
+	rd = pgs_ash_reader_begin(rsinfo->econtext->ecxt_per_query_memory,
+							  CurrentMemoryContext);
 
 	/* per-row garbage goes in a context reset at every row */
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "pgsentinel rows",
@@ -564,6 +625,7 @@ active_session_history(FunctionCallInfo fcinfo)
 		MemoryContextReset(row_cxt);
 	}
 	MemoryContextDelete(row_cxt);
+	pgs_ash_reader_end(rd);
 	return (Datum) 0;
 }
 

@@ -9,10 +9,11 @@
  * queue of the awaited lock each time: called once per waiter it was 39 %
  * of the sampler's time with 45 waiters, and grew with the square of the
  * queue on a hot row.  Here the waiters of one sample are sorted by lock
- * partition and by lock; each partition lock is taken once, in shared mode,
- * and never two at a time; each awaited lock's PROCLOCKs and wait queue are
- * read once into local arrays; then each waiter's blockers are derived from
- * those arrays with exactly pg_blocking_pids()'s rules:
+ * partition and by awaited lock.  For each awaited lock the partition lock
+ * is taken in shared mode (never two at a time) just long enough to check
+ * its waiters and copy the lock's PROCLOCKs and wait queue into local
+ * arrays; the blockers of every waiter are then derived from the copy,
+ * after releasing it, with exactly pg_blocking_pids()'s rules:
  *
  *	- hard blocker: another PROCLOCK of the lock whose granted modes conflict
  *	  with the waiter's requested mode;
@@ -29,7 +30,10 @@
  * this partition), the waiter, its queue and every PROCLOCK of the lock
  * stay as they are until we release it.  The first, unlocked look at
  * proc->waitLock only decides which partition to lock; it is checked again
- * under the lock.
+ * under the lock.  Walks are bounded by the number of PGPROCs and every
+ * PGPROC met is checked to be one, so that even a LOCK recycled under
+ * another partition (the lock table's free lists can lend entries across
+ * partitions when it is full) cannot make us loop or index out of bounds.
  *
  * A waiter that belongs to a lock group (a parallel query), or whose state
  * changed between the unlocked look and the locked one, is handed to core's
@@ -39,6 +43,7 @@
  */
 #include "postgres.h"
 
+#include "access/twophase.h"
 #include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -58,12 +63,19 @@ typedef struct LockInstance
 	int			queue_pos;		/* place in the wait queue, -1 if none */
 } LockInstance;
 
-/* Scratch space, sized for every PGPROC once (see pgs_blockers_init). */
+/*
+ * Scratch space, sized once for every PGPROC: backends, auxiliary
+ * processes and the dummy PGPROCs of prepared transactions (which hold
+ * locks, and which ProcGlobal->allProcCount does not count).  The maps by
+ * PGPROC number are valid for entries whose generation is map_gen.
+ */
 static LockInstance *instances = NULL;
-static int *queue_pos_of = NULL;	/* by PGPROC number */
-static uint32 *queue_pos_gen = NULL;	/* valid if == queue_gen */
-static uint32 queue_gen = 0;
-static int	max_instances = 0;
+static int *queue_pos_of = NULL;
+static int *instance_of = NULL;
+static uint32 *queue_pos_gen = NULL;
+static uint32 *instance_gen = NULL;
+static uint32 map_gen = 0;
+static int	max_procs = 0;
 
 /* Output buffer of the current call: pids, grown as needed. */
 static int32 *out_pids = NULL;
@@ -73,16 +85,18 @@ static int	out_size = 0;
 void
 pgs_blockers_init(void)
 {
-	max_instances = ProcGlobal->allProcCount;
+	max_procs = ProcGlobal->allProcCount + max_prepared_xacts;
 	instances = MemoryContextAlloc(TopMemoryContext,
-								   sizeof(LockInstance) * max_instances);
-	queue_pos_of = MemoryContextAlloc(TopMemoryContext,
-									  sizeof(int) * max_instances);
+								   sizeof(LockInstance) * max_procs);
+	queue_pos_of = MemoryContextAlloc(TopMemoryContext, sizeof(int) * max_procs);
+	instance_of = MemoryContextAlloc(TopMemoryContext, sizeof(int) * max_procs);
 	queue_pos_gen = MemoryContextAllocZero(TopMemoryContext,
-										   sizeof(uint32) * max_instances);
+										   sizeof(uint32) * max_procs);
+	instance_gen = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(uint32) * max_procs);
 }
 
-/* Order waiters by partition, then by awaited lock; unresolved last. */
+/* Order waiters by partition, then by awaited lock. */
 static int
 waiter_cmp(const void *a, const void *b)
 {
@@ -108,9 +122,21 @@ emit_pid(int32 pid)
 	out_pids[out_used++] = pid;
 }
 
+/* A PGPROC's number, or -1 if it is not one of ours to index. */
+static inline int
+proc_index(PGPROC *proc)
+{
+	int			procno = pgs_proc_number(proc);
+
+	return procno >= 0 && procno < max_procs ? procno : -1;
+}
+
 /*
- * Read the PROCLOCKs and the wait queue of a lock into instances[].
- * Returns the number of instances.  Caller holds the partition lock.
+ * Copy the wait queue and the PROCLOCKs of a lock into instances[] and the
+ * maps by PGPROC number.  Returns the number of instances, or -1 if the
+ * lists do not look like those of a live lock (longer than there are
+ * processes, or naming an unknown PGPROC): then nothing is trusted.
+ * Caller holds the partition lock; this only reads and copies.
  */
 static int
 read_lock(LOCK *lock)
@@ -120,19 +146,21 @@ read_lock(LOCK *lock)
 	PROCLOCK   *proclock;
 	PGPROC	   *proc;
 
-	/* wait-queue positions, by PGPROC number, valid for this generation */
-	if (++queue_gen == 0)
+	if (++map_gen == 0)
 	{
-		memset(queue_pos_gen, 0, sizeof(uint32) * max_instances);
-		queue_gen = 1;
+		memset(queue_pos_gen, 0, sizeof(uint32) * max_procs);
+		memset(instance_gen, 0, sizeof(uint32) * max_procs);
+		map_gen = 1;
 	}
 	for (proc = pgs_lock_first_waiter(lock); proc != NULL;
 		 proc = pgs_lock_next_waiter(lock, proc))
 	{
-		int			procno = pgs_proc_number(proc);
+		int			procno = proc_index(proc);
 
+		if (procno < 0 || pos >= max_procs)
+			return -1;
 		queue_pos_of[procno] = pos++;
-		queue_pos_gen[procno] = queue_gen;
+		queue_pos_gen[procno] = map_gen;
 	}
 
 	for (proclock = pgs_lock_first_proclock(lock); proclock != NULL;
@@ -141,49 +169,52 @@ read_lock(LOCK *lock)
 		LockInstance *inst = &instances[n];
 		int			procno;
 
-		/* one PROCLOCK per process and lock: cannot exceed, but be sure */
-		if (n == max_instances)
-			break;
+		if (n >= max_procs)
+			return -1;
 		inst->proc = proclock->tag.myProc;
+		procno = proc_index(inst->proc);
+		if (procno < 0)
+			return -1;
 		inst->leader_pid = proclock->groupLeader->pid;
 		inst->hold_mask = proclock->holdMask;
 		inst->wait_mode = inst->proc->waitLock == lock ?
 			inst->proc->waitLockMode : NoLock;
-		procno = pgs_proc_number(inst->proc);
-		inst->queue_pos = queue_pos_gen[procno] == queue_gen ?
+		inst->queue_pos = queue_pos_gen[procno] == map_gen ?
 			queue_pos_of[procno] : -1;
+		instance_of[procno] = n;
+		instance_gen[procno] = map_gen;
 		n++;
 	}
 	return n;
 }
 
 /*
- * The blockers of one waiter of the lock read into instances[0..n-1].
- * Returns false if the waiter is not found as expected.
+ * Under the partition lock: is the waiter still waiting for this lock, as
+ * the same process, outside any lock group, with its own PROCLOCK in the
+ * copy and a place in the queue?  Records its instance and mode.
  */
 static bool
-blockers_of(PgsLockWaiter *w, LOCK *lock, int n, LockMethod method)
+check_waiter(PgsLockWaiter *w, LOCK *lock)
 {
 	PGPROC	   *proc = w->proc;
-	LockInstance *self = NULL;
-	int			conflict_mask;
+	int			procno = proc_index(proc);
+
+	if (procno < 0 || proc->waitLock != lock || proc->pid != w->pid ||
+		proc->lockGroupLeader != NULL || instance_gen[procno] != map_gen)
+		return false;
+	w->self = instance_of[procno];
+	w->mode = proc->waitLockMode;
+	return instances[w->self].queue_pos >= 0;
+}
+
+/* A checked waiter's blockers, from the copy (no lock needed). */
+static void
+blockers_of(PgsLockWaiter *w, int n, LockMethod method)
+{
+	LockInstance *self = &instances[w->self];
+	int			conflict_mask = method->conflictTab[w->mode];
 	int			i;
 
-	if (proc->waitLock != lock || proc->pid != w->pid ||
-		proc->lockGroupLeader != NULL)
-		return false;
-	for (i = 0; i < n; i++)
-	{
-		if (instances[i].proc == proc)
-		{
-			self = &instances[i];
-			break;
-		}
-	}
-	if (self == NULL || self->queue_pos < 0)
-		return false;
-
-	conflict_mask = method->conflictTab[proc->waitLockMode];
 	w->first_blocker = out_used;
 	for (i = 0; i < n; i++)
 	{
@@ -198,36 +229,50 @@ blockers_of(PgsLockWaiter *w, LOCK *lock, int n, LockMethod method)
 			emit_pid(inst->leader_pid);
 	}
 	w->nblockers = out_used - w->first_blocker;
-	return true;
+	w->resolved = true;
 }
 
-/* The waiters of one partition, waiters[from..to-1]; lock held by caller. */
+/*
+ * The waiters ws[0..nw-1] of one lock.  The partition lock is held only to
+ * check them and copy the lock's lists; the blockers are worked out after
+ * releasing it.
+ */
 static void
-resolve_partition(PgsLockWaiter *waiters, int from, int to, int partition)
+resolve_lock(PgsLockWaiter *ws, int nw)
 {
-	int			i = from;
+	LOCK	   *lock = ws[0].lock;
+	int			partition = ws[0].partition;
+	LWLock	   *plock = LockHashPartitionLockByIndex(partition);
+	LockMethod	method = NULL;
+	int			n = -1;
+	bool		live = false;
+	int			j;
 
-	while (i < to)
+	LWLockAcquire(plock, LW_SHARED);
+
+	/*
+	 * The LOCK may have been recycled since the first, unlocked look.  It
+	 * is the awaited one, live in this partition, if its tag still hashes
+	 * here and a waiter still waits on it: only then are its lists walked.
+	 */
+	if (LockHashPartition(LockTagHashCode(&lock->tag)) == partition)
 	{
-		LOCK	   *lock = waiters[i].lock;
-		int			end = i;
-		int			n = 0;
-		LockMethod	method = NULL;
-		bool		lock_ok;
+		for (j = 0; j < nw && !live; j++)
+			live = (ws[j].proc->waitLock == lock);
+	}
+	if (live)
+	{
+		method = GetLockTagsMethodTable(&lock->tag);
+		n = read_lock(lock);
+	}
+	for (j = 0; j < nw; j++)
+		ws[j].self = (n >= 0 && check_waiter(&ws[j], lock)) ? ws[j].self : -1;
+	LWLockRelease(plock);
 
-		while (end < to && waiters[end].lock == lock)
-			end++;
-
-		/* the lock object may have been recycled since the first look */
-		lock_ok = LockHashPartition(LockTagHashCode(&lock->tag)) == partition;
-		if (lock_ok)
-		{
-			method = GetLockTagsMethodTable(&lock->tag);
-			n = read_lock(lock);
-		}
-		for (; i < end; i++)
-			waiters[i].resolved = lock_ok &&
-				blockers_of(&waiters[i], lock, n, method);
+	for (j = 0; j < nw; j++)
+	{
+		if (ws[j].self >= 0)
+			blockers_of(&ws[j], n, method);
 	}
 }
 
@@ -289,22 +334,17 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters)
 	if (nwaiters > 1)
 		qsort(waiters, nwaiters, sizeof(PgsLockWaiter), waiter_cmp);
 
+	/* one awaited lock at a time */
 	i = 0;
 	while (i < nwaiters)
 	{
-		int			partition = waiters[i].partition;
-		int			end = i;
+		int			end = i + 1;
 
-		while (end < nwaiters && waiters[end].partition == partition)
+		while (end < nwaiters && waiters[end].partition == waiters[i].partition &&
+			   waiters[end].lock == waiters[i].lock)
 			end++;
-		if (partition >= 0 && partition < NUM_LOCK_PARTITIONS)
-		{
-			LWLock	   *plock = LockHashPartitionLockByIndex(partition);
-
-			LWLockAcquire(plock, LW_SHARED);
-			resolve_partition(waiters, i, end, partition);
-			LWLockRelease(plock);
-		}
+		if (waiters[i].partition >= 0 && waiters[i].partition < NUM_LOCK_PARTITIONS)
+			resolve_lock(&waiters[i], end - i);
 		i = end;
 	}
 

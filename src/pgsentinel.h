@@ -313,6 +313,8 @@ typedef struct PgsLockWaiter
 	int			first_blocker;	/* private */
 	struct LOCK *lock;			/* private */
 	int			partition;		/* private */
+	int			self;			/* private */
+	int			mode;			/* private */
 	bool		resolved;		/* private */
 } PgsLockWaiter;
 extern void pgs_blockers_init(void);
@@ -347,12 +349,13 @@ extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
 extern const char *const pgs_ash_columns[PGS_ASH_COLS];
 extern const Oid pgs_ash_column_types[PGS_ASH_COLS];
 typedef struct AshReader AshReader;
-extern AshReader *pgs_ash_reader_begin(MemoryContext query_cxt);
+extern AshReader *pgs_ash_reader_begin(MemoryContext query_cxt,
+										MemoryContext parent_cxt);
+extern void pgs_ash_reader_end(AshReader *rd);
 extern bool pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 								const bool *want);
 extern bool pgs_ash_reader_skip(AshReader *rd);
 extern void pgs_ash_reader_rewind(AshReader *rd);
-extern int64 pgs_ash_reader_rows(AshReader *rd);
 extern const char *pgs_state_name(uint8 state);
 extern const char *pgs_cmdtype_name(uint8 cmdtype);
 

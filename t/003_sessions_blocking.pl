@@ -15,7 +15,8 @@ use PgsTest;
 
 my $nsleep = 200;
 
-my $node = pgs_node('sessions', conf => "max_connections = 300\npgsentinel_ash.max_entries = 200000\n");
+my $node = pgs_node('sessions',
+	conf => "max_connections = 300\npgsentinel_ash.max_entries = 200000\nmax_prepared_transactions = 2\n");
 
 # --- 200 sleeping sessions ---------------------------------------------------
 
@@ -126,6 +127,28 @@ is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) F
 $s1->quit;
 $s2->quit;
 $s3->quit;
+
+# --- a prepared transaction holds the row: its dummy process has pid 0 ------
+# (the sampler reads the lock table itself; pg_blocking_pids() says 0 too)
+$node->safe_psql('postgres',
+	"BEGIN; UPDATE chain SET v = v WHERE id = 1; PREPARE TRANSACTION 'pgs_prepared'");
+my $s4 = $node->background_psql('postgres');
+my $p4 = $s4->query_safe('SELECT pg_backend_pid()');
+$s4->query_until(qr/go4/, "\\echo go4\nUPDATE chain SET v = v + 1000 WHERE id = 1 /* s4 blocked */;\n");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE pid = $p4 AND wait_event_type = 'Lock' AND blockers > 0"),
+	's4, blocked by a prepared transaction, sampled');
+is( $node->safe_psql('postgres',
+		"SELECT concat_ws('|', wait_event, blockers, blockerpid, coalesce(blocker_state, 'none'), blocking_pids::text) FROM pg_active_session_history WHERE pid = $p4 AND wait_event_type = 'Lock' AND blockers > 0 ORDER BY sample_id DESC LIMIT 1"),
+	'transactionid|1|0|none|{0}',
+	's4 row: blocked by pid 0 (the prepared transaction), no blocker state');
+is($node->safe_psql('postgres', "SELECT pg_blocking_pids($p4)::text"),
+	'{0}', 'as pg_blocking_pids() reports it');
+$node->safe_psql('postgres', "COMMIT PREPARED 'pgs_prepared'");
+$s4->query_safe('SELECT 1');
+$s4->quit;
+is($node->safe_psql('postgres', 'SELECT v FROM chain WHERE id = 1'),
+	'1011', 's4 updated the row after COMMIT PREPARED');
 
 # end the sleepers
 $node->safe_psql('postgres',
