@@ -287,6 +287,7 @@ typedef struct PgsAshCopy
 extern void pgs_ash_copy_out(PgsAshCopy *copy);
 extern PgsshRow *pgs_pgssh_copy_out(int64 *nrows);
 extern int64 pgs_lock_exclusive(void);
+extern void pgs_prefault(const void *start, Size size);
 
 /* text_area.c: writer side (the sampler only) */
 typedef struct PgsTextBatch PgsTextBatch;

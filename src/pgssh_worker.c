@@ -423,6 +423,8 @@ pgsentinel_pgssh_main(Datum main_arg)
 							  sizeof(PgsshKey) * pgs_state->request_max_keys);
 	batch = MemoryContextAllocHuge(TopMemoryContext,
 								   sizeof(PgsshRow) * pgs_state->pgssh_capacity);
+	pgs_prefault(pgs_pgssh_rows(),
+				 sizeof(PgsshRow) * (Size) pgs_state->pgssh_capacity);
 
 	for (;;)
 	{

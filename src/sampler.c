@@ -422,6 +422,8 @@ sampler_init(void)
 	session_strings = MemoryContextAllocHuge(TopMemoryContext,
 											 session_strings_size * status_slots);
 	status_array = find_status_array();
+	pgs_prefault(pgs_ash_rows(), sizeof(AshRow) * (Size) pgs_state->ash_capacity);
+	pgs_prefault(pgs_text_area(), pgs_state->text_size);
 	lock_waiters = MemoryContextAlloc(TopMemoryContext,
 									  sizeof(PgsLockWaiter) * status_slots);
 	pgs_blockers_init();

@@ -390,3 +390,24 @@ pgs_pgssh_copy_out(int64 *nrows)
 									  (uint64) pgs_state->pgssh_capacity,
 									  &pgs_state->pgssh_written, nrows);
 }
+
+/*
+ * Map every page of [start, start + size) into this process by reading one
+ * byte per page.  Shared memory is mapped into each process lazily, one
+ * minor page fault per page at first touch; a writer calls this once at
+ * start so that its first lap around a ring does not pay a fault every few
+ * rows.  Reads only: the contents are left as they are.
+ */
+void
+pgs_prefault(const void *start, Size size)
+{
+	const volatile char *p = (const volatile char *) start;
+	Size		page = 4096;
+	Size		off;
+
+	for (off = 0; off < size; off += page)
+		(void) p[off];
+	if (size > 0)
+		(void) p[size - 1];
+}
+
