@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test-all.sh -- run every pgsentinel test on PostgreSQL 15 and 18.
 #
-#   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--private-install]
+#   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
+#                       [--sanitize-only] [--private-install]
 #
 # For each version: install what is missing (root only, see scripts/lib.sh),
 # build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
@@ -16,6 +17,14 @@
 # the TAP tests start theirs with PostgreSQL::Test::Cluster on free ports, so
 # no system cluster and no fixed port is ever used.
 #
+# When PostgreSQL 15 is tested, one more suite: scripts/sanitize-check.sh
+# (also `make sanitize-check`) runs the pg_regress and isolation tests again
+# on a PostgreSQL 15 built from source with AddressSanitizer and UBSan (built
+# once into /opt/pgsentinel-deps/pg15-sanitize, then reused) and fails on any
+# sanitizer report or crash even when every test passes.  --no-sanitize skips
+# it; --sanitize-only runs it alone (and installs nothing into the system
+# PostgreSQL).
+#
 # As root, everything that runs PostgreSQL runs as $PGSENTINEL_TEST_USER
 # (default pgsentinel_test); the extension is installed into the system
 # PostgreSQL.  As a normal user, it is installed into a private relocated
@@ -28,14 +37,18 @@
 # what failed, and as the last line "N passed, N failed".  Counting: one per
 # pg_regress test and per isolation test, one per TAP test *file* (a file
 # with any failed assertion counts as one failure); a version that does not
-# build, or a suite that does not report a summary, counts as one failure.
+# build, or a suite that does not report a summary, counts as one failure;
+# the sanitizer suite adds its own "N passed, N failed" (one per test, plus
+# one failure per suite with a sanitizer report or crash).
 # Exit status: 0 when nothing failed, 1 otherwise.
 #
 # Environment: PGSENTINEL_SUITE_TIMEOUT (seconds per suite, default 1800),
 # PGSENTINEL_TOTAL_TIMEOUT (seconds for the whole run, default 0 = none: a
 # suite gets at most what is left, a suite with nothing left is not run and
-# counts as one failure, and the summary is still printed), PROVE_FLAGS
-# (default -v), and those described in scripts/lib.sh.
+# counts as one failure, and the summary is still printed),
+# PGSENTINEL_SANITIZE_TIMEOUT (seconds for the sanitizer suite, PostgreSQL
+# build included, default 2700), PROVE_FLAGS (default -v), and those
+# described in scripts/lib.sh and scripts/sanitize-check.sh.
 
 set -uo pipefail
 
@@ -43,17 +56,20 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
 VERSIONS=()
 TAP=tap
+SANITIZE=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
 	--pg=*) VERSIONS+=("${1#--pg=}"); shift ;;
 	--no-tap) TAP=notap; shift ;;
+	--no-sanitize) SANITIZE=no; shift ;;
+	--sanitize-only) SANITIZE=only; shift ;;
 	--private-install) export PGSENTINEL_PRIVATE_INSTALL=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
@@ -65,6 +81,7 @@ for v in "${VERSIONS[@]}"; do
 done
 
 SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
+SANITIZE_TIMEOUT=${PGSENTINEL_SANITIZE_TIMEOUT:-2700}
 TOTAL_TIMEOUT=${PGSENTINEL_TOTAL_TIMEOUT:-0}
 export PROVE_FLAGS=${PROVE_FLAGS:--v}
 
@@ -73,7 +90,13 @@ FAILED=0
 SUMMARY=()
 START=$SECONDS
 
-pgs_ensure_deps "${VERSIONS[*]}" "$([ "$TAP" = tap ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]] && echo tap)"
+if [ "$SANITIZE" = only ]; then
+	VERSIONS=() # scripts/sanitize-check.sh installs what it needs
+elif [ "$SANITIZE" = yes ] && [[ " ${VERSIONS[*]} " != *" 15 "* ]]; then
+	SANITIZE=no # a PostgreSQL 15 suite
+fi
+[ ${#VERSIONS[@]} -eq 0 ] ||
+	pgs_ensure_deps "${VERSIONS[*]}" "$([ "$TAP" = tap ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]] && echo tap)"
 pgs_setup_user
 pgs_prepare_build_root
 
@@ -234,15 +257,17 @@ show_failure() {
 	echo "======== PostgreSQL $v $kind: failure details ========"
 	case $kind in
 	regress | isolation)
-		local out=. inst=tmp_check
-		[ "$kind" = isolation ] && out=output_iso inst=tmp_check_iso
+		# pg_regress writes the server log to <outputdir>/log/ (tmp_check*
+		# is the data directory, removed at the end).
+		local out=.
+		[ "$kind" = isolation ] && out=output_iso
 		if [ -s "$dir/$out/regression.diffs" ]; then
 			echo "---- $out/regression.diffs (first 200 lines) ----"
 			head -200 "$dir/$out/regression.diffs"
 		fi
-		if [ -s "$dir/$inst/log/postmaster.log" ]; then
-			echo "---- $inst/log/postmaster.log (last 50 lines) ----"
-			tail -50 "$dir/$inst/log/postmaster.log"
+		if [ -s "$dir/$out/log/postmaster.log" ]; then
+			echo "---- $out/log/postmaster.log (last 50 lines) ----"
+			tail -50 "$dir/$out/log/postmaster.log"
 		fi
 		;;
 	tap)
@@ -266,6 +291,48 @@ show_failure() {
 		;;
 	esac
 	echo "======== end of PostgreSQL $v $kind failure details ========"
+}
+
+# The sanitizer suite: scripts/sanitize-check.sh, which builds (or reuses)
+# PostgreSQL 15 with ASan/UBSan, builds the extension with it and runs the
+# pg_regress and isolation tests; its last line is "N passed, N failed".
+run_sanitize() {
+	local log=$PGS_BUILD_ROOT/pg15-sanitize.log t0=$SECONDS rc p=0 f=0 line limit=$SANITIZE_TIMEOUT
+	echo
+	pgs_log "======== PostgreSQL 15 with AddressSanitizer + UBSan (scripts/sanitize-check.sh) ========"
+	if [ "$TOTAL_TIMEOUT" -gt 0 ]; then
+		local left=$((TOTAL_TIMEOUT - (SECONDS - START) - 60))
+		if [ "$left" -le 0 ]; then
+			pgs_warn "sanitizer suite not run: PGSENTINEL_TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached"
+			FAILED=$((FAILED + 1))
+			SUMMARY+=("PostgreSQL 15 sanitizer: NOT RUN (out of time)")
+			return
+		fi
+		[ "$left" -lt "$limit" ] && limit=$left
+	fi
+	: >"$log"
+	(exec timeout -k 60 "$limit" bash "$PGS_REPO/scripts/sanitize-check.sh") >"$log" 2>&1 &
+	SUITE_PID=$!
+	tail -n +1 -f --pid="$SUITE_PID" "$log" &
+	local tail_pid=$!
+	wait "$SUITE_PID"
+	rc=$?
+	wait "$tail_pid"
+	SUITE_PID=
+	[ "$rc" = 124 ] && pgs_warn "sanitizer suite timed out after ${limit}s"
+	stop_leftover_servers "$PGS_BUILD_ROOT/pg15-sanitize"
+	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed}
+	fi
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		pgs_warn "sanitizer suite failed without a test summary (exit $rc)"
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("PostgreSQL 15 sanitizer (regress + isolation): $p passed, $f failed ($((SECONDS - t0)) s)")
 }
 
 for v in "${VERSIONS[@]}"; do
@@ -301,6 +368,8 @@ for v in "${VERSIONS[@]}"; do
 	pgs_unlock_install
 	SUMMARY+=("PostgreSQL $v: $((SECONDS - vstart)) s in total")
 done
+
+[ "$SANITIZE" = no ] || run_sanitize
 
 echo
 pgs_log "Summary ($((SECONDS - START)) s)"

@@ -396,8 +396,12 @@ pgs_pgssh_copy_out(int64 *nrows)
  * byte per page.  Shared memory is mapped into each process lazily, one
  * minor page fault per page at first touch; a writer calls this once at
  * start so that its first lap around a ring does not pay a fault every few
- * rows.  Reads only: the contents are left as they are.
+ * rows.  Reads only: the contents are left as they are.  At most the first
+ * PGS_PREFAULT_MAX bytes: a huge ring (up to 8.8 GB) is not committed all
+ * at once, nor does it delay the start by seconds.
  */
+#define PGS_PREFAULT_MAX	((Size) 1024 * 1024 * 1024)
+
 void
 pgs_prefault(const void *start, Size size)
 {
@@ -405,6 +409,7 @@ pgs_prefault(const void *start, Size size)
 	Size		page = 4096;
 	Size		off;
 
+	size = Min(size, PGS_PREFAULT_MAX);
 	for (off = 0; off < size; off += page)
 		(void) p[off];
 	if (size > 0)
