@@ -295,6 +295,8 @@ extern PgsTextBatch *pgs_text_batch_create(MemoryContext mcxt);
 extern void pgs_text_batch_reset(PgsTextBatch *batch);
 extern PgsTextRef pgs_text_batch_add(PgsTextBatch *batch, const char *data,
 									 uint32 len, uint64 row_index);
+extern bool pgs_text_batch_reuse(PgsTextBatch *batch, PgsTextRef ref,
+								 uint32 len, uint64 row_index);
 extern void pgs_text_batch_publish(PgsTextBatch *batch);
 
 extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,

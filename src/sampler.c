@@ -59,7 +59,21 @@ typedef struct SessionCopy
 	TransactionId backend_xid;
 	TransactionId backend_xmin;
 	bool		sampled;
+	int			status_slot;	/* in core's array; -1 from the snapshot */
 } SessionCopy;
+
+/*
+ * The statement text last stored for each backend-status slot: the same
+ * session (pid) with the same statement start has the same text, whose
+ * reference is used again without hashing or comparing it.
+ */
+typedef struct ActivityMemo
+{
+	int32		pid;
+	TimestampTz activity_start;
+	PgsTextRef	ref;
+	uint32		len;
+} ActivityMemo;
 
 /* pid -> PGPROC and backend-status copy, rebuilt for every sample */
 typedef struct PidEntry
@@ -100,6 +114,7 @@ static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static PgBackendStatus *status_array = NULL;	/* core's, NULL: use snapshot */
 static int	status_slots = 0;
 static SessionCopy *sessions = NULL;	/* one per status slot */
+static ActivityMemo *activity_memo = NULL;	/* one per status slot */
 static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
@@ -293,6 +308,7 @@ read_sessions_direct(void)
 		dst->backendStatus.st_appname = appname;
 		dst->backendStatus.st_clienthostname = hostname;
 		dst->backendStatus.st_activity_raw = activity;
+		dst->status_slot = i;
 		n++;
 	}
 	return n;
@@ -329,6 +345,7 @@ read_sessions_snapshot(void)
 		dst->backendStatus.st_appname = appname;
 		dst->backendStatus.st_clienthostname = hostname;
 		dst->backendStatus.st_activity_raw = activity;
+		dst->status_slot = -1;
 		n++;
 	}
 	pgstat_clear_backend_activity_snapshot();
@@ -418,6 +435,8 @@ sampler_init(void)
 	status_slots = pgs_backend_status_slots();
 	sessions = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(SessionCopy) * status_slots);
+	activity_memo = MemoryContextAllocZero(TopMemoryContext,
+										   sizeof(ActivityMemo) * status_slots);
 	session_strings_size = MAXALIGN(2 * NAMEDATALEN + pgstat_track_activity_query_size);
 	session_strings = MemoryContextAllocHuge(TopMemoryContext,
 											 session_strings_size * status_slots);
@@ -442,6 +461,29 @@ add_text(const char *s, uint64 row_index)
 	if (s == NULL)
 		return PGS_TEXT_NONE;
 	return pgs_text_batch_add(text_batch, s, (uint32) strlen(s), row_index);
+}
+
+/* The statement text of a session, stored once per statement. */
+static PgsTextRef
+activity_text(const SessionCopy *local, uint64 row_index)
+{
+	const PgBackendStatus *be = &local->backendStatus;
+	ActivityMemo *m;
+	uint32		len;
+
+	if (local->status_slot < 0)
+		return add_text(be->st_activity_raw, row_index);
+	m = &activity_memo[local->status_slot];
+	if (m->pid == be->st_procpid &&
+		m->activity_start == be->st_activity_start_timestamp &&
+		pgs_text_batch_reuse(text_batch, m->ref, m->len, row_index))
+		return m->ref;
+	len = (uint32) strlen(be->st_activity_raw);
+	m->pid = be->st_procpid;
+	m->activity_start = be->st_activity_start_timestamp;
+	m->len = len;
+	m->ref = pgs_text_batch_add(text_batch, be->st_activity_raw, len, row_index);
+	return m->ref;
 }
 
 /* Client address and port, as pg_stat_activity derives them. */
@@ -511,7 +553,6 @@ fill_row(AshRow *row, SessionCopy *local, uint64 row_index,
 	uint8		state = state_of(be->st_state);
 	PidEntry   *pe;
 	PGPROC	   *proc;
-	const char *activity;
 	bool		have_slot = false;
 
 	if (!local->sampled)
@@ -555,8 +596,7 @@ fill_row(AshRow *row, SessionCopy *local, uint64 row_index,
 		row->backend_type_name = add_text(GetBackgroundWorkerTypeByPid(row->pid),
 										  row_index);
 
-	activity = be->st_activity_raw;
-	row->top_level_query = add_text(activity, row_index);
+	row->top_level_query = activity_text(local, row_index);
 	row->query = row->top_level_query;
 	if (have_slot)
 	{

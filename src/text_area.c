@@ -168,6 +168,57 @@ evict_until_fits(PgsTextBatch *b, uint64 end, uint64 oldest_live_row)
 }
 
 /*
+ * Is the entry at pos recent enough to be used by a new row?  Entries in
+ * the older half of the area are stored again instead, so that a text in
+ * use does not get evicted soon after its row was written.
+ */
+static inline bool
+recent(PgsTextBatch *b, uint64 pos)
+{
+	return pos >= b->tail && pos + b->size / 2 >= b->head;
+}
+
+/* Record that the row at row_index uses the entry e at pos. */
+static void
+stamp(PgsTextBatch *b, uint64 pos, PgsTextEntry *e, uint64 row_index)
+{
+	if (pos >= b->start_head)
+	{
+		e->last_row = row_index;
+		return;
+	}
+	if (b->ntouched == b->touched_cap)
+	{
+		b->touched_cap *= 2;
+		b->touched = repalloc(b->touched, b->touched_cap * sizeof(TouchedEntry));
+	}
+	b->touched[b->ntouched].pos = pos;
+	b->touched[b->ntouched].row_index = row_index;
+	b->ntouched++;
+}
+
+/*
+ * Use again, for the row at row_index, a reference this batch returned for
+ * a text of length len at an earlier sample, if it is still recent: the
+ * caller knows the text is the same (same session, same statement), so
+ * nothing is hashed or compared.  False if it has to be added anew.
+ */
+bool
+pgs_text_batch_reuse(PgsTextBatch *b, PgsTextRef ref, uint32 len,
+					 uint64 row_index)
+{
+	PgsTextEntry *e;
+
+	if (ref == PGS_TEXT_NONE || !recent(b, ref - 1))
+		return false;
+	e = entry_at(b, ref - 1);
+	if (e->len != len)
+		return false;
+	stamp(b, ref - 1, e, row_index);
+	return true;
+}
+
+/*
  * Return a reference to this text for the ASH row at row_index, storing it
  * in the batch unless a recent identical copy is stored already.  Returns
  * PGS_TEXT_NONE when the text cannot be kept (larger than a quarter of the
@@ -187,26 +238,12 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 	PgsTextEntry *e;
 
 	/* A recent identical entry? */
-	if (slot->hash == hash && slot->len == len && slot->pos >= b->tail &&
-		slot->pos + b->size / 2 >= b->head)
+	if (slot->hash == hash && slot->len == len && recent(b, slot->pos))
 	{
 		e = entry_at(b, slot->pos);
 		if (e->len == len && memcmp((char *) e + sizeof(PgsTextEntry), data, len) == 0)
 		{
-			if (slot->pos >= b->start_head)
-				e->last_row = row_index;
-			else
-			{
-				if (b->ntouched == b->touched_cap)
-				{
-					b->touched_cap *= 2;
-					b->touched = repalloc(b->touched,
-										  b->touched_cap * sizeof(TouchedEntry));
-				}
-				b->touched[b->ntouched].pos = slot->pos;
-				b->touched[b->ntouched].row_index = row_index;
-				b->ntouched++;
-			}
+			stamp(b, slot->pos, e, row_index);
 			return slot->pos + 1;
 		}
 	}
