@@ -1795,9 +1795,11 @@ def insight(res):
         lines.append(txt)
     if incl or selfp:
         parts = []
-        for sym, what in (("pg_blocking_pids", "core's pg_blocking_pids(), called once per "
-                           "lock waiter (GetBlockerStatusData takes every lock-manager "
-                           "partition lock and copies the lock groups each time)"),
+        for sym, what in (("pg_blocking_pids", "core's pg_blocking_pids() (now only the "
+                           "fallback for lock groups and waiters that moved)"),
+                          ("pgs_find_blockers", "the one-pass blocker lookup of all lock "
+                           "waiters (src/blockers.c; it emits every waiter's blocker list, "
+                           "which on one hot row is quadratic in the queue by definition)"),
                           ("pgstat_fetch_stat_numbackends", "core's backend-status snapshot "
                            "(pgstat_read_current_status copies every in-use entry, including "
                            "the 1 kB activity string — hence strcpy — and takes a lock per "
@@ -1829,35 +1831,15 @@ def insight(res):
         lines.append("At 1000 connections with %d lock waiters the cost per sample is %.0f µs. "
                      "Taking the other sessions at the 200-connection rates, the cost per lock "
                      "waiter is about %s%.1f µs with 100 waiters queued on one row and %.0f µs "
-                     "with %d: each waiter's pg_blocking_pids() call walks the whole queue of "
-                     "the lock, so with one hot row the blocker lookups cost O(waiters²) per "
-                     "sample. Looking blockers up once per awaited lock (or once per sample "
-                     "for all waiters) would make it linear." % (
+                     "with %d. The lock manager is read once per awaited lock and sample "
+                     "(src/blockers.c); what still grows with one hot row's queue is the "
+                     "answer itself: each waiter's blocking_pids lists every conflicting "
+                     "waiter ahead of it (as pg_blocking_pids() does), n²/2 pids per sample "
+                     "for n waiters, each stored in the text area." % (
                          nl, c1["pgs10ms"]["us_per_sample"],
                          "%.1f µs with %d waiters, " % (per_lock_45, mx["lock"])
                          if per_lock_45 is not None else "",
                          (v[3] - v[1]) / 100.0, per_lock_1000, nl))
-    return " ".join(lines)
-
-
-def insight_old(res):
-    bd = res.get("breakdown", {})
-    lines = []
-    p = bd.get("pgs10ms")
-    if p and len(p) == 4:
-        v = [m["us_per_sample"] for _, m in p]
-        per_idle = (v[1] - v[0]) / 200.0
-        per_sleep = (v[2] - v[1]) / 100.0
-        per_lock = (v[3] - v[1]) / 100.0
-        lines.append(
-            "Reading: with 100 active + 100 idle sessions, pgsentinel spends about %.0f µs on "
-            "the fixed part (status snapshot of all %s slots, pid table, publishing), %.0f µs "
-            "on the 200 connected sessions' snapshot entries, and %.1f µs per active row "
-            "(row build, text dedup, copy into the ring); a lock waiter costs %.1f µs instead, "
-            "i.e. %.1f× an ordinary active row: pg_blocking_pids() is called per waiter and "
-            "takes every lock-manager partition lock and walks the lock groups each time." % (
-                v[0], "max_connections + auxiliary", per_idle * 200, per_sleep, per_lock,
-                per_lock / per_sleep if per_sleep > 0 else float("nan")))
     return " ".join(lines)
 
 
