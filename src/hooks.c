@@ -232,9 +232,13 @@ statement_opened(bool top, uint64 queryid, uint8 cmdtype, const char *source,
 	}
 }
 
-/* A statement opened by statement_opened() has finished normally. */
-static void
-statement_closed(void)
+/*
+ * A statement opened by statement_opened() has finished normally.  The
+ * common case -- the client's own statement ends -- is inline in the
+ * callers; this is the rest.
+ */
+static pg_noinline void
+statement_closed_nested(void)
 {
 	int			depth;
 
@@ -249,29 +253,59 @@ statement_closed(void)
 	}
 }
 
+static inline void
+statement_closed(void)
+{
+	if (likely(nest_depth == 1))
+		nest_depth = 0;
+	else
+		statement_closed_nested();
+}
+
 /*
  * ExecutorStart hook: publish the statement about to run.  The common case
  * -- the client's own statement, the same as last time -- only compares.
  */
-static void
-pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
+static inline void
+next_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
-	PlannedStmt *pstmt = queryDesc->plannedstmt;
-	uint64		queryid = pgs_queryid_from(pstmt->queryId);
-
-	if (likely(queryDesc->sourceText == debug_query_string && my_slot != NULL &&
-			   my_slot->top_queryid == queryid && !my_slot->nested &&
-			   my_slot->top_cmdtype == cmdtype_of(queryDesc->operation)))
-		nest_depth = 1;
-	else
-		statement_opened(queryDesc->sourceText == debug_query_string, queryid,
-						 cmdtype_of(queryDesc->operation),
-						 queryDesc->sourceText, pstmt->stmt_location,
-						 pstmt->stmt_len);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/* ExecutorStart of any statement but the unchanged client's own one. */
+static pg_noinline void
+executor_start_slow(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *pstmt = queryDesc->plannedstmt;
+
+	statement_opened(queryDesc->sourceText == debug_query_string,
+					 pgs_queryid_from(pstmt->queryId),
+					 cmdtype_of(queryDesc->operation),
+					 queryDesc->sourceText, pstmt->stmt_location,
+					 pstmt->stmt_len);
+	next_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	/*
+	 * Both paths end in tail calls, so that this function saves no
+	 * registers: its few instructions run on every statement.
+	 */
+	if (likely(queryDesc->sourceText == debug_query_string && my_slot != NULL &&
+			   my_slot->top_queryid == pgs_queryid_from(queryDesc->plannedstmt->queryId) &&
+			   !my_slot->nested &&
+			   my_slot->top_cmdtype == cmdtype_of(queryDesc->operation)))
+	{
+		nest_depth = 1;
+		next_ExecutorStart(queryDesc, eflags);
+	}
+	else
+		executor_start_slow(queryDesc, eflags);
 }
 
 /* ExecutorEnd hook: the statement is done. */
