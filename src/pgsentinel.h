@@ -223,6 +223,7 @@ typedef struct PgsSharedState
 	Size		request_offset;
 	int			request_max_keys;
 	uint64		request_seq;	/* bumped by each new request */
+	pg_atomic_uint64 request_taken_seq; /* the last one the worker took */
 	int64		request_sample_id;
 	TimestampTz request_ash_time;
 	int			request_nkeys;

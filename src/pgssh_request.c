@@ -38,6 +38,10 @@
 static PgsshKey *prev_keys = NULL;	/* statements of the previous sample */
 static int	nprev_keys = 0;
 static PgsshKey *merged_keys = NULL;
+static PgsshKey *published_keys = NULL;	/* the last request published */
+static int	npublished = 0;
+static uint64 published_seq = 0;
+static bool worker_serving = false; /* as last seen by pgssh_supervise */
 static BackgroundWorkerHandle *worker_handle = NULL;
 static TimestampTz next_launch = 0;
 static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
@@ -112,6 +116,8 @@ pgssh_sampler_init(void)
 								   sizeof(PgsshKey) * pgs_state->request_max_keys);
 	merged_keys = MemoryContextAlloc(TopMemoryContext,
 									 sizeof(PgsshKey) * pgs_state->request_max_keys);
+	published_keys = MemoryContextAlloc(TopMemoryContext,
+										sizeof(PgsshKey) * pgs_state->request_max_keys);
 }
 
 /* Order of keys: queryid, then userid, then dbid. */
@@ -146,6 +152,35 @@ sort_unique(PgsshKey *keys, int n)
 	return out;
 }
 
+/* The union of two sorted key lists, at most max keys, into out. */
+static int
+merge_keys(const PgsshKey *a, int na, const PgsshKey *b, int nb,
+		   PgsshKey *out, int max)
+{
+	int			i = 0;
+	int			j = 0;
+	int			n = 0;
+
+	while ((i < na || j < nb) && n < max)
+	{
+		int			c;
+
+		if (i >= na)
+			c = 1;
+		else if (j >= nb)
+			c = -1;
+		else
+			c = key_cmp(&a[i], &b[j]);
+		if (c <= 0)
+			out[n++] = a[i++];
+		else
+			out[n++] = b[j];
+		if (c >= 0)
+			j++;
+	}
+	return n;
+}
+
 /*
  * The statements to read at this sample, sorted, into keys (room for
  * request_max_keys): those of the sampled sessions, and those of the
@@ -158,12 +193,12 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 	int			max = pgs_state->request_max_keys;
 	int			n = 0;
 	int			i;
-	int			j;
-	int			nmerged = 0;
+	int			nmerged;
 
 	if (!pgs_pgssh_enable || pgs_pgssh_max_entries <= 0)
 	{
 		nprev_keys = 0;
+		npublished = 0;
 		return 0;
 	}
 
@@ -188,31 +223,27 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 	}
 	n = sort_unique(keys, n);
 
-	/* merge with the previous sample's statements: both lists are sorted */
-	i = j = 0;
-	while ((i < n || j < nprev_keys) && nmerged < max)
-	{
-		int			c;
-
-		if (i >= n)
-			c = 1;
-		else if (j >= nprev_keys)
-			c = -1;
-		else
-			c = key_cmp(&keys[i], &prev_keys[j]);
-		if (c <= 0)
-			merged_keys[nmerged++] = keys[i++];
-		else
-			merged_keys[nmerged++] = prev_keys[j];	/* gone: read once more */
-		if (c >= 0)
-			j++;
-	}
+	/* with the previous sample's statements that are gone: read once more */
+	nmerged = merge_keys(keys, n, prev_keys, nprev_keys, merged_keys, max);
 
 	/* this sample's own statements become the next "previous" */
 	memcpy(prev_keys, keys, sizeof(PgsshKey) * n);
 	nprev_keys = n;
 
-	memcpy(keys, merged_keys, sizeof(PgsshKey) * nmerged);
+	/*
+	 * The statements worker serves the newest request only.  If it has not
+	 * taken the last one yet (it fell behind), this request replaces it:
+	 * carry its statements over, so that no final reading of a statement
+	 * that has gone is lost.
+	 */
+	if (worker_serving && npublished > 0 &&
+		pg_atomic_read_u64(&pgs_state->request_taken_seq) < published_seq)
+		nmerged = merge_keys(merged_keys, nmerged, published_keys, npublished,
+							 keys, max);
+	else
+		memcpy(keys, merged_keys, sizeof(PgsshKey) * nmerged);
+	memcpy(published_keys, keys, sizeof(PgsshKey) * nmerged);
+	npublished = nmerged;
 	return nmerged;
 }
 
@@ -231,6 +262,7 @@ pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
 	pgs_state->request_sample_id = sample_id;
 	pgs_state->request_ash_time = ash_time;
 	pgs_state->request_seq++;
+	published_seq = pgs_state->request_seq;
 }
 
 /* Wake the statements worker after a request was published. */
@@ -293,6 +325,7 @@ pgssh_supervise(void)
 	TimestampTz now;
 	int			state = current_state();
 
+	worker_serving = (state == PGSSH_OK);
 	if (!pgs_pgssh_enable)
 	{
 		if (state != PGSSH_DISABLED)

@@ -455,6 +455,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 			ash_time = pgs_state->request_ash_time;
 			if (seq > last_seq + 1)
 				pgs_state->requests_skipped += seq - last_seq - 1;
+			pg_atomic_write_u64(&pgs_state->request_taken_seq, seq);
 		}
 		LWLockRelease(pgs_state->lock);
 

@@ -25,7 +25,11 @@
  *	- The statements worker copies the request out under the lock (in
  *	  exclusive mode, as it also counts skipped requests).
  *	- Writers take the lock with pgs_lock_exclusive(), which announces them
- *	  in writers_waiting (an atomic, the only field read without the lock).
+ *	  in writers_waiting (an atomic, read without the lock).
+ *	- request_taken_seq, the last request the statements worker took, is an
+ *	  atomic written by that worker under the lock and read by the sampler
+ *	  without it (a stale value only makes it carry a request over once
+ *	  more).  These two are the only fields read without the lock.
  *	- Readers (the views, pgsentinel_status()) take the lock in LW_SHARED
  *	  mode only to memcpy what they need out, then release it and build
  *	  their result rows from the copy.  Large copies go in chunks of
@@ -146,6 +150,7 @@ pgs_shmem_startup(void)
 		memset(s, 0, sizeof(PgsSharedState));
 		s->lock = &(GetNamedLWLockTranche(PGS_NAME))->lock;
 		pg_atomic_init_u32(&s->writers_waiting, 0);
+		pg_atomic_init_u64(&s->request_taken_seq, 0);
 
 		offset = MAXALIGN(sizeof(PgsSharedState));
 		s->ash_capacity = pgs_ash_max_entries;
