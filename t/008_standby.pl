@@ -58,6 +58,31 @@ is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '100000', 'replica
 like(pgs_status($standby, 'diagnosis'), qr/^ok/, 'standby diagnosis ok');
 pgs_stop_bg($bg);
 
+# a recovery conflict: a standby query holds a lock on t while the primary
+# drops t; replay waits max_standby_streaming_delay, then cancels the query.
+# The victim is sampled until then, and sampling goes on after.
+$standby->append_conf('postgresql.conf', "max_standby_streaming_delay = 1s\n");
+$standby->reload;
+my $victim = pgs_start_bg($standby,
+	'BEGIN; SELECT count(*) FROM t; SELECT pg_sleep(600) /* conflictvictim */; COMMIT');
+ok( $standby->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%conflictvictim%' AND wait_event = 'PgSleep'"),
+	'the query that will conflict is sampled on the standby');
+my $before = pgs_status($standby, 'samples_taken');
+$primary->safe_psql('postgres', 'DROP TABLE t');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', "SELECT to_regclass('t') IS NULL"), 't',
+	'the DROP was replayed after the conflict');
+pgs_stop_bg($victim, wait => 1);
+like($victim->{err}, qr/conflict with recovery/, 'the standby query was cancelled by the recovery conflict');
+cmp_ok($standby->safe_psql('postgres',
+		"SELECT confl_lock FROM pg_stat_database_conflicts WHERE datname = 'postgres'"),
+	'>=', 1, 'pg_stat_database_conflicts counts it');
+ok( $standby->poll_query_until('postgres',
+		"SELECT samples_taken > $before + 20 FROM pgsentinel_status()"),
+	'sampling goes on through the conflict');
+like(pgs_status($standby, 'diagnosis'), qr/^ok/, 'standby diagnosis ok after the conflict');
+
 # promote: the sampler goes on
 my $samples = pgs_status($standby, 'samples_taken');
 $standby->promote;
