@@ -63,16 +63,21 @@ typedef struct SessionCopy
 } SessionCopy;
 
 /*
- * The statement text last stored for each backend-status slot: the same
- * session (pid) with the same statement start has the same text, whose
- * reference is used again without hashing or comparing it.
+ * What the sampler keeps per backend-status slot between samples.  The same
+ * session (pid) with the same statement start has the same statement text,
+ * and the same session the same client host name: the slot's private copy
+ * from an earlier sample is still right and is not read again, and the
+ * statement's text reference is used again without hashing or comparing.
  */
 typedef struct ActivityMemo
 {
-	int32		pid;
+	int32		pid;			/* of the stored text reference */
 	TimestampTz activity_start;
 	PgsTextRef	ref;
 	uint32		len;
+	int32		copied_pid;		/* of the slot's private copies */
+	TimestampTz copied_activity_start;
+	TimestampTz copied_backend_start;
 } ActivityMemo;
 
 /* pid -> PGPROC and backend-status copy, rebuilt for every sample */
@@ -267,8 +272,12 @@ read_sessions_direct(void)
 		char	   *hostname;
 		char	   *activity;
 		int			pid;
+		ActivityMemo *memo = &activity_memo[i];
+		bool		copied_activity = false;
+		bool		copied_hostname = false;
 
-		session_buffers(n, &appname, &hostname, &activity);
+		/* by slot: a slot's copies of an earlier sample may still be right */
+		session_buffers(i, &appname, &hostname, &activity);
 		for (;;)
 		{
 			int			before;
@@ -277,6 +286,7 @@ read_sessions_direct(void)
 			pgstat_begin_read_activity(src, before);
 			pid = src->st_procpid;
 			dst->sampled = false;
+			copied_activity = copied_hostname = false;
 			if (pid > 0)
 			{
 				BackendState st = src->st_state;
@@ -292,9 +302,15 @@ read_sessions_direct(void)
 					memcpy(&dst->backendStatus, (PgBackendStatus *) src,
 						   sizeof(PgBackendStatus));
 					copy_cstring(appname, src->st_appname, NAMEDATALEN);
-					copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
-					copy_cstring(activity, src->st_activity_raw,
-								 pgstat_track_activity_query_size);
+					copied_hostname = memo->copied_pid != pid ||
+						memo->copied_backend_start != dst->backendStatus.st_proc_start_timestamp;
+					if (copied_hostname)
+						copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
+					copied_activity = copied_hostname ||
+						memo->copied_activity_start != dst->backendStatus.st_activity_start_timestamp;
+					if (copied_activity)
+						copy_cstring(activity, src->st_activity_raw,
+									 pgstat_track_activity_query_size);
 					dst->sampled = true;
 				}
 			}
@@ -305,6 +321,14 @@ read_sessions_direct(void)
 		}
 		if (pid <= 0)
 			continue;
+		if (copied_hostname || copied_activity)
+		{
+			/* consistent with the entry: the copies describe this session */
+			memo->copied_pid = pid;
+			memo->copied_backend_start = dst->backendStatus.st_proc_start_timestamp;
+			memo->copied_activity_start =
+				dst->backendStatus.st_activity_start_timestamp;
+		}
 		dst->backendStatus.st_appname = appname;
 		dst->backendStatus.st_clienthostname = hostname;
 		dst->backendStatus.st_activity_raw = activity;
