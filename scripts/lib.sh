@@ -193,6 +193,26 @@ pgs_as_user_in() {
 	"${PGS_AS_USER[@]}" env HOME="$home" "$@"
 }
 
+# Run "$@" in directory $3 under a time limit of $2 seconds, with its output
+# in log $1 and followed live on our stdout.  timeout puts it in a process
+# group of its own, so that a timeout or an interrupt (kill -- -$SUITE_PID,
+# by the caller's signal handler) stops it and its children together.
+# Returns the command's status (124 on timeout).
+pgs_run_logged() {
+	local log=$1 limit=$2 dir=$3 rc tail_pid
+	shift 3
+	: >"$log"
+	timeout -k 30 "$limit" env -C "$dir" "$@" >"$log" 2>&1 &
+	SUITE_PID=$!
+	tail -n +1 -f --pid="$SUITE_PID" "$log" &
+	tail_pid=$!
+	wait "$SUITE_PID"
+	rc=$?
+	wait "$tail_pid"
+	SUITE_PID=
+	return "$rc"
+}
+
 # Give a directory we created to the unprivileged user.
 pgs_give_to_user() {
 	if pgs_is_root; then

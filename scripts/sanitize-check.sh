@@ -362,18 +362,11 @@ san_run_suite() {
 	# that the postmaster logs and recovers from.
 	local asan="detect_leaks=0:abort_on_error=1:halt_on_error=1:disable_coredump=1:detect_stack_use_after_return=0:log_path=$sandir/asan"
 	local ubsan="print_stacktrace=1:halt_on_error=1:abort_on_error=1:disable_coredump=1"
-	: >"$log"
-	(cd "$DIR" && exec timeout -k 30 "$SUITE_TIMEOUT" \
+	pgs_run_logged "$log" "$SUITE_TIMEOUT" "$DIR" \
 		"${PGS_AS_USER[@]}" env HOME="$DIR" PG_TEST_PORT_DIR="$DIR/portlock" \
 		ASAN_OPTIONS="$asan" UBSAN_OPTIONS="$ubsan" \
-		make "${args[@]}" installcheck) >"$log" 2>&1 &
-	SUITE_PID=$!
-	tail -n +1 -f --pid="$SUITE_PID" "$log" &
-	local tail_pid=$!
-	wait "$SUITE_PID"
+		make "${args[@]}" installcheck
 	rc=$?
-	wait "$tail_pid"
-	SUITE_PID=
 	[ "$rc" = 124 ] && pgs_warn "$kind tests timed out after ${SUITE_TIMEOUT}s"
 	san_stop_leftover_servers "$DIR"
 

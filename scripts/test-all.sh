@@ -171,20 +171,10 @@ run_suite() {
 		fi
 		[ "$left" -lt "$limit" ] && limit=$left
 	fi
-	# timeout runs the suite in its own process group (so that a timeout or
-	# an interrupt stops make, pg_regress and the servers together); the
-	# output goes to the log and is followed live on our stdout.
-	: >"$log"
-	(cd "$dir" && exec timeout -k 30 "$limit" \
+	pgs_run_logged "$log" "$limit" "$dir" \
 		"${PGS_AS_USER[@]}" env HOME="$dir" PG_TEST_PORT_DIR="$dir/portlock" \
-		make "${args[@]}" installcheck) >"$log" 2>&1 &
-	SUITE_PID=$!
-	tail -n +1 -f --pid="$SUITE_PID" "$log" &
-	local tail_pid=$!
-	wait "$SUITE_PID"
+		make "${args[@]}" installcheck
 	rc=$?
-	wait "$tail_pid"
-	SUITE_PID=
 	[ "$rc" = 124 ] && pgs_warn "$kind tests on PostgreSQL $v timed out after ${limit}s"
 	stop_leftover_servers "$dir"
 
@@ -310,15 +300,8 @@ run_sanitize() {
 		fi
 		[ "$left" -lt "$limit" ] && limit=$left
 	fi
-	: >"$log"
-	(exec timeout -k 60 "$limit" bash "$PGS_REPO/scripts/sanitize-check.sh") >"$log" 2>&1 &
-	SUITE_PID=$!
-	tail -n +1 -f --pid="$SUITE_PID" "$log" &
-	local tail_pid=$!
-	wait "$SUITE_PID"
+	pgs_run_logged "$log" "$limit" "$PGS_REPO" bash "$PGS_REPO/scripts/sanitize-check.sh"
 	rc=$?
-	wait "$tail_pid"
-	SUITE_PID=
 	[ "$rc" = 124 ] && pgs_warn "sanitizer suite timed out after ${limit}s"
 	stop_leftover_servers "$PGS_BUILD_ROOT/pg15-sanitize"
 	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
