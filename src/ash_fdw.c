@@ -56,13 +56,18 @@ typedef struct AshScanState
 	bool		nulls[PGS_ASH_COLS];
 } AshScanState;
 
-/* Rows in the ring now: the planner's estimate (read without the lock). */
+/* Rows in the ring now: the planner's estimate. */
 static double
 rows_in_ring(void)
 {
+	uint64		written;
+
 	if (pgs_state == NULL)
 		return 1000.0;
-	return (double) Min(pgs_state->ash_written, (uint64) pgs_state->ash_capacity);
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	written = pgs_state->ash_written;
+	LWLockRelease(pgs_state->lock);
+	return (double) Min(written, (uint64) pgs_state->ash_capacity);
 }
 
 static void

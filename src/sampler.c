@@ -64,20 +64,19 @@ typedef struct SessionCopy
 
 /*
  * What the sampler keeps per backend-status slot between samples.  The same
- * session (pid) with the same statement start has the same statement text,
- * and the same session the same client host name: the slot's private copy
- * from an earlier sample is still right and is not read again, and the
- * statement's text reference is used again without hashing or comparing.
+ * session (pid, backend start) with the same statement start has the same
+ * statement text, and the same session the same client host name: the
+ * slot's private copies from an earlier sample are still right and are not
+ * read again, and the reference stored for that text is used again without
+ * hashing or comparing it.  Copying the text anew drops the reference.
  */
 typedef struct ActivityMemo
 {
-	int32		pid;			/* of the stored text reference */
-	TimestampTz activity_start;
-	PgsTextRef	ref;
-	uint32		len;
-	int32		copied_pid;		/* of the slot's private copies */
-	TimestampTz copied_activity_start;
+	int32		copied_pid;		/* the session the copies describe, 0: none */
 	TimestampTz copied_backend_start;
+	TimestampTz copied_activity_start;
+	PgsTextRef	ref;			/* of the copied statement text, or none */
+	uint32		len;
 } ActivityMemo;
 
 /* pid -> PGPROC and backend-status copy, rebuilt for every sample */
@@ -273,8 +272,10 @@ read_sessions_direct(void)
 		char	   *activity;
 		int			pid;
 		ActivityMemo *memo = &activity_memo[i];
-		bool		copied_activity = false;
-		bool		copied_hostname = false;
+
+		/* set once an attempt overwrote the copies, even a torn one */
+		bool		recopy_hostname = false;
+		bool		recopy_activity = false;
 
 		/* by slot: a slot's copies of an earlier sample may still be right */
 		session_buffers(i, &appname, &hostname, &activity);
@@ -286,7 +287,6 @@ read_sessions_direct(void)
 			pgstat_begin_read_activity(src, before);
 			pid = src->st_procpid;
 			dst->sampled = false;
-			copied_activity = copied_hostname = false;
 			if (pid > 0)
 			{
 				BackendState st = src->st_state;
@@ -302,13 +302,13 @@ read_sessions_direct(void)
 					memcpy(&dst->backendStatus, (PgBackendStatus *) src,
 						   sizeof(PgBackendStatus));
 					copy_cstring(appname, src->st_appname, NAMEDATALEN);
-					copied_hostname = memo->copied_pid != pid ||
+					recopy_hostname |= memo->copied_pid != pid ||
 						memo->copied_backend_start != dst->backendStatus.st_proc_start_timestamp;
-					if (copied_hostname)
+					if (recopy_hostname)
 						copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
-					copied_activity = copied_hostname ||
+					recopy_activity |= recopy_hostname ||
 						memo->copied_activity_start != dst->backendStatus.st_activity_start_timestamp;
-					if (copied_activity)
+					if (recopy_activity)
 						copy_cstring(activity, src->st_activity_raw,
 									 pgstat_track_activity_query_size);
 					dst->sampled = true;
@@ -319,16 +319,17 @@ read_sessions_direct(void)
 				break;
 			CHECK_FOR_INTERRUPTS();
 		}
-		if (pid <= 0)
-			continue;
-		if (copied_hostname || copied_activity)
+		if (recopy_hostname || recopy_activity)
 		{
-			/* consistent with the entry: the copies describe this session */
-			memo->copied_pid = pid;
+			/* the copies describe the session read last, if it is sampled */
+			memo->copied_pid = dst->sampled ? pid : 0;
 			memo->copied_backend_start = dst->backendStatus.st_proc_start_timestamp;
 			memo->copied_activity_start =
 				dst->backendStatus.st_activity_start_timestamp;
+			memo->ref = PGS_TEXT_NONE;
 		}
+		if (pid <= 0)
+			continue;
 		dst->backendStatus.st_appname = appname;
 		dst->backendStatus.st_clienthostname = hostname;
 		dst->backendStatus.st_activity_raw = activity;
@@ -498,13 +499,9 @@ activity_text(const SessionCopy *local, uint64 row_index)
 	if (local->status_slot < 0)
 		return add_text(be->st_activity_raw, row_index);
 	m = &activity_memo[local->status_slot];
-	if (m->pid == be->st_procpid &&
-		m->activity_start == be->st_activity_start_timestamp &&
-		pgs_text_batch_reuse(text_batch, m->ref, m->len, row_index))
+	if (pgs_text_batch_reuse(text_batch, m->ref, m->len, row_index))
 		return m->ref;
 	len = (uint32) strlen(be->st_activity_raw);
-	m->pid = be->st_procpid;
-	m->activity_start = be->st_activity_start_timestamp;
 	m->len = len;
 	m->ref = pgs_text_batch_add(text_batch, be->st_activity_raw, len, row_index);
 	return m->ref;
