@@ -74,6 +74,22 @@ pgs_backend_status_slots(void)
 #endif
 }
 
+/*
+ * The PGPROC number of the session in a backend-status slot, as far as it
+ * can be known without looking (-1: unknown).  From PostgreSQL 17 a
+ * process's status entry is the one of its PGPROC number; before, regular
+ * backends use their BackendId, which PGPROC does not index.
+ */
+static inline int
+pgs_status_slot_procno(int slot)
+{
+#if PG_VERSION_NUM >= 170000
+	return slot < (int) ProcGlobal->allProcCount ? slot : -1;
+#else
+	return -1;
+#endif
+}
+
 /* Entry idx (1-based) of the local backend-status snapshot. */
 static inline LocalPgBackendStatus *
 pgs_local_beentry(int idx)

@@ -298,6 +298,9 @@ extern PgsTextRef pgs_text_batch_add(PgsTextBatch *batch, const char *data,
 									 uint32 len, uint64 row_index);
 extern bool pgs_text_batch_reuse(PgsTextBatch *batch, PgsTextRef ref,
 								 uint32 len, uint64 row_index);
+extern bool pgs_text_batch_reuse_same(PgsTextBatch *batch, PgsTextRef ref,
+									  const char *data, uint32 len,
+									  uint64 row_index);
 extern void pgs_text_batch_publish(PgsTextBatch *batch);
 
 extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,

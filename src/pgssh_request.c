@@ -46,6 +46,8 @@ static BackgroundWorkerHandle *worker_handle = NULL;
 static TimestampTz next_launch = 0;
 static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
 
+static bool pgss_preloaded(void);
+
 /* Words for the states, as pgsentinel_status() shows them. */
 const char *
 pgssh_state_name(int state)
@@ -195,7 +197,8 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 	int			i;
 	int			nmerged;
 
-	if (!pgs_pgssh_enable || pgs_pgssh_max_entries <= 0)
+	/* nothing to ask for when no statements worker can ever serve it */
+	if (!pgs_pgssh_enable || pgs_pgssh_max_entries <= 0 || !pgss_preloaded())
 	{
 		nprev_keys = 0;
 		npublished = 0;

@@ -10,7 +10,9 @@
  *
  * The backend status is read straight from core's shared array, with the
  * change-counter protocol of backend_status.h, copying texts only for the
- * sessions that will be sampled: idle connections cost two loads each.
+ * sessions that will be sampled; an entry whose change counter has not
+ * moved since the previous sample is not read again (one load).  Each
+ * session's PGPROC is found through its status slot, verified by pid.
  * Should that array not be found as expected, the sampler falls back on
  * core's snapshot (pgstat_read_current_status), which copies everything.
  *
@@ -48,18 +50,44 @@
 #define PGS_MAX_PENDING_BACKFILL	4096
 
 /*
- * What the sampler copies of one backend-status entry.  For a session that
- * is not sampled only pid, state, query_start and query id are filled in;
- * for a sampled one the whole entry, its string pointers pointing at
- * private copies.
+ * What the sampler copies of one backend-status entry: only the fields a
+ * row needs (not the progress counters, not the SSL/GSS pointers), so that
+ * reading an entry touches as few of its cache lines as possible.  For a
+ * session that is not to be sampled only pid, state, statement start and
+ * query id are filled in; for one to be sampled all fields ("complete"),
+ * the strings pointing at the status slot's private copies.
+ *
+ * The copy of a status slot is kept from sample to sample with the entry's
+ * st_changecount at the time it was read.  Every change of an entry --
+ * session start and end, statement, state, query id, application name,
+ * progress -- goes through core's change-counter protocol and moves that
+ * counter, so while it is even and the same the entry has not changed and
+ * the copy is reused: a session in the same state and statement as at the
+ * previous sample costs one load.  (Wait events, xid and xmin live in
+ * PGPROC, which is read for every sampled row.)
  */
 typedef struct SessionCopy
 {
-	PgBackendStatus backendStatus;
-	TransactionId backend_xid;
-	TransactionId backend_xmin;
+	uint32		changecount;	/* of the entry when copied; odd: no copy */
+	bool		complete;		/* all fields and texts copied */
+	int32		pid;
+	BackendState state;
+	BackendType backend_type;
+	Oid			datid;
+	Oid			userid;
+	TimestampTz proc_start;
+	TimestampTz xact_start;
+	TimestampTz activity_start;
+	TimestampTz state_start;
+	uint64		query_id;
+	int32		client_port;	/* as AshRow */
+	uint8		client_family;
+	uint8		client_addr[16];
 	bool		sampled;
 	int			status_slot;	/* in core's array; -1 from the snapshot */
+	const char *appname;
+	const char *hostname;
+	const char *activity;
 } SessionCopy;
 
 /*
@@ -68,7 +96,9 @@ typedef struct SessionCopy
  * statement text, and the same session the same client host name: the
  * slot's private copies from an earlier sample are still right and are not
  * read again, and the reference stored for that text is used again without
- * hashing or comparing it.  Copying the text anew drops the reference.
+ * hashing or comparing it.  Copying the text anew drops the reference.  The
+ * application name can change at any time (SET application_name): it is
+ * compared with the slot's copy, and its reference kept while it is equal.
  */
 typedef struct ActivityMemo
 {
@@ -77,12 +107,22 @@ typedef struct ActivityMemo
 	TimestampTz copied_activity_start;
 	PgsTextRef	ref;			/* of the copied statement text, or none */
 	uint32		len;
+	PgsTextRef	appname_ref;	/* of the copied application name, or none */
+	uint32		appname_len;
+	int			procno;			/* the session's PGPROC number, -1: unknown */
+	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
+	int			blocker_slot;	/* status slot of the last first blocker */
 } ActivityMemo;
 
-/* pid -> PGPROC and backend-status copy, rebuilt for every sample */
+/*
+ * pid -> PGPROC and session copy, filled only when a sample needs it.  An
+ * entry belongs to the current sample when its generation is the sample's,
+ * so the table is never cleared.
+ */
 typedef struct PidEntry
 {
-	int32		pid;			/* 0 = empty */
+	int32		pid;
+	uint32		generation;
 	PGPROC	   *proc;
 	SessionCopy *be;
 } PidEntry;
@@ -111,6 +151,11 @@ static PgsTextBatch *text_batch = NULL;
 static PgsBackendSlot *slot_copy = NULL;
 static PidEntry *pid_table = NULL;
 static uint32 pid_table_mask = 0;
+static uint32 pid_generation = 0;	/* entries of this sample's table */
+static bool procs_indexed = false;	/* this sample's table has the PGPROCs */
+static bool sessions_indexed = false;	/* ... and the sessions */
+static int	nsessions = 0;		/* sessions read for this sample */
+static int *session_list = NULL;	/* their indexes in sessions[] */
 static PendingBackfill *pending = NULL;
 static PgsshKey *pgssh_keys = NULL;
 static int	npending = 0;
@@ -123,7 +168,9 @@ static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
 static PgsLockWaiter *lock_waiters = NULL;	/* this sample's, one per slot */
+static const SessionCopy **waiter_sessions = NULL;	/* of each lock waiter */
 static int	nlock_waiters = 0;
+static AshRow *sample_rows = NULL;	/* this sample's rows, one per slot */
 
 /* Register the static sampler worker; called from _PG_init. */
 void
@@ -202,7 +249,7 @@ state_of(BackendState st)
 	}
 }
 
-/* Find (or, with insert, create) the pid table entry of pid. */
+/* Find (or, with insert, create) this sample's pid table entry of pid. */
 static PidEntry *
 pid_lookup(int32 pid, bool insert)
 {
@@ -212,19 +259,103 @@ pid_lookup(int32 pid, bool insert)
 	{
 		PidEntry   *e = &pid_table[i];
 
-		if (e->pid == pid)
-			return e;
-		if (e->pid == 0)
+		if (e->generation != pid_generation)
 		{
 			if (!insert)
 				return NULL;
+			e->generation = pid_generation;
 			e->pid = pid;
 			e->proc = NULL;
 			e->be = NULL;
 			return e;
 		}
+		if (e->pid == pid)
+			return e;
 		i = (i + 1) & pid_table_mask;
 	}
+}
+
+/* Start an empty pid table for a new sample. */
+static void
+pid_table_reset(void)
+{
+	if (++pid_generation == 0)
+	{
+		/* wrapped: generation 0 must not match any entry */
+		memset(pid_table, 0, sizeof(PidEntry) * (pid_table_mask + 1));
+		pid_generation = 1;
+	}
+	procs_indexed = false;
+	sessions_indexed = false;
+}
+
+/* Index every PGPROC in use by pid, once per sample at most. */
+static void
+index_procs(void)
+{
+	uint32		i;
+
+	if (procs_indexed)
+		return;
+	for (i = 0; i < ProcGlobal->allProcCount; i++)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+		int32		pid = proc->pid;
+
+		if (pid > 0)
+			pid_lookup(pid, true)->proc = proc;
+	}
+	procs_indexed = true;
+}
+
+/* The session of pid read for this sample, or NULL. */
+static SessionCopy *
+session_by_pid(int32 pid)
+{
+	PidEntry   *e;
+
+	if (!sessions_indexed)
+	{
+		int			i;
+
+		for (i = 0; i < nsessions; i++)
+		{
+			SessionCopy *be = &sessions[session_list[i]];
+
+			pid_lookup(be->pid, true)->be = be;
+		}
+		sessions_indexed = true;
+	}
+	e = pid_lookup(pid, false);
+	return e ? e->be : NULL;
+}
+
+/*
+ * The PGPROC of a session, or NULL if it has none any more.  Each status
+ * slot remembers the PGPROC number of its session, verified by pid at every
+ * use: a session keeps its PGPROC for life, so the PGPROCs are looked
+ * through (once per sample) only when a slot's session is new.  PostgreSQL
+ * 17 and later give a session the status slot of its PGPROC's number.
+ */
+static PGPROC *
+session_proc(const SessionCopy *s)
+{
+	ActivityMemo *memo = s->status_slot >= 0 ? &activity_memo[s->status_slot] : NULL;
+	PGPROC	   *proc;
+	PidEntry   *e;
+
+	if (memo != NULL && memo->procno >= 0)
+	{
+		proc = &ProcGlobal->allProcs[memo->procno];
+		if (*((volatile int *) &proc->pid) == s->pid)
+			return proc;
+	}
+	index_procs();
+	e = pid_lookup(s->pid, false);
+	proc = e ? e->proc : NULL;
+	if (memo != NULL)
+		memo->procno = proc ? pgs_proc_number(proc) : -1;
+	return proc;
 }
 
 /*
@@ -252,10 +383,55 @@ session_buffers(int n, char **appname, char **hostname, char **activity)
 	*activity = base + 2 * NAMEDATALEN;
 }
 
+/* Client address and port, as pg_stat_activity derives them. */
+static void
+copy_client(SessionCopy *dst, const SockAddr *addr)
+{
+	const struct sockaddr_storage *ss = &addr->addr;
+
+	dst->client_family = 0;
+	dst->client_port = 0;
+	if (ss->ss_family == AF_INET)
+	{
+		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
+
+		dst->client_family = AF_INET;
+		memset(dst->client_addr, 0, sizeof(dst->client_addr));
+		memcpy(dst->client_addr, &sin->sin_addr, 4);
+		dst->client_port = ntohs(sin->sin_port);
+	}
+	else if (ss->ss_family == AF_INET6)
+	{
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
+
+		dst->client_family = AF_INET6;
+		memcpy(dst->client_addr, &sin6->sin6_addr, 16);
+		dst->client_port = ntohs(sin6->sin6_port);
+	}
+	else if (ss->ss_family == AF_UNIX)
+		dst->client_port = -1;
+}
+
+/* What a sampled row needs of a backend-status entry, but its strings. */
+static inline void
+copy_session_fields(SessionCopy *dst, const PgBackendStatus *src)
+{
+	dst->backend_type = src->st_backendType;
+	dst->datid = src->st_databaseid;
+	dst->userid = src->st_userid;
+	dst->proc_start = src->st_proc_start_timestamp;
+	dst->xact_start = src->st_xact_start_timestamp;
+	dst->state_start = src->st_state_start_timestamp;
+	copy_client(dst, &src->st_clientaddr);
+}
+
 /*
- * Read core's backend-status array directly: every entry in use, whole
- * and with its texts for the sessions to be sampled, pid and state only for
- * the others.  Returns the number of sessions.
+ * Read core's backend-status array directly into the copies kept per slot
+ * (sessions[]): entries that changed since the previous sample are read
+ * again, with their row fields and texts when the session is to be
+ * sampled, pid, state, statement start and query id otherwise.  Texts are
+ * copied only when they may have changed (see ActivityMemo).  Lists the
+ * slots in use in session_list and returns their number.
  */
 static int
 read_sessions_direct(void)
@@ -266,7 +442,8 @@ read_sessions_direct(void)
 	for (i = 0; i < status_slots; i++)
 	{
 		volatile PgBackendStatus *src = &status_array[i];
-		SessionCopy *dst = &sessions[n];
+		SessionCopy *dst = &sessions[i];
+		uint32		changecount;
 		char	   *appname;
 		char	   *hostname;
 		char	   *activity;
@@ -274,8 +451,23 @@ read_sessions_direct(void)
 		ActivityMemo *memo = &activity_memo[i];
 
 		/* set once an attempt overwrote the copies, even a torn one */
+		bool		recopy_appname = false;
 		bool		recopy_hostname = false;
 		bool		recopy_activity = false;
+
+		/* unchanged since it was copied, and copied as far as needed? */
+		changecount = src->st_changecount;
+		pg_read_barrier();
+		if (changecount == dst->changecount && (changecount & 1) == 0 &&
+			(dst->complete || dst->pid <= 0 || dst->pid == MyProcPid ||
+			 !state_sampled(dst->state)))
+		{
+			dst->sampled = dst->pid > 0 && dst->pid != MyProcPid &&
+				state_sampled(dst->state);
+			if (dst->pid > 0)
+				session_list[n++] = i;
+			continue;
+		}
 
 		/* by slot: a slot's copies of an earlier sample may still be right */
 		session_buffers(i, &appname, &hostname, &activity);
@@ -286,55 +478,61 @@ read_sessions_direct(void)
 
 			pgstat_begin_read_activity(src, before);
 			pid = src->st_procpid;
+			dst->pid = pid;
 			dst->sampled = false;
+			dst->complete = false;
 			if (pid > 0)
 			{
 				BackendState st = src->st_state;
 
 				/* what blockers and backfills need of any session */
-				dst->backendStatus.st_procpid = pid;
-				dst->backendStatus.st_state = st;
-				dst->backendStatus.st_activity_start_timestamp =
-					src->st_activity_start_timestamp;
-				dst->backendStatus.st_query_id = src->st_query_id;
+				dst->state = st;
+				dst->activity_start = src->st_activity_start_timestamp;
+				dst->query_id = (uint64) src->st_query_id;
 				if (pid != MyProcPid && state_sampled(st))
 				{
-					memcpy(&dst->backendStatus, (PgBackendStatus *) src,
-						   sizeof(PgBackendStatus));
-					copy_cstring(appname, src->st_appname, NAMEDATALEN);
+					copy_session_fields(dst, (const PgBackendStatus *) src);
 					recopy_hostname |= memo->copied_pid != pid ||
-						memo->copied_backend_start != dst->backendStatus.st_proc_start_timestamp;
+						memo->copied_backend_start != dst->proc_start;
+					recopy_appname |= recopy_hostname ||
+						strncmp(appname, src->st_appname, NAMEDATALEN) != 0;
+					if (recopy_appname)
+						copy_cstring(appname, src->st_appname, NAMEDATALEN);
 					if (recopy_hostname)
 						copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
 					recopy_activity |= recopy_hostname ||
-						memo->copied_activity_start != dst->backendStatus.st_activity_start_timestamp;
+						memo->copied_activity_start != dst->activity_start;
 					if (recopy_activity)
 						copy_cstring(activity, src->st_activity_raw,
 									 pgstat_track_activity_query_size);
 					dst->sampled = true;
+					dst->complete = true;
 				}
 			}
 			pgstat_end_read_activity(src, after);
 			if (pgstat_read_activity_complete(before, after))
+			{
+				dst->changecount = (uint32) before;
 				break;
+			}
 			CHECK_FOR_INTERRUPTS();
 		}
 		if (recopy_hostname || recopy_activity)
 		{
 			/* the copies describe the session read last, if it is sampled */
 			memo->copied_pid = dst->sampled ? pid : 0;
-			memo->copied_backend_start = dst->backendStatus.st_proc_start_timestamp;
-			memo->copied_activity_start =
-				dst->backendStatus.st_activity_start_timestamp;
+			memo->copied_backend_start = dst->proc_start;
+			memo->copied_activity_start = dst->activity_start;
 			memo->ref = PGS_TEXT_NONE;
 		}
-		if (pid <= 0)
-			continue;
-		dst->backendStatus.st_appname = appname;
-		dst->backendStatus.st_clienthostname = hostname;
-		dst->backendStatus.st_activity_raw = activity;
+		if (recopy_appname)
+			memo->appname_ref = PGS_TEXT_NONE;
+		dst->appname = appname;
+		dst->hostname = hostname;
+		dst->activity = activity;
 		dst->status_slot = i;
-		n++;
+		if (pid > 0)
+			session_list[n++] = i;
 	}
 	return n;
 }
@@ -352,6 +550,7 @@ read_sessions_snapshot(void)
 	for (i = 1; i <= nbackends && n < status_slots; i++)
 	{
 		LocalPgBackendStatus *local = pgs_local_beentry(i);
+		const PgBackendStatus *be;
 		SessionCopy *dst = &sessions[n];
 		char	   *appname;
 		char	   *hostname;
@@ -359,41 +558,27 @@ read_sessions_snapshot(void)
 
 		if (local == NULL || local->backendStatus.st_procpid <= 0)
 			continue;
+		be = &local->backendStatus;
 		session_buffers(n, &appname, &hostname, &activity);
-		dst->backendStatus = local->backendStatus;
-		dst->sampled = local->backendStatus.st_procpid != MyProcPid &&
-			state_sampled(local->backendStatus.st_state);
-		copy_cstring(appname, local->backendStatus.st_appname, NAMEDATALEN);
-		copy_cstring(hostname, local->backendStatus.st_clienthostname, NAMEDATALEN);
-		copy_cstring(activity, local->backendStatus.st_activity_raw,
+		dst->pid = be->st_procpid;
+		dst->state = be->st_state;
+		dst->activity_start = be->st_activity_start_timestamp;
+		dst->query_id = (uint64) be->st_query_id;
+		copy_session_fields(dst, be);
+		dst->sampled = dst->pid != MyProcPid && state_sampled(dst->state);
+		copy_cstring(appname, be->st_appname, NAMEDATALEN);
+		copy_cstring(hostname, be->st_clienthostname, NAMEDATALEN);
+		copy_cstring(activity, be->st_activity_raw,
 					 pgstat_track_activity_query_size);
-		dst->backendStatus.st_appname = appname;
-		dst->backendStatus.st_clienthostname = hostname;
-		dst->backendStatus.st_activity_raw = activity;
+		dst->appname = appname;
+		dst->hostname = hostname;
+		dst->activity = activity;
 		dst->status_slot = -1;
+		session_list[n] = n;
 		n++;
 	}
 	pgstat_clear_backend_activity_snapshot();
 	return n;
-}
-
-/* Fill the pid table from PGPROC and from the sessions read. */
-static void
-build_pid_table(int nsessions)
-{
-	uint32		i;
-
-	memset(pid_table, 0, sizeof(PidEntry) * (pid_table_mask + 1));
-	for (i = 0; i < ProcGlobal->allProcCount; i++)
-	{
-		PGPROC	   *proc = &ProcGlobal->allProcs[i];
-		int32		pid = proc->pid;
-
-		if (pid > 0)
-			pid_lookup(pid, true)->proc = proc;
-	}
-	for (i = 0; i < (uint32) nsessions; i++)
-		pid_lookup(sessions[i].backendStatus.st_procpid, true)->be = &sessions[i];
 }
 
 /*
@@ -434,6 +619,7 @@ static void
 sampler_init(void)
 {
 	uint32		size = 1024;
+	int			i;
 
 	/*
 	 * Every sample allocates and frees the same few hundred kilobytes (the
@@ -460,8 +646,15 @@ sampler_init(void)
 	status_slots = pgs_backend_status_slots();
 	sessions = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(SessionCopy) * status_slots);
+	session_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
 	activity_memo = MemoryContextAllocZero(TopMemoryContext,
 										   sizeof(ActivityMemo) * status_slots);
+	for (i = 0; i < status_slots; i++)
+	{
+		sessions[i].changecount = 1;	/* odd: nothing copied yet */
+		activity_memo[i].procno = pgs_status_slot_procno(i);
+		activity_memo[i].blocker_slot = -1;
+	}
 	session_strings_size = MAXALIGN(2 * NAMEDATALEN + pgstat_track_activity_query_size);
 	session_strings = MemoryContextAllocHuge(TopMemoryContext,
 											 session_strings_size * status_slots);
@@ -470,6 +663,10 @@ sampler_init(void)
 	pgs_prefault(pgs_text_area(), pgs_state->text_size);
 	lock_waiters = MemoryContextAlloc(TopMemoryContext,
 									  sizeof(PgsLockWaiter) * status_slots);
+	waiter_sessions = MemoryContextAlloc(TopMemoryContext,
+										 sizeof(SessionCopy *) * status_slots);
+	sample_rows = MemoryContextAllocHuge(TopMemoryContext,
+										 sizeof(AshRow) * status_slots);
 	pgs_blockers_init();
 	pgssh_sampler_init();
 
@@ -488,52 +685,38 @@ add_text(const char *s, uint64 row_index)
 	return pgs_text_batch_add(text_batch, s, (uint32) strlen(s), row_index);
 }
 
-/* The statement text of a session, stored once per statement. */
+/*
+ * A text of a session that the slot's memo may already have stored: its
+ * reference is used again while the memo holds one (the caller dropped it
+ * when the text was copied anew), else the text is stored and remembered.
+ */
 static PgsTextRef
-activity_text(const SessionCopy *local, uint64 row_index)
+memo_text(PgsTextRef *ref, uint32 *len, const char *text, uint64 row_index)
 {
-	const PgBackendStatus *be = &local->backendStatus;
-	ActivityMemo *m;
-	uint32		len;
-
-	if (local->status_slot < 0)
-		return add_text(be->st_activity_raw, row_index);
-	m = &activity_memo[local->status_slot];
-	if (pgs_text_batch_reuse(text_batch, m->ref, m->len, row_index))
-		return m->ref;
-	len = (uint32) strlen(be->st_activity_raw);
-	m->len = len;
-	m->ref = pgs_text_batch_add(text_batch, be->st_activity_raw, len, row_index);
-	return m->ref;
+	if (pgs_text_batch_reuse(text_batch, *ref, *len, row_index))
+		return *ref;
+	*len = (uint32) strlen(text);
+	*ref = pgs_text_batch_add(text_batch, text, *len, row_index);
+	return *ref;
 }
 
-/* Client address and port, as pg_stat_activity derives them. */
-static void
-fill_client(AshRow *row, const PgBackendStatus *be)
+/*
+ * The session of a blocker pid: usually the one that was the first blocker
+ * of this waiter at the previous sample (a lock queue changes slowly), else
+ * found by pid.
+ */
+static SessionCopy *
+blocker_session(ActivityMemo *memo, int32 pid)
 {
-	const struct sockaddr_storage *ss = &be->st_clientaddr.addr;
+	SessionCopy *s;
 
-	row->client_family = 0;
-	row->client_port = 0;
-	memset(row->client_addr, 0, sizeof(row->client_addr));
-	if (ss->ss_family == AF_INET)
-	{
-		const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
-
-		row->client_family = AF_INET;
-		memcpy(row->client_addr, &sin->sin_addr, 4);
-		row->client_port = ntohs(sin->sin_port);
-	}
-	else if (ss->ss_family == AF_INET6)
-	{
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
-
-		row->client_family = AF_INET6;
-		memcpy(row->client_addr, &sin6->sin6_addr, 16);
-		row->client_port = ntohs(sin6->sin6_port);
-	}
-	else if (ss->ss_family == AF_UNIX)
-		row->client_port = -1;
+	if (memo != NULL && memo->blocker_slot >= 0 &&
+		sessions[memo->blocker_slot].pid == pid)
+		return &sessions[memo->blocker_slot];
+	s = session_by_pid(pid);
+	if (memo != NULL)
+		memo->blocker_slot = s ? s->status_slot : -1;
+	return s;
 }
 
 /*
@@ -542,10 +725,15 @@ fill_client(AshRow *row, const PgBackendStatus *be)
  * never shows a lock wait that had already stopped.
  */
 static void
-fill_blockers(AshRow *row, const PgsLockWaiter *w, uint64 row_index)
+fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
+			  uint64 row_index)
 {
 	const int32 *pids = pgs_blocker_pids(w);
-	PidEntry   *blocker;
+	ActivityMemo *memo = waiter->status_slot >= 0 ?
+		&activity_memo[waiter->status_slot] : NULL;
+	SessionCopy *blocker;
+	const char *list = (const char *) pids;
+	uint32		len = w->nblockers * sizeof(int32);
 
 	row->blockers = w->nblockers;
 	if (w->nblockers == 0)
@@ -554,12 +742,19 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, uint64 row_index)
 		return;
 	}
 	row->blockerpid = pids[0];
-	blocker = pid_lookup(pids[0], false);
-	if (blocker && blocker->be)
-		row->blocker_state = state_of(blocker->be->backendStatus.st_state);
-	row->blocking_pids = pgs_text_batch_add(text_batch, (const char *) pids,
-											w->nblockers * sizeof(int32),
-											row_index);
+	blocker = blocker_session(memo, pids[0]);
+	if (blocker != NULL)
+		row->blocker_state = state_of(blocker->state);
+
+	/* the list is usually the one this waiter had at the previous sample */
+	if (memo == NULL)
+		row->blocking_pids = pgs_text_batch_add(text_batch, list, len, row_index);
+	else if (pgs_text_batch_reuse_same(text_batch, memo->blockers_ref, list,
+									   len, row_index))
+		row->blocking_pids = memo->blockers_ref;
+	else
+		row->blocking_pids = memo->blockers_ref =
+			pgs_text_batch_add(text_batch, list, len, row_index);
 }
 
 /*
@@ -567,12 +762,10 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, uint64 row_index)
  * be sampled.
  */
 static bool
-fill_row(AshRow *row, SessionCopy *local, uint64 row_index,
+fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 		 int64 sample_id, TimestampTz now)
 {
-	PgBackendStatus *be = &local->backendStatus;
-	uint8		state = state_of(be->st_state);
-	PidEntry   *pe;
+	ActivityMemo *memo;
 	PGPROC	   *proc;
 	bool		have_slot = false;
 
@@ -582,42 +775,60 @@ fill_row(AshRow *row, SessionCopy *local, uint64 row_index,
 	memset(row, 0, sizeof(AshRow));
 	row->sample_id = sample_id;
 	row->ash_time = now;
-	row->pid = be->st_procpid;
-	row->state = state;
-	row->backend_type = (uint8) be->st_backendType;
-	row->datid = be->st_databaseid;
-	row->usesysid = be->st_userid;
-	row->backend_start = be->st_proc_start_timestamp;
-	row->xact_start = be->st_xact_start_timestamp;
-	row->query_start = be->st_activity_start_timestamp;
-	row->state_change = be->st_state_start_timestamp;
-	row->queryid = (uint64) be->st_query_id;
+	row->pid = local->pid;
+	row->state = state_of(local->state);
+	row->backend_type = (uint8) local->backend_type;
+	row->datid = local->datid;
+	row->usesysid = local->userid;
+	row->backend_start = local->proc_start;
+	row->xact_start = local->xact_start;
+	row->query_start = local->activity_start;
+	row->state_change = local->state_start;
+	row->queryid = local->query_id;
 	row->nested_queryid = row->queryid;
+	row->client_family = local->client_family;
+	row->client_port = local->client_port;
+	if (local->client_family != 0)
+		memcpy(row->client_addr, local->client_addr, sizeof(row->client_addr));
 
-	pe = pid_lookup(row->pid, false);
-	proc = pe ? pe->proc : NULL;
+	proc = session_proc(local);
 	if (proc != NULL)
 	{
-		PGPROC	   *leader = proc->lockGroupLeader;
-
 		row->wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
 		row->backend_xid = *((volatile TransactionId *) &proc->xid);
 		row->backend_xmin = *((volatile TransactionId *) &proc->xmin);
-		if (leader != NULL && leader != proc)
-			row->leader_pid = leader->pid;
+		/* only parallel workers (background workers) have another leader */
+		if (local->backend_type == B_BG_WORKER)
+		{
+			PGPROC	   *leader = proc->lockGroupLeader;
+
+			if (leader != NULL && leader != proc)
+				row->leader_pid = leader->pid;
+		}
 		have_slot = pgs_read_backend_slot(pgs_proc_number(proc), row->pid,
 										  slot_copy);
 	}
 
-	fill_client(row, be);
-	row->application_name = add_text(be->st_appname, row_index);
-	if (be->st_clienthostname && be->st_clienthostname[0] != '\0')
-		row->client_hostname = add_text(be->st_clienthostname, row_index);
-	if (be->st_backendType == B_BG_WORKER)
+	if (local->hostname[0] != '\0')
+		row->client_hostname = add_text(local->hostname, row_index);
+	if (local->backend_type == B_BG_WORKER)
 		row->backend_type_name = add_text(GetBackgroundWorkerTypeByPid(row->pid),
 										  row_index);
-
-	row->top_level_query = activity_text(local, row_index);
+	if (local->status_slot >= 0)
+	{
+		/* texts stored once per statement, and per application name */
+		memo = &activity_memo[local->status_slot];
+		row->application_name = memo_text(&memo->appname_ref,
+										   &memo->appname_len,
+										   local->appname, row_index);
+		row->top_level_query = memo_text(&memo->ref, &memo->len,
+										 local->activity, row_index);
+	}
+	else
+	{
+		row->application_name = add_text(local->appname, row_index);
+		row->top_level_query = add_text(local->activity, row_index);
+	}
 	row->query = row->top_level_query;
 	if (have_slot)
 	{
@@ -633,10 +844,11 @@ fill_row(AshRow *row, SessionCopy *local, uint64 row_index,
 	}
 
 	/* blockers are looked up for the whole sample at once */
-	if ((row->wait_event_info & 0xFF000000) == PG_WAIT_LOCK)
+	if ((row->wait_event_info & 0xFF000000) == PG_WAIT_LOCK && proc != NULL)
 	{
-		PgsLockWaiter *w = &lock_waiters[nlock_waiters++];
+		PgsLockWaiter *w = &lock_waiters[nlock_waiters];
 
+		waiter_sessions[nlock_waiters++] = local;
 		w->proc = proc;
 		w->pid = row->pid;
 		w->row = (int) (row_index - ash_written);
@@ -660,15 +872,15 @@ find_backfills(Backfill *out)
 	for (i = 0; i < npending; i++)
 	{
 		PendingBackfill *p = &pending[i];
-		PidEntry   *pe = pid_lookup(p->pid, false);
-		PgBackendStatus *be;
+		SessionCopy *be;
+		PGPROC	   *proc;
 
-		if (p->row_index < oldest_row || pe == NULL || pe->be == NULL)
+		if (p->row_index < oldest_row)
 			continue;
-		be = &pe->be->backendStatus;
-		if (be->st_activity_start_timestamp != p->query_start)
-			continue;			/* a newer statement: cannot be known */
-		if (be->st_query_id == 0)
+		be = session_by_pid(p->pid);
+		if (be == NULL || be->activity_start != p->query_start)
+			continue;			/* gone, or a newer statement: cannot be known */
+		if (be->query_id == 0)
 		{
 			pending[keep++] = *p;	/* still being analysed */
 			continue;
@@ -676,10 +888,11 @@ find_backfills(Backfill *out)
 		out[nout].row_index = p->row_index;
 		out[nout].pid = p->pid;
 		out[nout].query_start = p->query_start;
-		out[nout].queryid = (uint64) be->st_query_id;
+		out[nout].queryid = be->query_id;
 		out[nout].cmdtype = PGS_CMD_UNKNOWN;
-		if (pe->proc &&
-			pgs_read_backend_slot(pgs_proc_number(pe->proc), p->pid, slot_copy))
+		proc = session_proc(be);
+		if (proc &&
+			pgs_read_backend_slot(pgs_proc_number(proc), p->pid, slot_copy))
 		{
 			if (slot_copy->top_queryid == out[nout].queryid)
 				out[nout].cmdtype = slot_copy->top_cmdtype;
@@ -768,7 +981,6 @@ take_sample(TimestampTz now)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(sample_cxt);
 	TimestampTz started = GetCurrentTimestamp();
-	int			nsessions;
 	AshRow	   *rows;
 	Backfill   *fills;
 	int			nrows = 0;
@@ -778,9 +990,9 @@ take_sample(TimestampTz now)
 	int			i;
 
 	nsessions = status_array ? read_sessions_direct() : read_sessions_snapshot();
-	build_pid_table(nsessions);
+	pid_table_reset();
 
-	rows = palloc(sizeof(AshRow) * Max(nsessions, 1));
+	rows = sample_rows;
 	fills = palloc(sizeof(Backfill) * Max(npending, 1));
 	pgs_text_batch_reset(text_batch);
 
@@ -792,7 +1004,7 @@ take_sample(TimestampTz now)
 		AshRow	   *row = &rows[nrows];
 		uint64		row_index = ash_written + nrows;
 
-		if (!fill_row(row, &sessions[i], row_index, sample_id, now))
+		if (!fill_row(row, &sessions[session_list[i]], row_index, sample_id, now))
 			continue;
 		nrows++;
 
@@ -813,7 +1025,7 @@ take_sample(TimestampTz now)
 	{
 		PgsLockWaiter *w = &lock_waiters[i];
 
-		fill_blockers(&rows[w->row], w, ash_written + w->row);
+		fill_blockers(&rows[w->row], w, waiter_sessions[i], ash_written + w->row);
 	}
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);

@@ -219,6 +219,27 @@ pgs_text_batch_reuse(PgsTextBatch *b, PgsTextRef ref, uint32 len,
 }
 
 /*
+ * The same for a reference whose text may have changed: used again only if
+ * it still holds these bytes.  This spares hashing and the lookup in the
+ * deduplication cache (a cache miss per text) for a text that is usually
+ * the same as at the previous sample.
+ */
+bool
+pgs_text_batch_reuse_same(PgsTextBatch *b, PgsTextRef ref, const char *data,
+						  uint32 len, uint64 row_index)
+{
+	PgsTextEntry *e;
+
+	if (ref == PGS_TEXT_NONE || !recent(b, ref - 1))
+		return false;
+	e = entry_at(b, ref - 1);
+	if (e->len != len || memcmp((char *) e + sizeof(PgsTextEntry), data, len) != 0)
+		return false;
+	stamp(b, ref - 1, e, row_index);
+	return true;
+}
+
+/*
  * Return a reference to this text for the ASH row at row_index, storing it
  * in the batch unless a recent identical copy is stored already.  Returns
  * PGS_TEXT_NONE when the text cannot be kept (larger than a quarter of the
