@@ -111,6 +111,7 @@ typedef struct ActivityMemo
 	uint32		appname_len;
 	int			procno;			/* the session's PGPROC number, -1: unknown */
 	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
+	PgsTextRef	nested_ref;		/* of the last nested statement, or none */
 	int			blocker_slot;	/* status slot of the last first blocker */
 } ActivityMemo;
 
@@ -701,6 +702,23 @@ memo_text(PgsTextRef *ref, uint32 *len, const char *text, uint64 row_index)
 }
 
 /*
+ * A text that is often the same as the one *last refers to (when last is
+ * not NULL): that reference is used again if it still holds these bytes,
+ * which spares hashing and the deduplication cache; else the text is
+ * stored and *last remembers it.
+ */
+static PgsTextRef
+text_like_last(PgsTextRef *last, const char *data, uint32 len,
+			   uint64 row_index)
+{
+	if (last == NULL)
+		return pgs_text_batch_add(text_batch, data, len, row_index);
+	if (!pgs_text_batch_reuse_same(text_batch, *last, data, len, row_index))
+		*last = pgs_text_batch_add(text_batch, data, len, row_index);
+	return *last;
+}
+
+/*
  * The session of a blocker pid: usually the one that was the first blocker
  * of this waiter at the previous sample (a lock queue changes slowly), else
  * found by pid.
@@ -747,14 +765,8 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 		row->blocker_state = state_of(blocker->state);
 
 	/* the list is usually the one this waiter had at the previous sample */
-	if (memo == NULL)
-		row->blocking_pids = pgs_text_batch_add(text_batch, list, len, row_index);
-	else if (pgs_text_batch_reuse_same(text_batch, memo->blockers_ref, list,
-									   len, row_index))
-		row->blocking_pids = memo->blockers_ref;
-	else
-		row->blocking_pids = memo->blockers_ref =
-			pgs_text_batch_add(text_batch, list, len, row_index);
+	row->blocking_pids = text_like_last(memo ? &memo->blockers_ref : NULL,
+										list, len, row_index);
 }
 
 /*
@@ -765,7 +777,7 @@ static bool
 fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 		 int64 sample_id, TimestampTz now)
 {
-	ActivityMemo *memo;
+	ActivityMemo *memo = NULL;
 	PGPROC	   *proc;
 	bool		have_slot = false;
 
@@ -834,10 +846,14 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 	{
 		if (slot_copy->nested)
 		{
+			const char *text = slot_copy->text;
+			uint32		len = slot_copy->text_len;
+
 			row->nested_queryid = slot_copy->exec_queryid;
 			row->cmdtype = slot_copy->exec_cmdtype;
-			row->query = pgs_text_batch_add(text_batch, slot_copy->text,
-											slot_copy->text_len, row_index);
+			/* a function's statements repeat: try the last one first */
+			row->query = text_like_last(memo ? &memo->nested_ref : NULL,
+										text, len, row_index);
 		}
 		else if (slot_copy->top_queryid == row->queryid)
 			row->cmdtype = slot_copy->top_cmdtype;
