@@ -99,6 +99,11 @@ typedef struct SessionCopy
  * hashing or comparing it.  Copying the text anew drops the reference.  The
  * application name can change at any time (SET application_name): it is
  * compared with the slot's copy, and its reference kept while it is equal.
+ * Texts that may change from one sample to the next without the status
+ * entry changing -- the nested statement, the blocker list -- are compared
+ * with the text their last reference points to (text_like_last).  The
+ * session's PGPROC number and its first blocker's status slot are hints,
+ * verified by pid before use.
  */
 typedef struct ActivityMemo
 {
