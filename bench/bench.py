@@ -112,6 +112,7 @@ CG_REFERENCE = {"none+qid": "none", "placebo+qid": "none+qid", "pgsentinel": "no
                 "pgss+pg_wait_sampling": "pgss"}
 FRESH_ENTRIES = "300000"   # big enough not to wrap during a metric-1 window
 FULL_ENTRIES = "1000"      # the minimum: wraps within 10 samples
+PGSSH_ENTRIES = (100, 1000, 5000)   # metric 5: pg_stat_statements entries
 
 
 def sampler_variants():
@@ -1052,6 +1053,64 @@ class Bench:
                 os.unlink(f)
         self.res["callgrind_parts"] = parts
 
+    # ---------------------------------------------------------- metric 5
+    def metric5(self):
+        """Statements history: CPU of the statements worker per reading, with
+        pg_stat_statements holding 100, 1000 and 5000 entries (SQL functions
+        bench_f1..N each called once: one entry each), ten sleeping sessions
+        sampled every 100 ms."""
+        settings = {"pg_stat_statements.max": "10000",
+                    "pgsentinel_ash.sampling_period": "0.1",
+                    "pgsentinel.db_name": DB}
+        top = max(PGSSH_ENTRIES)
+        create = ("DO $$BEGIN FOR i IN 1..%d LOOP EXECUTE format("
+                  "'CREATE FUNCTION bench_f%%s() RETURNS int LANGUAGE sql "
+                  "AS ''SELECT %%s''', i, i); END LOOP; END$$" % top)
+        drop = ("DO $$BEGIN FOR i IN 1..%d LOOP EXECUTE format("
+                "'DROP FUNCTION IF EXISTS bench_f%%s()', i); END LOOP; END$$" % top)
+        self.cl.start("pg_stat_statements,pgsentinel", settings, "metric5")
+        try:
+            self.cl.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            self.cl.psql(create)
+            deadline = time.time() + 60
+            while self.cl.psql("SELECT pgssh_state FROM pgsentinel_status()") != "ok":
+                if time.time() > deadline:
+                    raise RuntimeError("statements history not ok: %s" % self.cl.psql(
+                        "SELECT pgssh_message FROM pgsentinel_status()"))
+                time.sleep(0.5)
+            for n in PGSSH_ENTRIES:
+                self.cl.psql("SELECT pg_stat_statements_reset()")
+                self.cl.psql_script("".join("SELECT bench_f%d();\n" % i
+                                            for i in range(1, n + 1)))
+                wl = Workload(self.cl, n_sleep=10)
+                try:
+                    wl.start()
+                    time.sleep(self.p("warm") + 1)
+                    pid = int(self.cl.psql("SELECT pgssh_worker_pid FROM pgsentinel_status()"))
+                    s0 = int(self.cl.psql("SELECT pgssh_samples FROM pgsentinel_status()"))
+                    c0 = proc_cpu_ns(pid)
+                    time.sleep(self.p("window"))
+                    c1 = proc_cpu_ns(pid)
+                    row = self.cl.row("SELECT pgssh_samples, pgssh_last_us, "
+                                      "(SELECT count(*) FROM pg_stat_statements) "
+                                      "FROM pgsentinel_status()")
+                    readings = int(row[0]) - s0
+                    m = dict(entries=n, pgss_entries=int(row[2]), readings=readings,
+                             window=self.p("window"),
+                             us_per_reading=(c1 - c0) / 1000.0 / max(readings, 1),
+                             last_us=int(row[1]))
+                    self.res.setdefault("pgssh", []).append(m)
+                    log("metric 5: %d entries: %.0f us per reading (%d readings)" %
+                        (m["pgss_entries"], m["us_per_reading"], readings))
+                finally:
+                    wl.stop()
+        finally:
+            try:
+                self.cl.psql(drop)
+            except RuntimeError as e:
+                log("warning: dropping bench functions: %s" % e)
+            self.cl.stop()
+
     # ---------------------------------------------------------- metric 3
     def metric3(self):
         sizes = {}
@@ -1149,7 +1208,7 @@ class Bench:
                  ("metric 3", self.metric3),
                  ("metric 1", self.metric1), ("breakdown", self.breakdown),
                  ("1000 connections", self.conn1000), ("profile", self.profile),
-                 ("metric 4", self.metric4),
+                 ("metric 4", self.metric4), ("metric 5", self.metric5),
                  ("metric 2 tps", self.metric2_tps)]
         only = set(self.a.only.split(",")) if self.a.only else None
         self.res["step_secs"] = {}
@@ -1614,12 +1673,27 @@ def write_report(res, facts, args, path, history):
     # ---- metric 5
     w("## 5. Statements sampling cost (pg_stat_statements history)")
     w("")
-    if os.path.exists(os.path.join(BENCH_DIR, "REPORT-pgssh.md")):
-        w("Not part of this run: measured separately by `bench/pgssh_cost.sh`, see "
-          "[REPORT-pgssh.md](REPORT-pgssh.md). pg_stat_statements is not loaded here, so the "
-          "statements history is idle in every configuration above.")
+    ps = res.get("pgssh", [])
+    if ps:
+        w("pg_stat_statements and pgsentinel preloaded, `pgsentinel_ash.sampling_period` "
+          "100 ms, pg_stat_statements.max 10000; pg_stat_statements reset, then N SQL "
+          "functions each called once (N entries), then ten sleeping sessions, so that every "
+          "sample asks for their statement. CPU time of the statements worker (its "
+          "/proc/PID/schedstat) over a %.0f s window divided by the readings it made. Each "
+          "reading calls `pg_stat_statements(false)` once (no query texts), which builds "
+          "every entry: the cost grows with the entries, not with what is kept. "
+          "pg_wait_sampling has no equivalent." % ps[0]["window"])
+        w("")
+        w("| pg_stat_statements entries | readings | statements worker µs CPU per reading | "
+          "CPU % of one core at 100 ms | at 1 s (default) | wall µs of the last reading |")
+        w("|---|---|---|---|---|---|")
+        for m in ps:
+            w("| %d | %d | %.0f | %.2f | %.3f | %d |" % (
+                m["pgss_entries"], m["readings"], m["us_per_reading"],
+                m["us_per_reading"] / 1000.0, m["us_per_reading"] / 10000.0, m["last_us"]))
+        w("")
     else:
-        w("Pending: the statements history is not implemented yet.")
+        w("Not measured in this run (`--only` without `metric 5`).")
     w("")
 
     # ---- checks
@@ -1926,7 +2000,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="short smoke run (< 3 min)")
     ap.add_argument("--only", help="comma-separated steps (debugging): metric 1, breakdown, "
                                    "1000 connections, metric 2 tps, metric 2 callgrind, "
-                                   "metric 3, metric 4")
+                                   "metric 3, metric 4, metric 5")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--window", type=float)
     ap.add_argument("--tps-secs", dest="tps_secs", type=int)
