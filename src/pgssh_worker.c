@@ -15,6 +15,14 @@
  * repeated every few seconds, so that CREATE EXTENSION pg_stat_statements
  * later starts the history without a restart.
  *
+ * A reading costs about 2 us per pg_stat_statements entry, whatever is
+ * kept (pg_stat_statements(false) builds every entry).  So that a large
+ * pg_stat_statements and a short sampling period can never make the worker
+ * take a whole core, it rests after each reading for PGSSH_REST_FACTOR
+ * times as long as the reading took (at most a tenth of a core).  Requests
+ * made meanwhile are merged by the sampler into the one taken next (see
+ * pgssh_request.c), so a statement's final reading is delayed, never lost.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -41,6 +49,9 @@
 #include "pgsentinel.h"
 
 #define RECHECK_MS		5000
+
+/* rest after a reading, in multiples of its duration: <= 1/(1+9) of a core */
+#define PGSSH_REST_FACTOR	9
 
 /* Columns read, in the order of the prepared query. */
 enum
@@ -398,6 +409,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	uint64		last_seq = 0;
 	bool		usable = false;
 	TimestampTz next_check = 0;
+	TimestampTz rest_until = 0; /* no reading before, see PGSSH_REST_FACTOR */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -444,6 +456,18 @@ pgsentinel_pgssh_main(Datum main_arg)
 		if (!pgs_pgssh_enable)
 			proc_exit(0);		/* the sampler launches us again when on */
 
+		/* resting: leave the requests to be merged, take the newest later */
+		now = GetCurrentTimestamp();
+		if (usable && now < rest_until)
+		{
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 (long) ((rest_until - now + 999) / 1000),
+							 pgs_worker_wait_event());
+			ResetLatch(MyLatch);
+			continue;
+		}
+
 		/* copy the latest request out */
 		(void) pgs_lock_exclusive();
 		seq = pgs_state->request_seq;
@@ -471,6 +495,12 @@ pgsentinel_pgssh_main(Datum main_arg)
 			usable = serve(have_request && nkeys > 0, nkeys, sample_id, ash_time);
 			if (!usable)
 				next_check = TimestampTzPlusMilliseconds(now, RECHECK_MS);
+			else if (have_request && nkeys > 0)
+			{
+				TimestampTz done = GetCurrentTimestamp();
+
+				rest_until = done + (done - now) * PGSSH_REST_FACTOR;
+			}
 		}
 
 		(void) WaitLatch(MyLatch,

@@ -124,6 +124,49 @@ $node->safe_psql('postgres',
 ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
 	'state ok after enable = on');
 ok(pgssh_grows(5), 'statements samples grow again');
+
+# --- an expensive reading: the worker rests 9 times as long ---------------------
+# pg_stat_statements(false) builds every entry: with 4000 entries a reading
+# takes milliseconds, comparable with the 10 ms period.  Without the rest the
+# worker would read at nearly every sample; with it at most 1 sample in
+# 1 + 9 * (reading / period).
+
+$node->safe_psql('postgres', q{
+DO $$BEGIN FOR i IN 1..4000 LOOP
+  EXECUTE format('CREATE FUNCTION pgssh_f%s() RETURNS int LANGUAGE sql AS ''SELECT %s''', i, i);
+END LOOP; END$$});
+$node->safe_psql('postgres', join('', map { "SELECT pgssh_f$_();\n" } 1 .. 4000));
+cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements'), '>=', 4000,
+	'pg_stat_statements holds 4000 entries');
+# short statements while we count: each sample asks for them
+my $pb2 = pgs_pgbench_bg($node, '-n', '-c', '2', '-T', '60', '-f', $script, 'postgres');
+ok(pgssh_grows(3), 'readings go on');
+my ($s0, $r0, $k0) = split /\|/, $node->safe_psql('postgres',
+	'SELECT samples_taken, pgssh_samples, pgssh_requests_skipped FROM pgsentinel_status()');
+ok(pgs_wait_samples($node, 300), '300 samples');
+my ($s1, $r1, $k1, $last_us) = split /\|/, $node->safe_psql('postgres',
+	'SELECT samples_taken, pgssh_samples, pgssh_requests_skipped, pgssh_last_us FROM pgsentinel_status()');
+my ($samples, $readings) = ($s1 - $s0, $r1 - $r0);
+note "$readings readings in $samples samples, last reading $last_us us";
+cmp_ok($readings, '>', 0, 'the statements history is still read');
+cmp_ok($k1 - $k0, '>', 0, 'requests made while the worker rests are merged (counted as skipped)');
+SKIP:
+{
+	skip "a reading took $last_us us: too short to tell resting from keeping up", 1
+	  if $last_us < 2000;
+	# each reading of >= 2 ms is followed by >= 18 ms of rest: >= 2 samples per reading
+	cmp_ok($readings, '<=', 0.6 * $samples,
+		"at most one reading per two samples ($readings in $samples)");
+}
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE queryid = $qid "
+		  . "AND ash_time > now() - interval '2 s'"),
+	'the sampled statement is still read, at the worker\'s pace');
+pgs_stop_bg($pb2);
+$node->safe_psql('postgres', q{
+DO $$BEGIN FOR i IN 1..4000 LOOP
+  EXECUTE format('DROP FUNCTION pgssh_f%s()', i);
+END LOOP; END$$});
 pgs_stop_bg($bg);
 
 my $log = slurp_file($node->logfile);
