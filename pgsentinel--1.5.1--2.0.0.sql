@@ -142,6 +142,7 @@ CREATE FUNCTION pgsentinel_status(
     OUT pgssh_last_us bigint,
     OUT pgssh_max_us bigint,
     OUT pgssh_requests_skipped bigint,
+    OUT pgssh_keys_dropped bigint,
     OUT diagnosis text
 )
 RETURNS record

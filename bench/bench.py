@@ -1970,7 +1970,8 @@ def insight(res):
                      "(src/blockers.c); what still grows with one hot row's queue is the "
                      "answer itself: each waiter's blocking_pids lists every conflicting "
                      "waiter ahead of it (as pg_blocking_pids() does), n²/2 pids per sample "
-                     "for n waiters, each stored in the text area." % (
+                     "for n waiters (each list is compared with that waiter's list of the "
+                     "previous sample and stored again only when it changed)." % (
                          nl, c1["pgs10ms"]["us_per_sample"],
                          "%.1f µs with %d waiters, " % (per_lock_45, mx["lock"])
                          if per_lock_45 is not None else "",

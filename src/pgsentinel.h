@@ -236,7 +236,8 @@ typedef struct PgsSharedState
 	uint64		pgssh_samples;
 	int64		pgssh_last_us;
 	int64		pgssh_max_us;
-	uint64		requests_skipped;	/* overwritten before being read */
+	uint64		requests_skipped;	/* merged into a later one, not read */
+	uint64		pgssh_keys_dropped; /* final readings lost: request full */
 } PgsSharedState;
 
 /* Text area entry header; the bytes follow, the whole padded to 8. */

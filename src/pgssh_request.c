@@ -39,6 +39,8 @@ static PgsshKey *prev_keys = NULL;	/* statements of the previous sample */
 static int	nprev_keys = 0;
 static PgsshKey *merged_keys = NULL;
 static PgsshKey *published_keys = NULL;	/* the last request published */
+static PgsshKey *union_keys = NULL; /* room for two requests */
+static uint64 keys_dropped = 0;	/* not yet added to the shared counter */
 static int	npublished = 0;
 static uint64 published_seq = 0;
 static bool worker_serving = false; /* as last seen by pgssh_supervise */
@@ -120,6 +122,8 @@ pgssh_sampler_init(void)
 									 sizeof(PgsshKey) * pgs_state->request_max_keys);
 	published_keys = MemoryContextAlloc(TopMemoryContext,
 										sizeof(PgsshKey) * pgs_state->request_max_keys);
+	union_keys = MemoryContextAlloc(TopMemoryContext,
+									sizeof(PgsshKey) * 2 * pgs_state->request_max_keys);
 }
 
 /* Order of keys: queryid, then userid, then dbid. */
@@ -183,6 +187,52 @@ merge_keys(const PgsshKey *a, int na, const PgsshKey *b, int nb,
 	return n;
 }
 
+/* Is key in the sorted list? */
+static bool
+key_in(const PgsshKey *key, const PgsshKey *list, int n)
+{
+	return n > 0 &&
+		bsearch(key, list, n, sizeof(PgsshKey), key_cmp) != NULL;
+}
+
+/*
+ * The request that replaces one the worker has not taken: the union of
+ * both (sorted, into out, at most max keys).  If it does not fit, the
+ * statements still running (current: this sample's own keys) give way
+ * first -- they are asked for again at the next sample -- so that the
+ * final readings of statements that have gone are kept; what still does
+ * not fit is counted in keys_dropped.
+ */
+static int
+carry_over(const PgsshKey *merged, int nmerged, const PgsshKey *untaken,
+		   int nuntaken, const PgsshKey *current, int ncurrent,
+		   PgsshKey *out, int max)
+{
+	int			nunion = merge_keys(merged, nmerged, untaken, nuntaken,
+									union_keys, 2 * max);
+	int			n = 0;
+	int			i;
+
+	if (nunion <= max)
+	{
+		memcpy(out, union_keys, sizeof(PgsshKey) * nunion);
+		return nunion;
+	}
+	/* gone statements first, then running ones while there is room */
+	for (i = 0; i < nunion; i++)
+		if (!key_in(&union_keys[i], current, ncurrent))
+		{
+			if (n < max)
+				out[n++] = union_keys[i];
+			else
+				keys_dropped++;
+		}
+	for (i = 0; i < nunion && n < max; i++)
+		if (key_in(&union_keys[i], current, ncurrent))
+			out[n++] = union_keys[i];
+	return sort_unique(out, n);
+}
+
 /*
  * The statements to read at this sample, sorted, into keys (room for
  * request_max_keys): those of the sampled sessions, and those of the
@@ -235,14 +285,14 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 
 	/*
 	 * The statements worker serves the newest request only.  If it has not
-	 * taken the last one yet (it fell behind), this request replaces it:
-	 * carry its statements over, so that no final reading of a statement
-	 * that has gone is lost.
+	 * taken the last one yet (it rests after each reading, or fell behind),
+	 * this request replaces it: carry its statements over, so that no final
+	 * reading of a statement that has gone is lost.
 	 */
 	if (worker_serving && npublished > 0 &&
 		pg_atomic_read_u64(&pgs_state->request_taken_seq) < published_seq)
-		nmerged = merge_keys(merged_keys, nmerged, published_keys, npublished,
-							 keys, max);
+		nmerged = carry_over(merged_keys, nmerged, published_keys, npublished,
+							 prev_keys, nprev_keys, keys, max);
 	else
 		memcpy(keys, merged_keys, sizeof(PgsshKey) * nmerged);
 	memcpy(published_keys, keys, sizeof(PgsshKey) * nmerged);
@@ -265,6 +315,8 @@ pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
 	pgs_state->request_sample_id = sample_id;
 	pgs_state->request_ash_time = ash_time;
 	pgs_state->request_seq++;
+	pgs_state->pgssh_keys_dropped += keys_dropped;
+	keys_dropped = 0;
 	published_seq = pgs_state->request_seq;
 }
 

@@ -19,9 +19,13 @@
  * kept (pg_stat_statements(false) builds every entry).  So that a large
  * pg_stat_statements and a short sampling period can never make the worker
  * take a whole core, it rests after each reading for PGSSH_REST_FACTOR
- * times as long as the reading took (at most a tenth of a core).  Requests
- * made meanwhile are merged by the sampler into the one taken next (see
- * pgssh_request.c), so a statement's final reading is delayed, never lost.
+ * times as long as the reading took (at most a tenth of a core; the rest is
+ * timed on the monotonic clock and never longer than PGSSH_REST_MAX_MS).
+ * Requests made meanwhile are merged by the sampler into the one taken next
+ * (see pgssh_request.c), so a statement's final reading is delayed, not
+ * lost; the rest ends early when that request is half full, and should it
+ * fill up anyway the final readings that do not fit are counted
+ * (pgssh_keys_dropped).
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +38,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "portability/instr_time.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -52,6 +57,7 @@
 
 /* rest after a reading, in multiples of its duration: <= 1/(1+9) of a core */
 #define PGSSH_REST_FACTOR	9
+#define PGSSH_REST_MAX_MS	10000
 
 /* Columns read, in the order of the prepared query. */
 enum
@@ -409,7 +415,8 @@ pgsentinel_pgssh_main(Datum main_arg)
 	uint64		last_seq = 0;
 	bool		usable = false;
 	TimestampTz next_check = 0;
-	TimestampTz rest_until = 0; /* no reading before, see PGSSH_REST_FACTOR */
+	instr_time	rest_start;		/* resting since, see PGSSH_REST_FACTOR */
+	int64		rest_us = 0;	/* for how long */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -457,15 +464,29 @@ pgsentinel_pgssh_main(Datum main_arg)
 			proc_exit(0);		/* the sampler launches us again when on */
 
 		/* resting: leave the requests to be merged, take the newest later */
-		now = GetCurrentTimestamp();
-		if (usable && now < rest_until)
+		if (usable && rest_us > 0)
 		{
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 (long) ((rest_until - now + 999) / 1000),
-							 pgs_worker_wait_event());
-			ResetLatch(MyLatch);
-			continue;
+			instr_time	rested;
+			int64		left;
+			int			pending_keys;
+
+			INSTR_TIME_SET_CURRENT(rested);
+			INSTR_TIME_SUBTRACT(rested, rest_start);
+			left = rest_us - (int64) INSTR_TIME_GET_MICROSEC(rested);
+			LWLockAcquire(pgs_state->lock, LW_SHARED);
+			pending_keys = pgs_state->request_seq != last_seq ?
+				pgs_state->request_nkeys : 0;
+			LWLockRelease(pgs_state->lock);
+			if (left > 0 && pending_keys < pgs_state->request_max_keys / 2)
+			{
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 (long) ((left + 999) / 1000),
+								 pgs_worker_wait_event());
+				ResetLatch(MyLatch);
+				continue;
+			}
+			rest_us = 0;
 		}
 
 		/* copy the latest request out */
@@ -492,14 +513,20 @@ pgsentinel_pgssh_main(Datum main_arg)
 		last_seq = seq;
 		if (usable ? have_request : now >= next_check)
 		{
+			instr_time	start;
+			instr_time	took;
+
+			INSTR_TIME_SET_CURRENT(start);
 			usable = serve(have_request && nkeys > 0, nkeys, sample_id, ash_time);
 			if (!usable)
 				next_check = TimestampTzPlusMilliseconds(now, RECHECK_MS);
 			else if (have_request && nkeys > 0)
 			{
-				TimestampTz done = GetCurrentTimestamp();
-
-				rest_until = done + (done - now) * PGSSH_REST_FACTOR;
+				INSTR_TIME_SET_CURRENT(rest_start);
+				took = rest_start;
+				INSTR_TIME_SUBTRACT(took, start);
+				rest_us = Min((int64) INSTR_TIME_GET_MICROSEC(took) * PGSSH_REST_FACTOR,
+							  (int64) PGSSH_REST_MAX_MS * 1000);
 			}
 		}
 

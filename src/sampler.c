@@ -12,7 +12,9 @@
  * change-counter protocol of backend_status.h, copying texts only for the
  * sessions that will be sampled; an entry whose change counter has not
  * moved since the previous sample is not read again (one load).  Each
- * session's PGPROC is found through its status slot, verified by pid.
+ * session's PGPROC number is remembered per status slot (from PostgreSQL
+ * 17 it is the slot's own number) and verified by pid at each use; all
+ * PGPROCs are looked through only for a session not seen before.
  * Should that array not be found as expected, the sampler falls back on
  * core's snapshot (pgstat_read_current_status), which copies everything.
  *
@@ -157,7 +159,7 @@ static PgsTextBatch *text_batch = NULL;
 static PgsBackendSlot *slot_copy = NULL;
 static PidEntry *pid_table = NULL;
 static uint32 pid_table_mask = 0;
-static uint32 pid_generation = 0;	/* entries of this sample's table */
+static uint32 pid_generation = 1;	/* entries of this sample's table */
 static bool procs_indexed = false;	/* this sample's table has the PGPROCs */
 static bool sessions_indexed = false;	/* ... and the sessions */
 static int	nsessions = 0;		/* sessions read for this sample */
@@ -174,7 +176,7 @@ static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
 static PgsLockWaiter *lock_waiters = NULL;	/* this sample's, one per slot */
-static const SessionCopy **waiter_sessions = NULL;	/* of each lock waiter */
+static const SessionCopy **waiter_sessions = NULL;	/* lock waiters', by row */
 static int	nlock_waiters = 0;
 static AshRow *sample_rows = NULL;	/* this sample's rows, one per slot */
 
@@ -360,7 +362,8 @@ session_proc(const SessionCopy *s)
 	e = pid_lookup(s->pid, false);
 	proc = e ? e->proc : NULL;
 	if (memo != NULL)
-		memo->procno = proc ? pgs_proc_number(proc) : -1;
+		memo->procno = proc ? pgs_proc_number(proc) :
+			pgs_status_slot_procno(s->status_slot);
 	return proc;
 }
 
@@ -463,7 +466,6 @@ read_sessions_direct(void)
 
 		/* unchanged since it was copied, and copied as far as needed? */
 		changecount = src->st_changecount;
-		pg_read_barrier();
 		if (changecount == dst->changecount && (changecount & 1) == 0 &&
 			(dst->complete || dst->pid <= 0 || dst->pid == MyProcPid ||
 			 !state_sampled(dst->state)))
@@ -733,7 +735,8 @@ blocker_session(ActivityMemo *memo, int32 pid)
 {
 	SessionCopy *s;
 
-	if (memo != NULL && memo->blocker_slot >= 0 &&
+	/* pid 0: a prepared transaction, which has no session */
+	if (pid > 0 && memo != NULL && memo->blocker_slot >= 0 &&
 		sessions[memo->blocker_slot].pid == pid)
 		return &sessions[memo->blocker_slot];
 	s = session_by_pid(pid);
@@ -869,7 +872,9 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 	{
 		PgsLockWaiter *w = &lock_waiters[nlock_waiters];
 
-		waiter_sessions[nlock_waiters++] = local;
+		/* by row: pgs_find_blockers() reorders lock_waiters */
+		waiter_sessions[row_index - ash_written] = local;
+		nlock_waiters++;
 		w->proc = proc;
 		w->pid = row->pid;
 		w->row = (int) (row_index - ash_written);
@@ -1046,7 +1051,8 @@ take_sample(TimestampTz now)
 	{
 		PgsLockWaiter *w = &lock_waiters[i];
 
-		fill_blockers(&rows[w->row], w, waiter_sessions[i], ash_written + w->row);
+		fill_blockers(&rows[w->row], w, waiter_sessions[w->row],
+					  ash_written + w->row);
 	}
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);

@@ -17,7 +17,7 @@
 
 PG_FUNCTION_INFO_V1(pgsentinel_status_2_0);
 
-#define STATUS_COLS 31
+#define STATUS_COLS 32
 
 /* What the status function copies out under the lock. */
 typedef struct StatusCopy
@@ -46,6 +46,7 @@ typedef struct StatusCopy
 	int64		pgssh_last_us;
 	int64		pgssh_max_us;
 	uint64		requests_skipped;
+	uint64		keys_dropped;
 } StatusCopy;
 
 /* Copy the status fields under the shared lock. */
@@ -85,6 +86,7 @@ status_copy_out(StatusCopy *c)
 	c->pgssh_last_us = pgs_state->pgssh_last_us;
 	c->pgssh_max_us = pgs_state->pgssh_max_us;
 	c->requests_skipped = pgs_state->requests_skipped;
+	c->keys_dropped = pgs_state->pgssh_keys_dropped;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -189,6 +191,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i] = Int64GetDatum(c.pgssh_max_us);
 	nulls[i++] = (c.pgssh_samples == 0);
 	values[i++] = Int64GetDatum((int64) c.requests_skipped);
+	values[i++] = Int64GetDatum((int64) c.keys_dropped);
 	values[i++] = CStringGetTextDatum(diagnosis(&c, now));
 	Assert(i == STATUS_COLS);
 
