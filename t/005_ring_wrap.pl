@@ -55,7 +55,12 @@ SELECT
 });
 my ($rows, $dups, $ordered, $contig, $incomplete, $oldest_ok, $torn) =
   split /\|/, $res;
-is($rows, '1000', 'the view returns exactly 1000 rows');
+# The copy is taken in 128 kB chunks, the lock released in between: a sample
+# written meanwhile overwrites the oldest rows, and the copy then keeps only
+# the newest contiguous part (src/shmem.c, ring_copy_out).  One sample is 5
+# rows; a reader this short can lose at most a couple of them.
+cmp_ok($rows, '>=', 990, "the view returns the newest rows ($rows)");
+cmp_ok($rows, '<=', 1000, 'never more than the capacity');
 is($dups, '0', 'no duplicate (pid, sample_id)');
 is($ordered, 't', 'rows come oldest first: sample_id and ash_time never go back');
 is($contig, 't', 'the sample_ids that remain are contiguous');
@@ -78,8 +83,8 @@ ok( $node->poll_query_until('postgres',
 		"SELECT ash_rows_written > $w + 2500 FROM pgsentinel_status()"),
 	'another 2500 rows written');
 is( $node->safe_psql('postgres',
-		"SELECT count(*) = 1000 AND count(DISTINCT (pid, sample_id)) = 1000 FROM pg_active_session_history"),
-	't', 'still exactly 1000 distinct rows');
+		"SELECT count(*) BETWEEN 990 AND 1000 AND count(DISTINCT (pid, sample_id)) = count(*) FROM pg_active_session_history"),
+	't', 'still the newest 1000 rows (less what a sample overwrote during the read), all distinct');
 
 pgs_stop_bg($_) foreach @bg;
 $node->stop;
