@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# scripts/lib.sh -- helpers shared by scripts/test-all.sh and scripts/demo.sh.
+# scripts/lib.sh -- helpers shared by scripts/test-all.sh, scripts/demo.sh and
+# scripts/sanitize-check.sh.
 #
 # Sourced, never run.  It knows how to:
 #   - find or install the PostgreSQL versions we test against
@@ -191,6 +192,20 @@ pgs_as_user_in() {
 	local home=$1
 	shift
 	"${PGS_AS_USER[@]}" env HOME="$home" "$@"
+}
+
+# Stop any server left running under directory $1 (a suite killed by its
+# timeout leaves its throwaway server behind).  Only servers whose data
+# directory is ours, by the pid in their postmaster.pid.
+pgs_stop_leftover_servers() {
+	local dir=$1 pidfile pid
+	while IFS= read -r pidfile; do
+		pid=$(head -1 "$pidfile" 2>/dev/null)
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+			pgs_warn "stopping leftover server $pid ($(dirname "$pidfile"))"
+			kill -QUIT "$pid" 2>/dev/null
+		fi
+	done < <(find "$dir" -name postmaster.pid 2>/dev/null)
 }
 
 # Run "$@" in directory $3 under a time limit of $2 seconds, with its output

@@ -277,18 +277,6 @@ san_build_pg() {
 # The suites
 # ---------------------------------------------------------------------------
 
-# Stop any server left running under directory $1 (by its postmaster.pid).
-san_stop_leftover_servers() {
-	local pidfile pid
-	while IFS= read -r pidfile; do
-		pid=$(head -1 "$pidfile" 2>/dev/null)
-		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-			pgs_warn "stopping leftover server $pid ($(dirname "$pidfile"))"
-			kill -QUIT "$pid" 2>/dev/null
-		fi
-	done < <(find "$1" -name postmaster.pid 2>/dev/null)
-}
-
 SUITE_PID=
 DIR=
 on_signal() {
@@ -297,7 +285,7 @@ on_signal() {
 		kill -TERM -- "-$SUITE_PID" 2>/dev/null
 		wait "$SUITE_PID" 2>/dev/null
 	fi
-	[ -n "$DIR" ] && san_stop_leftover_servers "$DIR"
+	[ -n "$DIR" ] && pgs_stop_leftover_servers "$DIR"
 	echo "interrupted"
 	exit 130
 }
@@ -368,7 +356,7 @@ san_run_suite() {
 		make "${args[@]}" installcheck
 	rc=$?
 	[ "$rc" = 124 ] && pgs_warn "$kind tests timed out after ${SUITE_TIMEOUT}s"
-	san_stop_leftover_servers "$DIR"
+	pgs_stop_leftover_servers "$DIR"
 
 	local line
 	if line=$(grep -Eo 'All [0-9]+ tests passed' "$log" | tail -1) && [ -n "$line" ]; then

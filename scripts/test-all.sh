@@ -107,26 +107,12 @@ on_signal() {
 	if [ -n "$SUITE_PID" ]; then
 		kill -TERM -- "-$SUITE_PID" 2>/dev/null
 		wait "$SUITE_PID" 2>/dev/null
-		stop_leftover_servers "$PGS_BUILD_ROOT"
+		pgs_stop_leftover_servers "$PGS_BUILD_ROOT"
 	fi
 	echo "interrupted"
 	exit 130
 }
 trap on_signal INT TERM
-
-# Stop any server left running under build directory $1 (a suite killed by
-# its timeout leaves its throwaway server behind).  Only servers whose data
-# directory is ours, by the pid in their postmaster.pid.
-stop_leftover_servers() {
-	local dir=$1 pidfile pid
-	while IFS= read -r pidfile; do
-		pid=$(head -1 "$pidfile" 2>/dev/null)
-		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-			pgs_warn "stopping leftover server $pid ($(dirname "$pidfile"))"
-			kill -QUIT "$pid" 2>/dev/null
-		fi
-	done < <(find "$dir" -name postmaster.pid 2>/dev/null)
-}
 
 # Report server crashes (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL; not the
 # SIGKILL/SIGTERM that tests send on purpose), PANICs and failed assertions
@@ -141,6 +127,23 @@ scan_server_logs() {
 		echo "WARNING: server logs in $dir report crashes or panics:"
 		printf '%s\n' "$hits"
 	fi
+}
+
+# Set LIMIT to the time a suite may take: $1 seconds, less if the total
+# time (PGSENTINEL_TOTAL_TIMEOUT) is nearly spent.  When none is left the
+# suite labelled $2 counts as failed, not run, and this returns 1.
+suite_time_limit() {
+	LIMIT=$1
+	[ "$TOTAL_TIMEOUT" -gt 0 ] || return 0
+	local left=$((TOTAL_TIMEOUT - (SECONDS - START) - 60))
+	if [ "$left" -le 0 ]; then
+		pgs_warn "$2 not run: PGSENTINEL_TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached"
+		FAILED=$((FAILED + 1))
+		SUMMARY+=("$2: NOT RUN (out of time)")
+		return 1
+	fi
+	[ "$left" -lt "$LIMIT" ] && LIMIT=$left
+	return 0
 }
 
 # Run one suite: $1 version, $2 kind (regress|isolation|tap), $3 build dir,
@@ -160,23 +163,13 @@ run_suite() {
 	esac
 	echo
 	pgs_log "PostgreSQL $v: $kind tests (make installcheck ${args[*]: -2})"
-	local limit=$SUITE_TIMEOUT
-	if [ "$TOTAL_TIMEOUT" -gt 0 ]; then
-		local left=$((TOTAL_TIMEOUT - (SECONDS - START) - 60))
-		if [ "$left" -le 0 ]; then
-			pgs_warn "$kind tests on PostgreSQL $v not run: PGSENTINEL_TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached"
-			FAILED=$((FAILED + 1))
-			SUMMARY+=("PostgreSQL $v $kind: NOT RUN (out of time)")
-			return
-		fi
-		[ "$left" -lt "$limit" ] && limit=$left
-	fi
-	pgs_run_logged "$log" "$limit" "$dir" \
+	suite_time_limit "$SUITE_TIMEOUT" "PostgreSQL $v $kind" || return
+	pgs_run_logged "$log" "$LIMIT" "$dir" \
 		"${PGS_AS_USER[@]}" env HOME="$dir" PG_TEST_PORT_DIR="$dir/portlock" \
 		make "${args[@]}" installcheck
 	rc=$?
-	[ "$rc" = 124 ] && pgs_warn "$kind tests on PostgreSQL $v timed out after ${limit}s"
-	stop_leftover_servers "$dir"
+	[ "$rc" = 124 ] && pgs_warn "$kind tests on PostgreSQL $v timed out after ${LIMIT}s"
+	pgs_stop_leftover_servers "$dir"
 
 	local line
 	case $kind in
@@ -287,23 +280,14 @@ show_failure() {
 # PostgreSQL 15 with ASan/UBSan, builds the extension with it and runs the
 # pg_regress and isolation tests; its last line is "N passed, N failed".
 run_sanitize() {
-	local log=$PGS_BUILD_ROOT/pg15-sanitize.log t0=$SECONDS rc p=0 f=0 line limit=$SANITIZE_TIMEOUT
+	local log=$PGS_BUILD_ROOT/pg15-sanitize.log t0=$SECONDS rc p=0 f=0 line
 	echo
 	pgs_log "======== PostgreSQL 15 with AddressSanitizer + UBSan (scripts/sanitize-check.sh) ========"
-	if [ "$TOTAL_TIMEOUT" -gt 0 ]; then
-		local left=$((TOTAL_TIMEOUT - (SECONDS - START) - 60))
-		if [ "$left" -le 0 ]; then
-			pgs_warn "sanitizer suite not run: PGSENTINEL_TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached"
-			FAILED=$((FAILED + 1))
-			SUMMARY+=("PostgreSQL 15 sanitizer: NOT RUN (out of time)")
-			return
-		fi
-		[ "$left" -lt "$limit" ] && limit=$left
-	fi
-	pgs_run_logged "$log" "$limit" "$PGS_REPO" bash "$PGS_REPO/scripts/sanitize-check.sh"
+	suite_time_limit "$SANITIZE_TIMEOUT" "PostgreSQL 15 sanitizer" || return
+	pgs_run_logged "$log" "$LIMIT" "$PGS_REPO" bash "$PGS_REPO/scripts/sanitize-check.sh"
 	rc=$?
-	[ "$rc" = 124 ] && pgs_warn "sanitizer suite timed out after ${limit}s"
-	stop_leftover_servers "$PGS_BUILD_ROOT/pg15-sanitize"
+	[ "$rc" = 124 ] && pgs_warn "sanitizer suite timed out after ${LIMIT}s"
+	pgs_stop_leftover_servers "$PGS_BUILD_ROOT/pg15-sanitize"
 	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
 		p=${line%% passed*}
 		f=${line#*passed, }

@@ -79,6 +79,14 @@ typedef struct WaitCacheEntry
 	Datum		name;
 } WaitCacheEntry;
 
+/* The name of the last OID looked up (database or role), as a text datum. */
+typedef struct NameCache
+{
+	Oid			oid;
+	Datum		name;			/* 0: nothing cached */
+	bool		isnull;
+} NameCache;
+
 /* State of a reader (pgs_ash_reader_begin). */
 struct AshReader
 {
@@ -94,12 +102,8 @@ struct AshReader
 	uint8		last_backend_type;
 	Datum		last_backend_type_name;
 	TextCacheEntry *cache;
-	Oid			last_dbid;
-	Datum		last_dbname;
-	bool		last_dbname_null;
-	Oid			last_userid;
-	Datum		last_username;
-	bool		last_username_null;
+	NameCache	dbname;			/* of the last row's database */
+	NameCache	username;		/* of the last row's role */
 	bool		read_all;		/* pg_read_all_stats or superuser */
 	Oid			last_checked_role;
 	bool		last_role_allowed;
@@ -291,6 +295,42 @@ wait_event_datums(AshReader *rd, const AshRow *row, Datum *type, Datum *name,
 	*isnull = we->isnull;
 }
 
+/* Names of a database and of a role, NULL if there is none (any more). */
+static char *
+database_name(Oid oid)
+{
+	return OidIsValid(oid) ? get_database_name(oid) : NULL;
+}
+
+static char *
+role_name(Oid oid)
+{
+	return OidIsValid(oid) ? GetUserNameFromId(oid, true) : NULL;
+}
+
+/*
+ * The name of oid as a text datum: rows of the same database or role
+ * follow one another, so the last one looked up is kept (in the reader's
+ * cache memory).
+ */
+static Datum
+cached_name(AshReader *rd, NameCache *c, Oid oid, char *(*lookup) (Oid),
+			bool *isnull)
+{
+	if (oid != c->oid || c->name == (Datum) 0)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
+		char	   *name = lookup(oid);
+
+		c->oid = oid;
+		c->isnull = (name == NULL);
+		c->name = CStringGetTextDatum(name ? name : "");
+		MemoryContextSwitchTo(oldcxt);
+	}
+	*isnull = c->isnull;
+	return c->name;
+}
+
 /*
  * Fill a row's values in 2.0's column order.  The columns that take more
  * than a load (names, texts, addresses, arrays) are computed only when
@@ -314,20 +354,8 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	if (!WANT(2))
 		nulls[2] = true;
 	else
-	{
-		if (row->datid != rd->last_dbid || rd->last_dbname == (Datum) 0)
-		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
-			char	   *name = OidIsValid(row->datid) ? get_database_name(row->datid) : NULL;
-
-			rd->last_dbid = row->datid;
-			rd->last_dbname_null = (name == NULL);
-			rd->last_dbname = CStringGetTextDatum(name ? name : "");
-			MemoryContextSwitchTo(oldcxt);
-		}
-		values[2] = rd->last_dbname;
-		nulls[2] = rd->last_dbname_null;
-	}
+		values[2] = cached_name(rd, &rd->dbname, row->datid, database_name,
+								&nulls[2]);
 	values[3] = Int32GetDatum(row->pid);
 	values[4] = Int32GetDatum(row->leader_pid);
 	nulls[4] = (row->leader_pid == 0);
@@ -336,21 +364,8 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	if (!WANT(6))
 		nulls[6] = true;
 	else
-	{
-		if (row->usesysid != rd->last_userid || rd->last_username == (Datum) 0)
-		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(rd->cache_cxt);
-			char	   *name = OidIsValid(row->usesysid) ?
-				GetUserNameFromId(row->usesysid, true) : NULL;
-
-			rd->last_userid = row->usesysid;
-			rd->last_username_null = (name == NULL);
-			rd->last_username = CStringGetTextDatum(name ? name : "");
-			MemoryContextSwitchTo(oldcxt);
-		}
-		values[6] = rd->last_username;
-		nulls[6] = rd->last_username_null;
-	}
+		values[6] = cached_name(rd, &rd->username, row->usesysid, role_name,
+								&nulls[6]);
 	nulls[7] = nulls[8] = nulls[9] = true;
 	if (WANT(7))
 		values[7] = text_datum(rd, row->application_name, &nulls[7]);
@@ -492,8 +507,8 @@ reset_cache(AshReader *rd)
 	MemoryContextReset(rd->cache_cxt);
 	memset(rd->cache, 0, sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
 	rd->last_backend_type_name = (Datum) 0;
-	rd->last_dbname = (Datum) 0;
-	rd->last_username = (Datum) 0;
+	rd->dbname.name = (Datum) 0;
+	rd->username.name = (Datum) 0;
 	memset(rd->wait_cache, 0, sizeof(rd->wait_cache));
 }
 
@@ -534,8 +549,6 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	rd->cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
 	rd->read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	rd->last_checked_role = InvalidOid;
-	rd->last_dbid = InvalidOid;
-	rd->last_userid = InvalidOid;
 	MemoryContextSwitchTo(oldcxt);
 	return rd;
 }

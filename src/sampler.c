@@ -52,6 +52,37 @@
 #define PGS_MAX_PENDING_BACKFILL	4096
 
 /*
+ * What the sampler keeps per backend-status slot between samples (in that
+ * slot's SessionCopy; unused when the snapshot is read instead).  The same
+ * session (pid, backend start) with the same statement start has the same
+ * statement text, and the same session the same client host name: the
+ * slot's private copies from an earlier sample are still right and are not
+ * read again, and the reference stored for that text is used again without
+ * hashing or comparing it.  Copying the text anew drops the reference.  The
+ * application name can change at any time (SET application_name): it is
+ * compared with the slot's copy, and its reference kept while it is equal.
+ * Texts that may change from one sample to the next without the status
+ * entry changing -- the nested statement, the blocker list -- are compared
+ * with the text their last reference points to (text_like_last).  The
+ * session's PGPROC number and its first blocker's status slot are hints,
+ * verified by pid before use.
+ */
+typedef struct ActivityMemo
+{
+	int32		copied_pid;		/* the session the copies describe, 0: none */
+	TimestampTz copied_backend_start;
+	TimestampTz copied_activity_start;
+	PgsTextRef	ref;			/* of the copied statement text, or none */
+	uint32		len;
+	PgsTextRef	appname_ref;	/* of the copied application name, or none */
+	uint32		appname_len;
+	int			procno;			/* the session's PGPROC number, -1: unknown */
+	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
+	PgsTextRef	nested_ref;		/* of the last nested statement, or none */
+	int			blocker_slot;	/* status slot of the last first blocker */
+} ActivityMemo;
+
+/*
  * What the sampler copies of one backend-status entry: only the fields a
  * row needs (not the progress counters, not the SSL/GSS pointers), so that
  * reading an entry touches as few of its cache lines as possible.  For a
@@ -90,37 +121,9 @@ typedef struct SessionCopy
 	const char *appname;
 	const char *hostname;
 	const char *activity;
+	ActivityMemo memo;			/* direct reads only */
 } SessionCopy;
 
-/*
- * What the sampler keeps per backend-status slot between samples.  The same
- * session (pid, backend start) with the same statement start has the same
- * statement text, and the same session the same client host name: the
- * slot's private copies from an earlier sample are still right and are not
- * read again, and the reference stored for that text is used again without
- * hashing or comparing it.  Copying the text anew drops the reference.  The
- * application name can change at any time (SET application_name): it is
- * compared with the slot's copy, and its reference kept while it is equal.
- * Texts that may change from one sample to the next without the status
- * entry changing -- the nested statement, the blocker list -- are compared
- * with the text their last reference points to (text_like_last).  The
- * session's PGPROC number and its first blocker's status slot are hints,
- * verified by pid before use.
- */
-typedef struct ActivityMemo
-{
-	int32		copied_pid;		/* the session the copies describe, 0: none */
-	TimestampTz copied_backend_start;
-	TimestampTz copied_activity_start;
-	PgsTextRef	ref;			/* of the copied statement text, or none */
-	uint32		len;
-	PgsTextRef	appname_ref;	/* of the copied application name, or none */
-	uint32		appname_len;
-	int			procno;			/* the session's PGPROC number, -1: unknown */
-	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
-	PgsTextRef	nested_ref;		/* of the last nested statement, or none */
-	int			blocker_slot;	/* status slot of the last first blocker */
-} ActivityMemo;
 
 /*
  * pid -> PGPROC and session copy, filled only when a sample needs it.  An
@@ -171,7 +174,6 @@ static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static PgBackendStatus *status_array = NULL;	/* core's, NULL: use snapshot */
 static int	status_slots = 0;
 static SessionCopy *sessions = NULL;	/* one per status slot */
-static ActivityMemo *activity_memo = NULL;	/* one per status slot */
 static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
@@ -348,7 +350,7 @@ session_by_pid(int32 pid)
 static PGPROC *
 session_proc(const SessionCopy *s)
 {
-	ActivityMemo *memo = s->status_slot >= 0 ? &activity_memo[s->status_slot] : NULL;
+	ActivityMemo *memo = s->status_slot >= 0 ? &sessions[s->status_slot].memo : NULL;
 	PGPROC	   *proc;
 	PidEntry   *e;
 
@@ -457,7 +459,7 @@ read_sessions_direct(void)
 		char	   *hostname;
 		char	   *activity;
 		int			pid;
-		ActivityMemo *memo = &activity_memo[i];
+		ActivityMemo *memo = &dst->memo;
 
 		/* set once an attempt overwrote the copies, even a torn one */
 		bool		recopy_appname = false;
@@ -655,13 +657,11 @@ sampler_init(void)
 	sessions = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(SessionCopy) * status_slots);
 	session_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
-	activity_memo = MemoryContextAllocZero(TopMemoryContext,
-										   sizeof(ActivityMemo) * status_slots);
 	for (i = 0; i < status_slots; i++)
 	{
 		sessions[i].changecount = 1;	/* odd: nothing copied yet */
-		activity_memo[i].procno = pgs_status_slot_procno(i);
-		activity_memo[i].blocker_slot = -1;
+		sessions[i].memo.procno = pgs_status_slot_procno(i);
+		sessions[i].memo.blocker_slot = -1;
 	}
 	session_strings_size = MAXALIGN(2 * NAMEDATALEN + pgstat_track_activity_query_size);
 	session_strings = MemoryContextAllocHuge(TopMemoryContext,
@@ -756,7 +756,7 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 {
 	const int32 *pids = pgs_blocker_pids(w);
 	ActivityMemo *memo = waiter->status_slot >= 0 ?
-		&activity_memo[waiter->status_slot] : NULL;
+		&sessions[waiter->status_slot].memo : NULL;
 	SessionCopy *blocker;
 	const char *list = (const char *) pids;
 	uint32		len = w->nblockers * sizeof(int32);
@@ -837,7 +837,7 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 	if (local->status_slot >= 0)
 	{
 		/* texts stored once per statement, and per application name */
-		memo = &activity_memo[local->status_slot];
+		memo = &sessions[local->status_slot].memo;
 		row->application_name = memo_text(&memo->appname_ref,
 										   &memo->appname_len,
 										   local->appname, row_index);

@@ -23,7 +23,9 @@
  *	  own text entries while deduplicating, text_area.c): nobody else can
  *	  change them.
  *	- The statements worker copies the request out under the lock (in
- *	  exclusive mode, as it also counts skipped requests).
+ *	  exclusive mode, as it also counts skipped requests); while it rests
+ *	  between readings it looks at the pending request's size in shared
+ *	  mode, as a reader.
  *	- Writers take the lock with pgs_lock_exclusive(), which announces them
  *	  in writers_waiting (an atomic, read without the lock).
  *	- request_taken_seq, the last request the statements worker took, is an

@@ -198,6 +198,25 @@ stamp(PgsTextBatch *b, uint64 pos, PgsTextEntry *e, uint64 row_index)
 }
 
 /*
+ * If the entry at pos is recent and holds exactly these bytes, record that
+ * the row at row_index uses it and return true.
+ */
+static bool
+entry_holds(PgsTextBatch *b, uint64 pos, const char *data, uint32 len,
+			uint64 row_index)
+{
+	PgsTextEntry *e;
+
+	if (!recent(b, pos))
+		return false;
+	e = entry_at(b, pos);
+	if (e->len != len || memcmp((char *) e + sizeof(PgsTextEntry), data, len) != 0)
+		return false;
+	stamp(b, pos, e, row_index);
+	return true;
+}
+
+/*
  * Use again, for the row at row_index, a reference this batch returned for
  * a text of length len at an earlier sample, if it is still recent: the
  * caller knows the text is the same (same session, same statement), so
@@ -228,15 +247,7 @@ bool
 pgs_text_batch_reuse_same(PgsTextBatch *b, PgsTextRef ref, const char *data,
 						  uint32 len, uint64 row_index)
 {
-	PgsTextEntry *e;
-
-	if (ref == PGS_TEXT_NONE || !recent(b, ref - 1))
-		return false;
-	e = entry_at(b, ref - 1);
-	if (e->len != len || memcmp((char *) e + sizeof(PgsTextEntry), data, len) != 0)
-		return false;
-	stamp(b, ref - 1, e, row_index);
-	return true;
+	return ref != PGS_TEXT_NONE && entry_holds(b, ref - 1, data, len, row_index);
 }
 
 /*
@@ -259,15 +270,9 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 	PgsTextEntry *e;
 
 	/* A recent identical entry? */
-	if (slot->hash == hash && slot->len == len && recent(b, slot->pos))
-	{
-		e = entry_at(b, slot->pos);
-		if (e->len == len && memcmp((char *) e + sizeof(PgsTextEntry), data, len) == 0)
-		{
-			stamp(b, slot->pos, e, row_index);
-			return slot->pos + 1;
-		}
-	}
+	if (slot->hash == hash && slot->len == len &&
+		entry_holds(b, slot->pos, data, len, row_index))
+		return slot->pos + 1;
 
 	/* too big to keep, or this sample would fill half the area: counted */
 	if (esize > b->size / 4)
