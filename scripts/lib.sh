@@ -208,6 +208,20 @@ pgs_stop_leftover_servers() {
 	done < <(find "$dir" -name postmaster.pid 2>/dev/null)
 }
 
+# Signal handler of the suite runners: stop the running suite (the process
+# group $SUITE_PID of its timeout, see pgs_run_logged) and any server left
+# under directory $1, then exit.
+pgs_interrupted() {
+	trap - INT TERM
+	if [ -n "${SUITE_PID:-}" ]; then
+		kill -TERM -- "-$SUITE_PID" 2>/dev/null
+		wait "$SUITE_PID" 2>/dev/null
+	fi
+	[ -n "$1" ] && pgs_stop_leftover_servers "$1"
+	echo "interrupted"
+	exit 130
+}
+
 # Run "$@" in directory $3 under a time limit of $2 seconds, with its output
 # in log $1 and followed live on our stdout.  timeout puts it in a process
 # group of its own, so that a timeout or an interrupt (kill -- -$SUITE_PID,

@@ -279,17 +279,7 @@ san_build_pg() {
 
 SUITE_PID=
 DIR=
-on_signal() {
-	trap - INT TERM
-	if [ -n "$SUITE_PID" ]; then
-		kill -TERM -- "-$SUITE_PID" 2>/dev/null
-		wait "$SUITE_PID" 2>/dev/null
-	fi
-	[ -n "$DIR" ] && pgs_stop_leftover_servers "$DIR"
-	echo "interrupted"
-	exit 130
-}
-trap on_signal INT TERM
+trap 'pgs_interrupted "$DIR"' INT TERM
 
 # What the sanitizers and the assertion-enabled server leave in the logs and
 # outputs of suite $1 (regress|isolation).  Prints them and returns 0 when

@@ -102,17 +102,7 @@ pgs_prepare_build_root
 
 # On an interrupt, stop the running suite (the process group of its timeout).
 SUITE_PID=
-on_signal() {
-	trap - INT TERM
-	if [ -n "$SUITE_PID" ]; then
-		kill -TERM -- "-$SUITE_PID" 2>/dev/null
-		wait "$SUITE_PID" 2>/dev/null
-		pgs_stop_leftover_servers "$PGS_BUILD_ROOT"
-	fi
-	echo "interrupted"
-	exit 130
-}
-trap on_signal INT TERM
+trap 'pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
 
 # Report server crashes (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL; not the
 # SIGKILL/SIGTERM that tests send on purpose), PANICs and failed assertions
