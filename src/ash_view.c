@@ -213,7 +213,8 @@ blocking_pids_datum(AshReader *rd, const AshRow *row, bool *isnull)
 		*isnull = true;
 		return (Datum) 0;
 	}
-	n = len / sizeof(int32);
+	/* waiters of one lock may share a list: the row shows its prefix */
+	n = Min(len / sizeof(int32), (uint32) Max(row->blockers, 0));
 	elems = palloc(sizeof(Datum) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{

@@ -8,12 +8,12 @@
  * ProcArrayLock for every call, and copies the whole PROCLOCK list and wait
  * queue of the awaited lock each time: called once per waiter it was 39 %
  * of the sampler's time with 45 waiters, and grew with the square of the
- * queue on a hot row.  Here the waiters of one sample are sorted by lock
- * partition and by awaited lock.  For each awaited lock the partition lock
- * is taken in shared mode (never two at a time) just long enough to check
- * its waiters and copy the lock's PROCLOCKs and wait queue into local
- * arrays; the blockers of every waiter are then derived from the copy,
- * after releasing it, with exactly pg_blocking_pids()'s rules:
+ * queue on a hot row.  Here the waiters of one sample are grouped by the
+ * LOCK they await.  For each awaited lock its partition lock is taken in
+ * shared mode (never two at a time) just long enough to check its waiters
+ * and copy the lock's PROCLOCKs and wait queue into local arrays; the
+ * blockers of every waiter are then derived from the copy, after releasing
+ * it, with exactly pg_blocking_pids()'s rules:
  *
  *	- hard blocker: another PROCLOCK of the lock whose granted modes conflict
  *	  with the waiter's requested mode;
@@ -21,6 +21,23 @@
  *	  requesting a conflicting mode;
  *	- members of the waiter's lock group never block it; each blocker is
  *	  reported as its lock group leader's pid, in PROCLOCK list order.
+ *
+ * The answer itself grows with the square of a queue: on one hot row each
+ * waiter's list names every conflicting waiter ahead of it.  But those
+ * lists are usually prefixes of one list: the PROCLOCKs that can block a
+ * given requested mode at all ("candidates"), in PROCLOCK order, which is
+ * the order the processes asked for the lock.  So the candidates of each
+ * (lock, requested mode) are emitted once, and a waiter whose blockers are
+ * exactly the candidates listed before its own PROCLOCK gets a prefix of
+ * that list: every candidate before it must block it (holds a conflicting
+ * mode, or waits ahead of it in the queue) and none after it may (holds no
+ * conflicting mode and waits behind it).  Both conditions are checked for
+ * all the waiters of a lock in linear time, with the largest queue
+ * position of a waiting-only candidate before each place and the smallest
+ * one after it.  Lock groups, and waiters that fail the check (a process
+ * that upgrades a lock it holds is queued ahead of earlier requesters),
+ * get their own list, built one candidate at a time.  Assert-enabled
+ * builds compare every prefix with the list built the long way.
  *
  * Why reading without ProcArrayLock is safe: a process's waitLock is set
  * and cleared only under the partition lock of that lock, and a process
@@ -58,6 +75,7 @@ typedef struct LockInstance
 {
 	PGPROC	   *proc;
 	int32		leader_pid;		/* reported in place of the pid */
+	bool		grouped;		/* in a lock group led by another process */
 	LOCKMASK	hold_mask;
 	LOCKMODE	wait_mode;		/* NoLock unless waiting for this lock */
 	int			queue_pos;		/* place in the wait queue, -1 if none */
@@ -77,6 +95,30 @@ static uint32 *instance_gen = NULL;
 static uint32 map_gen = 0;
 static int	max_procs = 0;
 
+/*
+ * The candidates of one (lock, requested mode), for the prefix check:
+ * candidates_before[i] is the number of candidates among instances[0..i-1],
+ * is_candidate[i] whether instance i is one; for candidate positions k,
+ * max_queue_before[k] is the largest queue position of a waiting-only
+ * candidate among the first k (-1: none), and after position k
+ * hard_after[k] tells whether a candidate holds a conflicting mode and
+ * min_queue_after[k] the smallest queue position of the others.
+ */
+static int *candidates_before = NULL;
+static bool *is_candidate = NULL;
+static int *max_queue_before = NULL;
+static bool *hard_after = NULL;
+static int *min_queue_after = NULL;
+
+/* Grouping of the waiters by awaited LOCK: an open-addressing table. */
+static LOCK **lock_key = NULL;
+static int *lock_group = NULL;
+static uint32 *lock_gen = NULL;
+static uint32 lock_table_gen = 0;
+static uint32 lock_table_mask = 0;
+static int *group_size = NULL;
+static PgsLockWaiter *grouped_waiters = NULL;
+
 /* Output buffer of the current call: pids, grown as needed. */
 static int32 *out_pids = NULL;
 static int	out_used = 0;
@@ -85,6 +127,8 @@ static int	out_size = 0;
 void
 pgs_blockers_init(void)
 {
+	uint32		size = 64;
+
 	max_procs = ProcGlobal->allProcCount + max_prepared_xacts;
 	instances = MemoryContextAlloc(TopMemoryContext,
 								   sizeof(LockInstance) * max_procs);
@@ -94,20 +138,26 @@ pgs_blockers_init(void)
 										   sizeof(uint32) * max_procs);
 	instance_gen = MemoryContextAllocZero(TopMemoryContext,
 										  sizeof(uint32) * max_procs);
-}
+	candidates_before = MemoryContextAlloc(TopMemoryContext,
+										   sizeof(int) * (max_procs + 1));
+	is_candidate = MemoryContextAlloc(TopMemoryContext,
+									  sizeof(bool) * (max_procs + 1));
+	max_queue_before = MemoryContextAlloc(TopMemoryContext,
+										  sizeof(int) * (max_procs + 1));
+	hard_after = MemoryContextAlloc(TopMemoryContext,
+									sizeof(bool) * (max_procs + 1));
+	min_queue_after = MemoryContextAlloc(TopMemoryContext,
+										 sizeof(int) * (max_procs + 1));
 
-/* Order waiters by partition, then by awaited lock. */
-static int
-waiter_cmp(const void *a, const void *b)
-{
-	const PgsLockWaiter *wa = (const PgsLockWaiter *) a;
-	const PgsLockWaiter *wb = (const PgsLockWaiter *) b;
-
-	if (wa->partition != wb->partition)
-		return wa->partition < wb->partition ? -1 : 1;
-	if (wa->lock != wb->lock)
-		return (uintptr_t) wa->lock < (uintptr_t) wb->lock ? -1 : 1;
-	return 0;
+	while (size < 2 * (uint32) max_procs)
+		size *= 2;
+	lock_key = MemoryContextAlloc(TopMemoryContext, sizeof(LOCK *) * size);
+	lock_group = MemoryContextAlloc(TopMemoryContext, sizeof(int) * size);
+	lock_gen = MemoryContextAllocZero(TopMemoryContext, sizeof(uint32) * size);
+	lock_table_mask = size - 1;
+	group_size = MemoryContextAlloc(TopMemoryContext, sizeof(int) * (max_procs + 1));
+	grouped_waiters = MemoryContextAlloc(TopMemoryContext,
+										 sizeof(PgsLockWaiter) * max_procs);
 }
 
 static void
@@ -175,6 +225,7 @@ read_lock(LOCK *lock)
 		procno = proc_index(inst->proc);
 		if (procno < 0)
 			return -1;
+		inst->grouped = proclock->groupLeader != inst->proc;
 		inst->leader_pid = proclock->groupLeader->pid;
 		inst->hold_mask = proclock->holdMask;
 		inst->wait_mode = inst->proc->waitLock == lock ?
@@ -207,12 +258,22 @@ check_waiter(PgsLockWaiter *w, LOCK *lock)
 	return instances[w->self].queue_pos >= 0;
 }
 
-/* A checked waiter's blockers, from the copy (no lock needed). */
+/* Does instance inst block a waiter of mode wait_mode queued at position queue_pos? */
+static inline bool
+blocks(const LockInstance *inst, LOCKMASK conflict_mask, int queue_pos)
+{
+	return (conflict_mask & inst->hold_mask) ||
+		(inst->wait_mode != NoLock &&
+		 (conflict_mask & LOCKBIT_ON(inst->wait_mode)) &&
+		 inst->queue_pos >= 0 && inst->queue_pos < queue_pos);
+}
+
+/* A checked waiter's own blocker list, from the copy (no lock needed). */
 static void
 blockers_of(PgsLockWaiter *w, int n, LockMethod method)
 {
 	LockInstance *self = &instances[w->self];
-	int			conflict_mask = method->conflictTab[w->mode];
+	LOCKMASK	conflict_mask = method->conflictTab[w->mode];
 	int			i;
 
 	w->first_blocker = out_used;
@@ -222,14 +283,111 @@ blockers_of(PgsLockWaiter *w, int n, LockMethod method)
 
 		if (inst == self || inst->leader_pid == self->leader_pid)
 			continue;
-		if ((conflict_mask & inst->hold_mask) ||
-			(inst->wait_mode != NoLock &&
-			 (conflict_mask & LOCKBIT_ON(inst->wait_mode)) &&
-			 inst->queue_pos >= 0 && inst->queue_pos < self->queue_pos))
+		if (blocks(inst, conflict_mask, self->queue_pos))
 			emit_pid(inst->leader_pid);
 	}
 	w->nblockers = out_used - w->first_blocker;
+	w->list_len = w->nblockers;
 	w->resolved = true;
+}
+
+#ifdef USE_ASSERT_CHECKING
+/* Is a prefix given to w the list blockers_of() would build? */
+static bool
+prefix_is_exact(PgsLockWaiter *w, int n, LockMethod method)
+{
+	PgsLockWaiter slow = *w;
+	int			saved = out_used;
+	bool		same;
+
+	blockers_of(&slow, n, method);
+	same = slow.nblockers == w->nblockers &&
+		memcmp(&out_pids[slow.first_blocker], &out_pids[w->first_blocker],
+			   sizeof(int32) * w->nblockers) == 0;
+	out_used = saved;
+	return same;
+}
+#endif
+
+/*
+ * The blockers of the checked, not yet resolved waiters ws[first..nw-1]
+ * that request the same mode as ws[first]: the candidates are emitted
+ * once, and each waiter whose blockers are a prefix of them gets that
+ * prefix (see the top of the file); the others get their own list.
+ */
+static void
+blockers_of_mode(PgsLockWaiter *ws, int nw, int first, int n, LockMethod method)
+{
+	LOCKMODE	mode = ws[first].mode;
+	LOCKMASK	conflict_mask = method->conflictTab[mode];
+	int			ncand = 0;
+	int			base = out_used;
+	bool		any_grouped = false;
+	int			i;
+	int			k;
+	int			j;
+
+	/* the candidates, emitted in PROCLOCK order */
+	for (i = 0; i < n; i++)
+	{
+		LockInstance *inst = &instances[i];
+
+		candidates_before[i] = ncand;
+		is_candidate[i] = blocks(inst, conflict_mask, INT_MAX);
+		if (!is_candidate[i])
+			continue;
+		any_grouped |= inst->grouped;
+		max_queue_before[ncand + 1] = Max(ncand > 0 ? max_queue_before[ncand] : -1,
+										  (conflict_mask & inst->hold_mask) ?
+										  -1 : inst->queue_pos);
+		emit_pid(inst->leader_pid);
+		ncand++;
+	}
+	max_queue_before[0] = -1;
+	hard_after[ncand] = false;
+	min_queue_after[ncand] = INT_MAX;
+
+	/* hard_after[k] / min_queue_after[k]: over candidates k .. ncand-1 */
+	k = ncand;
+	for (i = n - 1; i >= 0; i--)
+	{
+		LockInstance *inst = &instances[i];
+
+		if (!is_candidate[i])
+			continue;
+		k--;
+		hard_after[k] = hard_after[k + 1] ||
+			(conflict_mask & inst->hold_mask) != 0;
+		min_queue_after[k] = (conflict_mask & inst->hold_mask) ?
+			min_queue_after[k + 1] :
+			Min(min_queue_after[k + 1], inst->queue_pos);
+	}
+
+	for (j = first; j < nw; j++)
+	{
+		PgsLockWaiter *w = &ws[j];
+		LockInstance *self;
+		int			before;
+		int			after;
+
+		if (w->self < 0 || w->resolved || w->mode != mode)
+			continue;
+		self = &instances[w->self];
+		before = candidates_before[w->self];
+		after = before + (is_candidate[w->self] ? 1 : 0);
+		if (any_grouped || self->grouped ||
+			max_queue_before[before] >= self->queue_pos ||
+			hard_after[after] || min_queue_after[after] <= self->queue_pos)
+		{
+			blockers_of(w, n, method);
+			continue;
+		}
+		w->first_blocker = base;
+		w->nblockers = before;
+		w->list_len = ncand;
+		w->resolved = true;
+		Assert(prefix_is_exact(w, n, method));
+	}
 }
 
 /*
@@ -241,7 +399,7 @@ static void
 resolve_lock(PgsLockWaiter *ws, int nw)
 {
 	LOCK	   *lock = ws[0].lock;
-	int			partition = ws[0].partition;
+	int			partition = LockHashPartition(LockTagHashCode(&lock->tag));
 	LWLock	   *plock = LockHashPartitionLockByIndex(partition);
 	LockMethod	method = NULL;
 	int			n = -1;
@@ -271,8 +429,8 @@ resolve_lock(PgsLockWaiter *ws, int nw)
 
 	for (j = 0; j < nw; j++)
 	{
-		if (ws[j].self >= 0)
-			blockers_of(&ws[j], n, method);
+		if (ws[j].self >= 0 && !ws[j].resolved)
+			blockers_of_mode(ws, nw, j, n, method);
 	}
 }
 
@@ -293,7 +451,88 @@ resolve_with_core(PgsLockWaiter *w)
 	for (i = 0; i < n; i++)
 		emit_pid(pids[i]);
 	w->nblockers = n;
+	w->list_len = n;
 	w->resolved = true;
+}
+
+/*
+ * Reorder waiters[0..nwaiters-1] so that the waiters of each awaited LOCK
+ * are adjacent (in their first-seen order), those waiting for nothing
+ * last.  A LOCK pointer is compared, not hashed by its tag: resolve_lock()
+ * checks under the partition lock that it is still the awaited lock.
+ */
+static void
+group_by_lock(PgsLockWaiter *waiters, int nwaiters)
+{
+	int			ngroups = 0;
+	int			i;
+
+	if (++lock_table_gen == 0)
+	{
+		memset(lock_gen, 0, sizeof(uint32) * (lock_table_mask + 1));
+		lock_table_gen = 1;
+	}
+	for (i = 0; i < nwaiters; i++)
+	{
+		PgsLockWaiter *w = &waiters[i];
+		uint32		h;
+
+		if (w->lock == NULL)
+		{
+			w->group = nwaiters;	/* placed after every group */
+			continue;
+		}
+		h = (uint32) (((uint64) (uintptr_t) w->lock * UINT64CONST(0x9E3779B97F4A7C15)) >> 32) &
+			lock_table_mask;
+		while (lock_gen[h] == lock_table_gen && lock_key[h] != w->lock)
+			h = (h + 1) & lock_table_mask;
+		if (lock_gen[h] != lock_table_gen)
+		{
+			lock_gen[h] = lock_table_gen;
+			lock_key[h] = w->lock;
+			lock_group[h] = ngroups;
+			group_size[ngroups++] = 0;
+		}
+		w->group = lock_group[h];
+		group_size[w->group]++;
+	}
+	if (ngroups <= 1)
+	{
+		/* one lock: at most the not-waiting ones to move, order kept */
+		int			keep = 0;
+		int			nnot = 0;
+
+		for (i = 0; i < nwaiters; i++)
+		{
+			if (waiters[i].group == 0)
+				waiters[keep++] = waiters[i];
+			else
+				grouped_waiters[nnot++] = waiters[i];
+		}
+		memcpy(&waiters[keep], grouped_waiters, sizeof(PgsLockWaiter) * nnot);
+		return;
+	}
+
+	/* counting sort by group, stable */
+	{
+		int			start = 0;
+
+		for (i = 0; i < ngroups; i++)
+		{
+			int			size = group_size[i];
+
+			group_size[i] = start;
+			start += size;
+		}
+		group_size[ngroups] = start;	/* the not-waiting ones */
+		for (i = 0; i < nwaiters; i++)
+		{
+			int			g = Min(waiters[i].group, ngroups);
+
+			grouped_waiters[group_size[g]++] = waiters[i];
+		}
+		memcpy(waiters, grouped_waiters, sizeof(PgsLockWaiter) * nwaiters);
+	}
 }
 
 /*
@@ -316,35 +555,34 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters)
 	for (i = 0; i < nwaiters; i++)
 	{
 		PgsLockWaiter *w = &waiters[i];
+		PGPROC	   *proc = w->proc;
 
-		w->lock = *((LOCK *volatile *) &w->proc->waitLock);
-		w->resolved = false;
+		w->lock = *((LOCK *volatile *) &proc->waitLock);
+		w->resolved = (w->lock == NULL);	/* not waiting any more */
 		w->nblockers = 0;
+		w->list_len = 0;
 		w->first_blocker = 0;
-		if (w->lock == NULL)
-		{
-			w->partition = -1;
-			w->resolved = true; /* not waiting any more */
-		}
-		else if (w->proc->lockGroupLeader != NULL)
-			w->partition = NUM_LOCK_PARTITIONS; /* core handles groups */
-		else
-			w->partition = LockHashPartition(LockTagHashCode(&w->lock->tag));
+		w->self = -1;
+		/*
+		 * What the partition lock will be held to read: the waiter's
+		 * PROCLOCK (a hint: waitProcLock is read without the lock) and the
+		 * fields check_waiter() looks at.
+		 */
+		pgs_prefetch(*((PROCLOCK *volatile *) &proc->waitProcLock));
+		pgs_prefetch(&proc->waitLockMode);
+		pgs_prefetch(&proc->lockGroupLeader);
 	}
-	if (nwaiters > 1)
-		qsort(waiters, nwaiters, sizeof(PgsLockWaiter), waiter_cmp);
+	group_by_lock(waiters, nwaiters);
 
 	/* one awaited lock at a time */
 	i = 0;
-	while (i < nwaiters)
+	while (i < nwaiters && waiters[i].lock != NULL)
 	{
 		int			end = i + 1;
 
-		while (end < nwaiters && waiters[end].partition == waiters[i].partition &&
-			   waiters[end].lock == waiters[i].lock)
+		while (end < nwaiters && waiters[end].lock == waiters[i].lock)
 			end++;
-		if (waiters[i].partition >= 0 && waiters[i].partition < NUM_LOCK_PARTITIONS)
-			resolve_lock(&waiters[i], end - i);
+		resolve_lock(&waiters[i], end - i);
 		i = end;
 	}
 
@@ -355,9 +593,14 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters)
 	}
 }
 
-/* The blockers found for w by the last pgs_find_blockers(). */
+/*
+ * The blockers found for w by the last pgs_find_blockers(): the first
+ * w->nblockers pids of the returned list, which is *list_len long and may
+ * be shared by other waiters of the same lock (the same pointer).
+ */
 const int32 *
-pgs_blocker_pids(const PgsLockWaiter *w)
+pgs_blocker_list(const PgsLockWaiter *w, int *list_len)
 {
+	*list_len = w->list_len;
 	return w->nblockers > 0 ? &out_pids[w->first_blocker] : NULL;
 }

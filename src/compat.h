@@ -192,4 +192,14 @@ pgs_create_foreignscan_path(PlannerInfo *root, RelOptInfo *rel, double rows,
 #endif
 }
 
+/*
+ * A hint that *addr will be read soon, so that independent cache misses of
+ * a sample overlap instead of being paid one after the other.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define pgs_prefetch(addr)	__builtin_prefetch(addr)
+#else
+#define pgs_prefetch(addr)	((void) (addr))
+#endif
+
 #endif							/* PGSENTINEL_COMPAT_H */

@@ -318,16 +318,17 @@ typedef struct PgsLockWaiter
 	int32		pid;			/* in */
 	int			row;			/* in: the caller's row number */
 	int			nblockers;		/* out: 0 = no longer waiting */
+	int			list_len;		/* private: see pgs_blocker_list() */
 	int			first_blocker;	/* private */
 	struct LOCK *lock;			/* private */
-	int			partition;		/* private */
+	int			group;			/* private */
 	int			self;			/* private */
 	int			mode;			/* private */
 	bool		resolved;		/* private */
 } PgsLockWaiter;
 extern void pgs_blockers_init(void);
 extern void pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters);
-extern const int32 *pgs_blocker_pids(const PgsLockWaiter *w);
+extern const int32 *pgs_blocker_list(const PgsLockWaiter *w, int *list_len);
 
 /* sampler.c */
 extern void pgs_register_worker(void);

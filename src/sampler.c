@@ -64,8 +64,7 @@
  * Texts that may change from one sample to the next without the status
  * entry changing -- the nested statement, the blocker list -- are compared
  * with the text their last reference points to (text_like_last).  The
- * session's PGPROC number and its first blocker's status slot are hints,
- * verified by pid before use.
+ * first blocker's status slot is a hint, verified by pid before use.
  */
 typedef struct ActivityMemo
 {
@@ -76,7 +75,6 @@ typedef struct ActivityMemo
 	uint32		len;
 	PgsTextRef	appname_ref;	/* of the copied application name, or none */
 	uint32		appname_len;
-	int			procno;			/* the session's PGPROC number, -1: unknown */
 	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
 	PgsTextRef	nested_ref;		/* of the last nested statement, or none */
 	int			blocker_slot;	/* status slot of the last first blocker */
@@ -101,8 +99,6 @@ typedef struct ActivityMemo
  */
 typedef struct SessionCopy
 {
-	uint32		changecount;	/* of the entry when copied; odd: no copy */
-	bool		complete;		/* all fields and texts copied */
 	int32		pid;
 	BackendState state;
 	BackendType backend_type;
@@ -117,12 +113,29 @@ typedef struct SessionCopy
 	uint8		client_family;
 	uint8		client_addr[16];
 	bool		sampled;
+	bool		has_hostname;	/* hostname is not empty */
 	int			status_slot;	/* in core's array; -1 from the snapshot */
 	const char *appname;
 	const char *hostname;
 	const char *activity;
 	ActivityMemo memo;			/* direct reads only */
 } SessionCopy;
+
+/*
+ * What each sample looks at first for every status slot, kept apart from
+ * the copies so that the pass over all slots touches 16 bytes of ours per
+ * slot: the entry's change counter when the slot's copy was made (odd: no
+ * copy), whether the copy is a session and one to be sampled, and the
+ * session's PGPROC number (a hint, verified by pid before use; -1:
+ * unknown), so that what its row needs can be fetched ahead.
+ */
+typedef struct SlotGlance
+{
+	uint32		changecount;
+	int32		procno;
+	bool		in_use;
+	bool		sampled;
+} SlotGlance;
 
 
 /*
@@ -167,6 +180,8 @@ static bool procs_indexed = false;	/* this sample's table has the PGPROCs */
 static bool sessions_indexed = false;	/* ... and the sessions */
 static int	nsessions = 0;		/* sessions read for this sample */
 static int *session_list = NULL;	/* their indexes in sessions[] */
+static int	nsampled = 0;		/* those of them to be sampled */
+static int *sampled_list = NULL;	/* their indexes in sessions[] */
 static PendingBackfill *pending = NULL;
 static PgsshKey *pgssh_keys = NULL;
 static int	npending = 0;
@@ -174,6 +189,7 @@ static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static PgBackendStatus *status_array = NULL;	/* core's, NULL: use snapshot */
 static int	status_slots = 0;
 static SessionCopy *sessions = NULL;	/* one per status slot */
+static SlotGlance *glances = NULL;	/* one per status slot */
 static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
@@ -350,23 +366,46 @@ session_by_pid(int32 pid)
 static PGPROC *
 session_proc(const SessionCopy *s)
 {
-	ActivityMemo *memo = s->status_slot >= 0 ? &sessions[s->status_slot].memo : NULL;
+	SlotGlance *g = s->status_slot >= 0 ? &glances[s->status_slot] : NULL;
 	PGPROC	   *proc;
 	PidEntry   *e;
 
-	if (memo != NULL && memo->procno >= 0)
+	if (g != NULL && g->procno >= 0)
 	{
-		proc = &ProcGlobal->allProcs[memo->procno];
+		proc = &ProcGlobal->allProcs[g->procno];
 		if (*((volatile int *) &proc->pid) == s->pid)
 			return proc;
 	}
 	index_procs();
 	e = pid_lookup(s->pid, false);
 	proc = e ? e->proc : NULL;
-	if (memo != NULL)
-		memo->procno = proc ? pgs_proc_number(proc) :
+	if (g != NULL)
+		g->procno = proc ? pgs_proc_number(proc) :
 			pgs_status_slot_procno(s->status_slot);
 	return proc;
+}
+
+/*
+ * Start fetching what the row of the session in status slot i will read,
+ * so that these cache misses overlap with the rest of the pass over the
+ * slots instead of being paid one after the other in fill_row(): its
+ * PGPROC (xid and xmin, pid, wait event), its backend slot, and our copy.
+ */
+static inline void
+prefetch_row_sources(int i, int procno)
+{
+	if (procno >= 0)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[procno];
+
+		pgs_prefetch(&proc->xid);
+		pgs_prefetch(&proc->pid);
+		pgs_prefetch(&proc->wait_event_info);
+		pgs_prefetch(pgs_backend_slot(procno));
+	}
+	pgs_prefetch(&sessions[i]);
+	pgs_prefetch((char *) &sessions[i] + 64);
+	pgs_prefetch((char *) &sessions[i] + 128);
 }
 
 /*
@@ -442,7 +481,8 @@ copy_session_fields(SessionCopy *dst, const PgBackendStatus *src)
  * again, with their row fields and texts when the session is to be
  * sampled, pid, state, statement start and query id otherwise.  Texts are
  * copied only when they may have changed (see ActivityMemo).  Lists the
- * slots in use in session_list and returns their number.
+ * slots in use in session_list and returns their number, and those to be
+ * sampled in sampled_list.
  */
 static int
 read_sessions_direct(void)
@@ -453,31 +493,41 @@ read_sessions_direct(void)
 	for (i = 0; i < status_slots; i++)
 	{
 		volatile PgBackendStatus *src = &status_array[i];
-		SessionCopy *dst = &sessions[i];
+		SlotGlance *g = &glances[i];
+		SessionCopy *dst;
 		uint32		changecount;
 		char	   *appname;
 		char	   *hostname;
 		char	   *activity;
 		int			pid;
-		ActivityMemo *memo = &dst->memo;
+		ActivityMemo *memo;
 
 		/* set once an attempt overwrote the copies, even a torn one */
 		bool		recopy_appname = false;
 		bool		recopy_hostname = false;
 		bool		recopy_activity = false;
 
-		/* unchanged since it was copied, and copied as far as needed? */
+		/*
+		 * Unchanged since it was copied: the copy is still right (settings
+		 * that decide which sessions are sampled drop every copy when they
+		 * change: forget_slot_copies).
+		 */
 		changecount = src->st_changecount;
-		if (changecount == dst->changecount && (changecount & 1) == 0 &&
-			(dst->complete || dst->pid <= 0 || dst->pid == MyProcPid ||
-			 !state_sampled(dst->state)))
+		if (changecount == g->changecount && (changecount & 1) == 0)
 		{
-			dst->sampled = dst->pid > 0 && dst->pid != MyProcPid &&
-				state_sampled(dst->state);
-			if (dst->pid > 0)
+			if (g->in_use)
+			{
 				session_list[n++] = i;
+				if (g->sampled)
+				{
+					sampled_list[nsampled++] = i;
+					prefetch_row_sources(i, g->procno);
+				}
+			}
 			continue;
 		}
+		dst = &sessions[i];
+		memo = &dst->memo;
 
 		/* by slot: a slot's copies of an earlier sample may still be right */
 		session_buffers(i, &appname, &hostname, &activity);
@@ -490,7 +540,6 @@ read_sessions_direct(void)
 			pid = src->st_procpid;
 			dst->pid = pid;
 			dst->sampled = false;
-			dst->complete = false;
 			if (pid > 0)
 			{
 				BackendState st = src->st_state;
@@ -510,19 +559,19 @@ read_sessions_direct(void)
 						copy_cstring(appname, src->st_appname, NAMEDATALEN);
 					if (recopy_hostname)
 						copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
+					dst->has_hostname = hostname[0] != '\0';
 					recopy_activity |= recopy_hostname ||
 						memo->copied_activity_start != dst->activity_start;
 					if (recopy_activity)
 						copy_cstring(activity, src->st_activity_raw,
 									 pgstat_track_activity_query_size);
 					dst->sampled = true;
-					dst->complete = true;
 				}
 			}
 			pgstat_end_read_activity(src, after);
 			if (pgstat_read_activity_complete(before, after))
 			{
-				dst->changecount = (uint32) before;
+				g->changecount = (uint32) before;
 				break;
 			}
 			CHECK_FOR_INTERRUPTS();
@@ -541,8 +590,15 @@ read_sessions_direct(void)
 		dst->hostname = hostname;
 		dst->activity = activity;
 		dst->status_slot = i;
+		g->in_use = pid > 0;
+		g->sampled = dst->sampled;
 		if (pid > 0)
 			session_list[n++] = i;
+		if (g->sampled)
+		{
+			sampled_list[nsampled++] = i;
+			prefetch_row_sources(i, g->procno);
+		}
 	}
 	return n;
 }
@@ -578,6 +634,7 @@ read_sessions_snapshot(void)
 		dst->sampled = dst->pid != MyProcPid && state_sampled(dst->state);
 		copy_cstring(appname, be->st_appname, NAMEDATALEN);
 		copy_cstring(hostname, be->st_clienthostname, NAMEDATALEN);
+		dst->has_hostname = hostname[0] != '\0';
 		copy_cstring(activity, be->st_activity_raw,
 					 pgstat_track_activity_query_size);
 		dst->appname = appname;
@@ -585,6 +642,8 @@ read_sessions_snapshot(void)
 		dst->activity = activity;
 		dst->status_slot = -1;
 		session_list[n] = n;
+		if (dst->sampled)
+			sampled_list[nsampled++] = n;
 		n++;
 	}
 	pgstat_clear_backend_activity_snapshot();
@@ -624,6 +683,20 @@ find_status_array(void)
 	return array;
 }
 
+/*
+ * Make the next sample read every backend-status entry again: which
+ * sessions are sampled depends on settings (track_idle_trans), and a copy
+ * made for a session that was not to be sampled lacks a row's fields.
+ */
+static void
+forget_slot_copies(void)
+{
+	int			i;
+
+	for (i = 0; i < status_slots; i++)
+		glances[i].changecount = 1; /* odd: no copy */
+}
+
 /* One-time setup of the sampler's private memory. */
 static void
 sampler_init(void)
@@ -657,12 +730,15 @@ sampler_init(void)
 	sessions = MemoryContextAllocZero(TopMemoryContext,
 									  sizeof(SessionCopy) * status_slots);
 	session_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
+	sampled_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
+	glances = MemoryContextAllocZero(TopMemoryContext,
+									 sizeof(SlotGlance) * status_slots);
 	for (i = 0; i < status_slots; i++)
 	{
-		sessions[i].changecount = 1;	/* odd: nothing copied yet */
-		sessions[i].memo.procno = pgs_status_slot_procno(i);
+		glances[i].procno = pgs_status_slot_procno(i);
 		sessions[i].memo.blocker_slot = -1;
 	}
+	forget_slot_copies();
 	session_strings_size = MAXALIGN(2 * NAMEDATALEN + pgstat_track_activity_query_size);
 	session_strings = MemoryContextAllocHuge(TopMemoryContext,
 											 session_strings_size * status_slots);
@@ -746,20 +822,32 @@ blocker_session(ActivityMemo *memo, int32 pid)
 }
 
 /*
+ * The blocker list stored last in this sample: the waiters of one lock
+ * usually share one list, of which each row shows a prefix (its first
+ * AshRow.blockers pids).
+ */
+typedef struct StoredBlockerList
+{
+	const int32 *pids;			/* as returned by pgs_blocker_list() */
+	int			len;
+	PgsTextRef	ref;
+} StoredBlockerList;
+
+/*
  * Record the blockers found for a lock waiter's row.  If there are none,
  * the wait may just have ended: the wait event is read again so that a row
  * never shows a lock wait that had already stopped.
  */
 static void
 fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
-			  uint64 row_index)
+			  uint64 row_index, StoredBlockerList *stored)
 {
-	const int32 *pids = pgs_blocker_pids(w);
+	int			list_len;
+	const int32 *pids = pgs_blocker_list(w, &list_len);
 	ActivityMemo *memo = waiter->status_slot >= 0 ?
 		&sessions[waiter->status_slot].memo : NULL;
 	SessionCopy *blocker;
-	const char *list = (const char *) pids;
-	uint32		len = w->nblockers * sizeof(int32);
+	uint32		len = list_len * sizeof(int32);
 
 	row->blockers = w->nblockers;
 	if (w->nblockers == 0)
@@ -772,16 +860,24 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 	if (blocker != NULL)
 		row->blocker_state = state_of(blocker->state);
 
-	/* the list is usually the one this waiter had at the previous sample */
-	row->blocking_pids = text_like_last(memo ? &memo->blockers_ref : NULL,
-										list, len, row_index);
+	if (pids == stored->pids && list_len == stored->len &&
+		pgs_text_batch_reuse(text_batch, stored->ref, len, row_index))
+		row->blocking_pids = stored->ref;
+	else
+	{
+		/* the list is usually the one this waiter had at the previous sample */
+		row->blocking_pids = text_like_last(memo ? &memo->blockers_ref : NULL,
+											(const char *) pids, len, row_index);
+		stored->pids = pids;
+		stored->len = list_len;
+		stored->ref = row->blocking_pids;
+	}
+	if (memo != NULL)
+		memo->blockers_ref = row->blocking_pids;
 }
 
-/*
- * Build the row of one session, or return false if the session is not to
- * be sampled.
- */
-static bool
+/* Build the row of one session to be sampled. */
+static void
 fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 		 int64 sample_id, TimestampTz now)
 {
@@ -789,9 +885,7 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 	PGPROC	   *proc;
 	bool		have_slot = false;
 
-	if (!local->sampled)
-		return false;
-
+	Assert(local->sampled);
 	memset(row, 0, sizeof(AshRow));
 	row->sample_id = sample_id;
 	row->ash_time = now;
@@ -829,7 +923,7 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 										  slot_copy);
 	}
 
-	if (local->hostname[0] != '\0')
+	if (local->has_hostname)
 		row->client_hostname = add_text(local->hostname, row_index);
 	if (local->backend_type == B_BG_WORKER)
 		row->backend_type_name = add_text(GetBackgroundWorkerTypeByPid(row->pid),
@@ -879,7 +973,6 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 		w->pid = row->pid;
 		w->row = (int) (row_index - ash_written);
 	}
-	return true;
 }
 
 /*
@@ -1013,8 +1106,10 @@ take_sample(TimestampTz now)
 	int			nfills;
 	int			nkeys;
 	int64		sample_id = last_sample_id + 1;
+	StoredBlockerList stored_list = {NULL, 0, PGS_TEXT_NONE};
 	int			i;
 
+	nsampled = 0;
 	nsessions = status_array ? read_sessions_direct() : read_sessions_snapshot();
 	pid_table_reset();
 
@@ -1025,13 +1120,12 @@ take_sample(TimestampTz now)
 	nfills = find_backfills(fills);
 
 	nlock_waiters = 0;
-	for (i = 0; i < nsessions; i++)
+	for (i = 0; i < nsampled; i++)
 	{
 		AshRow	   *row = &rows[nrows];
 		uint64		row_index = ash_written + nrows;
 
-		if (!fill_row(row, &sessions[session_list[i]], row_index, sample_id, now))
-			continue;
+		fill_row(row, &sessions[sampled_list[i]], row_index, sample_id, now);
 		nrows++;
 
 		/* remember rows whose statement has no query id yet */
@@ -1052,7 +1146,7 @@ take_sample(TimestampTz now)
 		PgsLockWaiter *w = &lock_waiters[i];
 
 		fill_blockers(&rows[w->row], w, waiter_sessions[w->row],
-					  ash_written + w->row);
+					  ash_written + w->row, &stored_list);
 	}
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
@@ -1107,6 +1201,7 @@ pgsentinel_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			publish_settings();
+			forget_slot_copies();
 			/* a new period counts from the last sample */
 			next_sample = Min(next_sample,
 							  GetCurrentTimestamp() + period_us());

@@ -47,6 +47,21 @@ typedef struct TouchedEntry
 	uint64		row_index;
 } TouchedEntry;
 
+/*
+ * Which shared entries this batch has touched already, so that an entry
+ * that many rows of a sample use (an application name, a statement run by
+ * many sessions) is stamped once: direct-mapped by position, a slot
+ * belongs to the current batch when its generation is the batch's.
+ */
+#define TOUCH_CACHE_SIZE	256
+
+typedef struct TouchSlot
+{
+	uint64		pos;
+	uint32		generation;
+	int			touched;		/* index in the batch's touched[] */
+} TouchSlot;
+
 struct PgsTextBatch
 {
 	MemoryContext mcxt;
@@ -61,6 +76,8 @@ struct PgsTextBatch
 	TouchedEntry *touched;		/* reused shared entries to stamp */
 	int			ntouched;
 	int			touched_cap;
+	TouchSlot	touch_cache[TOUCH_CACHE_SIZE];
+	uint32		generation;		/* of this batch, for touch_cache */
 	DedupSlot  *cache;
 	int			cache_size;
 };
@@ -97,6 +114,11 @@ pgs_text_batch_reset(PgsTextBatch *b)
 	b->dropped = 0;
 	b->stored = 0;
 	b->ntouched = 0;
+	if (++b->generation == 0)
+	{
+		memset(b->touch_cache, 0, sizeof(b->touch_cache));
+		b->generation = 1;
+	}
 }
 
 /*
@@ -178,15 +200,37 @@ recent(PgsTextBatch *b, uint64 pos)
 	return pos >= b->tail && pos + b->size / 2 >= b->head;
 }
 
-/* Record that the row at row_index uses the entry e at pos. */
+/*
+ * Record that the row at row_index uses the entry at pos: in the entry
+ * itself if this batch stores it, else in the list of shared entries to
+ * stamp when the batch is published (the shared entry is not read here).
+ * Rows do not come in row order (a sample's lock waiters come by lock).
+ */
 static void
-stamp(PgsTextBatch *b, uint64 pos, PgsTextEntry *e, uint64 row_index)
+stamp(PgsTextBatch *b, uint64 pos, uint64 row_index)
 {
+	TouchSlot  *slot;
+
 	if (pos >= b->start_head)
 	{
-		e->last_row = row_index;
+		PgsTextEntry *e = entry_at(b, pos);
+
+		if (e->last_row < row_index)
+			e->last_row = row_index;
 		return;
 	}
+	slot = &b->touch_cache[(pos / 8) % TOUCH_CACHE_SIZE];
+	if (slot->generation == b->generation && slot->pos == pos)
+	{
+		TouchedEntry *t = &b->touched[slot->touched];
+
+		if (t->row_index < row_index)
+			t->row_index = row_index;
+		return;
+	}
+	slot->generation = b->generation;
+	slot->pos = pos;
+	slot->touched = b->ntouched;
 	if (b->ntouched == b->touched_cap)
 	{
 		b->touched_cap *= 2;
@@ -212,7 +256,7 @@ entry_holds(PgsTextBatch *b, uint64 pos, const char *data, uint32 len,
 	e = entry_at(b, pos);
 	if (e->len != len || memcmp((char *) e + sizeof(PgsTextEntry), data, len) != 0)
 		return false;
-	stamp(b, pos, e, row_index);
+	stamp(b, pos, row_index);
 	return true;
 }
 
@@ -220,20 +264,18 @@ entry_holds(PgsTextBatch *b, uint64 pos, const char *data, uint32 len,
  * Use again, for the row at row_index, a reference this batch returned for
  * a text of length len at an earlier sample, if it is still recent: the
  * caller knows the text is the same (same session, same statement), so
- * nothing is hashed or compared.  False if it has to be added anew.
+ * nothing is hashed or compared, and the entry, which only this process
+ * writes and which is not evicted while recent, is not even read.  False
+ * if it has to be added anew.
  */
 bool
 pgs_text_batch_reuse(PgsTextBatch *b, PgsTextRef ref, uint32 len,
 					 uint64 row_index)
 {
-	PgsTextEntry *e;
-
 	if (ref == PGS_TEXT_NONE || !recent(b, ref - 1))
 		return false;
-	e = entry_at(b, ref - 1);
-	if (e->len != len)
-		return false;
-	stamp(b, ref - 1, e, row_index);
+	Assert(entry_at(b, ref - 1)->len == len);
+	stamp(b, ref - 1, row_index);
 	return true;
 }
 
