@@ -117,7 +117,6 @@ static uint32 *lock_gen = NULL;
 static uint32 lock_table_gen = 0;
 static uint32 lock_table_mask = 0;
 static int *group_size = NULL;
-static PgsLockWaiter *grouped_waiters = NULL;
 
 /* Output buffer of the current call: pids, grown as needed. */
 static int32 *out_pids = NULL;
@@ -156,8 +155,6 @@ pgs_blockers_init(void)
 	lock_gen = MemoryContextAllocZero(TopMemoryContext, sizeof(uint32) * size);
 	lock_table_mask = size - 1;
 	group_size = MemoryContextAlloc(TopMemoryContext, sizeof(int) * (max_procs + 1));
-	grouped_waiters = MemoryContextAlloc(TopMemoryContext,
-										 sizeof(PgsLockWaiter) * max_procs);
 }
 
 static void
@@ -310,15 +307,16 @@ prefix_is_exact(PgsLockWaiter *w, int n, LockMethod method)
 #endif
 
 /*
- * The blockers of the checked, not yet resolved waiters ws[first..nw-1]
- * that request the same mode as ws[first]: the candidates are emitted
+ * The blockers of the checked, not yet resolved waiters W(first..nw-1)
+ * that request the same mode as W(first): the candidates are emitted
  * once, and each waiter whose blockers are a prefix of them gets that
  * prefix (see the top of the file); the others get their own list.
  */
 static void
-blockers_of_mode(PgsLockWaiter *ws, int nw, int first, int n, LockMethod method)
+blockers_of_mode(PgsLockWaiter *waiters, const int *ws, int nw, int first,
+				 int n, LockMethod method)
 {
-	LOCKMODE	mode = ws[first].mode;
+	LOCKMODE	mode = waiters[ws[first]].mode;
 	LOCKMASK	conflict_mask = method->conflictTab[mode];
 	int			ncand = 0;
 	int			base = out_used;
@@ -365,7 +363,7 @@ blockers_of_mode(PgsLockWaiter *ws, int nw, int first, int n, LockMethod method)
 
 	for (j = first; j < nw; j++)
 	{
-		PgsLockWaiter *w = &ws[j];
+		PgsLockWaiter *w = &waiters[ws[j]];
 		LockInstance *self;
 		int			before;
 		int			after;
@@ -391,14 +389,14 @@ blockers_of_mode(PgsLockWaiter *ws, int nw, int first, int n, LockMethod method)
 }
 
 /*
- * The waiters ws[0..nw-1] of one lock.  The partition lock is held only to
+ * The waiters W(0..nw-1) of one lock, W(j) being waiters[ws[j]].  The partition lock is held only to
  * check them and copy the lock's lists; the blockers are worked out after
  * releasing it.
  */
 static void
-resolve_lock(PgsLockWaiter *ws, int nw)
+resolve_lock(PgsLockWaiter *waiters, const int *ws, int nw)
 {
-	LOCK	   *lock = ws[0].lock;
+	LOCK	   *lock = waiters[ws[0]].lock;
 	int			partition = LockHashPartition(LockTagHashCode(&lock->tag));
 	LWLock	   *plock = LockHashPartitionLockByIndex(partition);
 	LockMethod	method = NULL;
@@ -416,7 +414,7 @@ resolve_lock(PgsLockWaiter *ws, int nw)
 	if (LockHashPartition(LockTagHashCode(&lock->tag)) == partition)
 	{
 		for (j = 0; j < nw && !live; j++)
-			live = (ws[j].proc->waitLock == lock);
+			live = (waiters[ws[j]].proc->waitLock == lock);
 	}
 	if (live)
 	{
@@ -424,13 +422,19 @@ resolve_lock(PgsLockWaiter *ws, int nw)
 		n = read_lock(lock);
 	}
 	for (j = 0; j < nw; j++)
-		ws[j].self = (n >= 0 && check_waiter(&ws[j], lock)) ? ws[j].self : -1;
+	{
+		PgsLockWaiter *w = &waiters[ws[j]];
+
+		w->self = (n >= 0 && check_waiter(w, lock)) ? w->self : -1;
+	}
 	LWLockRelease(plock);
 
 	for (j = 0; j < nw; j++)
 	{
-		if (ws[j].self >= 0 && !ws[j].resolved)
-			blockers_of_mode(ws, nw, j, n, method);
+		PgsLockWaiter *w = &waiters[ws[j]];
+
+		if (w->self >= 0 && !w->resolved)
+			blockers_of_mode(waiters, ws, nw, j, n, method);
 	}
 }
 
@@ -456,15 +460,17 @@ resolve_with_core(PgsLockWaiter *w)
 }
 
 /*
- * Reorder waiters[0..nwaiters-1] so that the waiters of each awaited LOCK
- * are adjacent (in their first-seen order), those waiting for nothing
- * last.  A LOCK pointer is compared, not hashed by its tag: resolve_lock()
- * checks under the partition lock that it is still the awaited lock.
+ * Fill order[0..nwaiters-1] with the indexes of the waiters so that those
+ * of each awaited LOCK are adjacent (in their first-seen order), those
+ * waiting for nothing last.  A LOCK pointer is compared, not hashed by its
+ * tag: resolve_lock() checks under the partition lock that it is still the
+ * awaited lock.
  */
 static void
-group_by_lock(PgsLockWaiter *waiters, int nwaiters)
+group_by_lock(PgsLockWaiter *waiters, int nwaiters, int *order)
 {
 	int			ngroups = 0;
+	int			start = 0;
 	int			i;
 
 	if (++lock_table_gen == 0)
@@ -479,7 +485,7 @@ group_by_lock(PgsLockWaiter *waiters, int nwaiters)
 
 		if (w->lock == NULL)
 		{
-			w->group = nwaiters;	/* placed after every group */
+			w->group = -1;		/* placed after every group */
 			continue;
 		}
 		h = (uint32) (((uint64) (uintptr_t) w->lock * UINT64CONST(0x9E3779B97F4A7C15)) >> 32) &
@@ -496,54 +502,36 @@ group_by_lock(PgsLockWaiter *waiters, int nwaiters)
 		w->group = lock_group[h];
 		group_size[w->group]++;
 	}
-	if (ngroups <= 1)
-	{
-		/* one lock: at most the not-waiting ones to move, order kept */
-		int			keep = 0;
-		int			nnot = 0;
 
-		for (i = 0; i < nwaiters; i++)
-		{
-			if (waiters[i].group == 0)
-				waiters[keep++] = waiters[i];
-			else
-				grouped_waiters[nnot++] = waiters[i];
-		}
-		memcpy(&waiters[keep], grouped_waiters, sizeof(PgsLockWaiter) * nnot);
-		return;
+	/* counting sort by group, stable; group_size[g] becomes its next place */
+	for (i = 0; i < ngroups; i++)
+	{
+		int			size = group_size[i];
+
+		group_size[i] = start;
+		start += size;
 	}
-
-	/* counting sort by group, stable */
+	group_size[ngroups] = start;	/* the ones waiting for nothing */
+	for (i = 0; i < nwaiters; i++)
 	{
-		int			start = 0;
+		int			g = waiters[i].group >= 0 ? waiters[i].group : ngroups;
 
-		for (i = 0; i < ngroups; i++)
-		{
-			int			size = group_size[i];
-
-			group_size[i] = start;
-			start += size;
-		}
-		group_size[ngroups] = start;	/* the not-waiting ones */
-		for (i = 0; i < nwaiters; i++)
-		{
-			int			g = Min(waiters[i].group, ngroups);
-
-			grouped_waiters[group_size[g]++] = waiters[i];
-		}
-		memcpy(waiters, grouped_waiters, sizeof(PgsLockWaiter) * nwaiters);
+		order[group_size[g]++] = i;
 	}
 }
 
 /*
  * Find the blockers of waiters[0..nwaiters-1] (pid and proc filled in by
- * the caller; reorders the array).  Afterwards each waiter's blockers are
- * pgs_blocker_pids(w)[0 .. w->nblockers - 1], valid until the caller's
- * memory context is reset; nblockers 0 means the waiter was not waiting
- * for a lock any more when looked at.
+ * the caller, who also fetched ahead, when it saw the lock wait, what is
+ * read here of the waiter's PGPROC: waitLock, waitProcLock, waitLockMode,
+ * lockGroupLeader).  Afterwards each waiter's blockers are the first
+ * w->nblockers pids of pgs_blocker_list(w), valid until the caller's memory
+ * context is reset; nblockers 0 means the waiter was not waiting for a lock
+ * any more when looked at.  order[0..nwaiters-1] is set to the waiters'
+ * indexes lock by lock: waiters of one lock that share a list are adjacent.
  */
 void
-pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters)
+pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order)
 {
 	int			i;
 
@@ -563,26 +551,21 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters)
 		w->list_len = 0;
 		w->first_blocker = 0;
 		w->self = -1;
-		/*
-		 * What the partition lock will be held to read: the waiter's
-		 * PROCLOCK (a hint: waitProcLock is read without the lock) and the
-		 * fields check_waiter() looks at.
-		 */
+		/* the partition lock will be held to read it (a hint: no lock yet) */
 		pgs_prefetch(*((PROCLOCK *volatile *) &proc->waitProcLock));
-		pgs_prefetch(&proc->waitLockMode);
-		pgs_prefetch(&proc->lockGroupLeader);
 	}
-	group_by_lock(waiters, nwaiters);
+	group_by_lock(waiters, nwaiters, order);
 
 	/* one awaited lock at a time */
 	i = 0;
-	while (i < nwaiters && waiters[i].lock != NULL)
+	while (i < nwaiters && waiters[order[i]].lock != NULL)
 	{
+		LOCK	   *lock = waiters[order[i]].lock;
 		int			end = i + 1;
 
-		while (end < nwaiters && waiters[end].lock == waiters[i].lock)
+		while (end < nwaiters && waiters[order[end]].lock == lock)
 			end++;
-		resolve_lock(&waiters[i], end - i);
+		resolve_lock(waiters, &order[i], end - i);
 		i = end;
 	}
 

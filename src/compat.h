@@ -116,6 +116,17 @@ pgs_worker_wait_event(void)
 #endif
 }
 
+#if PG_VERSION_NUM < 160000
+/* SHMQueueNext(), inline: the sampler walks lock queues with it. */
+static inline void *
+pgs_shm_queue_next(const SHM_QUEUE *queue, const SHM_QUEUE *cur, Size offset)
+{
+	SHM_QUEUE  *next = cur->next;
+
+	return next == queue ? NULL : (void *) ((char *) next - offset);
+}
+#endif
+
 /*
  * Walking a heavyweight lock's PROCLOCKs and its wait queue, in list order
  * (the caller holds the lock's partition lock).  SHM_QUEUE up to 15,
@@ -129,8 +140,8 @@ pgs_lock_first_proclock(LOCK *lock)
 		return NULL;
 	return dlist_container(PROCLOCK, lockLink, dlist_head_node(&lock->procLocks));
 #else
-	return (PROCLOCK *) SHMQueueNext(&lock->procLocks, &lock->procLocks,
-									 offsetof(PROCLOCK, lockLink));
+	return (PROCLOCK *) pgs_shm_queue_next(&lock->procLocks, &lock->procLocks,
+										   offsetof(PROCLOCK, lockLink));
 #endif
 }
 
@@ -143,8 +154,8 @@ pgs_lock_next_proclock(LOCK *lock, PROCLOCK *proclock)
 	return dlist_container(PROCLOCK, lockLink,
 						   dlist_next_node(&lock->procLocks, &proclock->lockLink));
 #else
-	return (PROCLOCK *) SHMQueueNext(&lock->procLocks, &proclock->lockLink,
-									 offsetof(PROCLOCK, lockLink));
+	return (PROCLOCK *) pgs_shm_queue_next(&lock->procLocks, &proclock->lockLink,
+										   offsetof(PROCLOCK, lockLink));
 #endif
 }
 
@@ -156,8 +167,9 @@ pgs_lock_first_waiter(LOCK *lock)
 		return NULL;
 	return dlist_container(PGPROC, links, dclist_head_node(&lock->waitProcs));
 #else
-	return (PGPROC *) SHMQueueNext(&lock->waitProcs.links, &lock->waitProcs.links,
-								   offsetof(PGPROC, links));
+	return (PGPROC *) pgs_shm_queue_next(&lock->waitProcs.links,
+										 &lock->waitProcs.links,
+										 offsetof(PGPROC, links));
 #endif
 }
 
@@ -170,8 +182,8 @@ pgs_lock_next_waiter(LOCK *lock, PGPROC *proc)
 	return dlist_container(PGPROC, links,
 						   dclist_next_node(&lock->waitProcs, &proc->links));
 #else
-	return (PGPROC *) SHMQueueNext(&lock->waitProcs.links, &proc->links,
-								   offsetof(PGPROC, links));
+	return (PGPROC *) pgs_shm_queue_next(&lock->waitProcs.links, &proc->links,
+										 offsetof(PGPROC, links));
 #endif
 }
 

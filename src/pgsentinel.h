@@ -327,7 +327,7 @@ typedef struct PgsLockWaiter
 	bool		resolved;		/* private */
 } PgsLockWaiter;
 extern void pgs_blockers_init(void);
-extern void pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters);
+extern void pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order);
 extern const int32 *pgs_blocker_list(const PgsLockWaiter *w, int *list_len);
 
 /* sampler.c */

@@ -194,7 +194,8 @@ static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
 static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
 static PgsLockWaiter *lock_waiters = NULL;	/* this sample's, one per slot */
-static const SessionCopy **waiter_sessions = NULL;	/* lock waiters', by row */
+static int *waiter_order = NULL;	/* lock_waiters lock by lock */
+static const SessionCopy **waiter_sessions = NULL;	/* of lock_waiters */
 static int	nlock_waiters = 0;
 static AshRow *sample_rows = NULL;	/* this sample's rows, one per slot */
 
@@ -749,6 +750,7 @@ sampler_init(void)
 									  sizeof(PgsLockWaiter) * status_slots);
 	waiter_sessions = MemoryContextAlloc(TopMemoryContext,
 										 sizeof(SessionCopy *) * status_slots);
+	waiter_order = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
 	sample_rows = MemoryContextAllocHuge(TopMemoryContext,
 										 sizeof(AshRow) * status_slots);
 	pgs_blockers_init();
@@ -966,12 +968,15 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 	{
 		PgsLockWaiter *w = &lock_waiters[nlock_waiters];
 
-		/* by row: pgs_find_blockers() reorders lock_waiters */
-		waiter_sessions[row_index - ash_written] = local;
+		waiter_sessions[nlock_waiters] = local;
 		nlock_waiters++;
 		w->proc = proc;
 		w->pid = row->pid;
 		w->row = (int) (row_index - ash_written);
+		/* what pgs_find_blockers() will read of it */
+		pgs_prefetch(&proc->waitLock);
+		pgs_prefetch(&proc->waitLockMode);
+		pgs_prefetch(&proc->lockGroupLeader);
 	}
 }
 
@@ -1140,12 +1145,12 @@ take_sample(TimestampTz now)
 		}
 	}
 
-	pgs_find_blockers(lock_waiters, nlock_waiters);
+	pgs_find_blockers(lock_waiters, nlock_waiters, waiter_order);
 	for (i = 0; i < nlock_waiters; i++)
 	{
-		PgsLockWaiter *w = &lock_waiters[i];
+		PgsLockWaiter *w = &lock_waiters[waiter_order[i]];
 
-		fill_blockers(&rows[w->row], w, waiter_sessions[w->row],
+		fill_blockers(&rows[w->row], w, waiter_sessions[waiter_order[i]],
 					  ash_written + w->row, &stored_list);
 	}
 
