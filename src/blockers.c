@@ -255,7 +255,10 @@ check_waiter(PgsLockWaiter *w, LOCK *lock)
 	return instances[w->self].queue_pos >= 0;
 }
 
-/* Does instance inst block a waiter of mode wait_mode queued at position queue_pos? */
+/*
+ * Does instance inst block a waiter whose requested mode conflicts with
+ * conflict_mask and whose place in the queue is queue_pos?
+ */
 static inline bool
 blocks(const LockInstance *inst, LOCKMASK conflict_mask, int queue_pos)
 {
@@ -389,9 +392,9 @@ blockers_of_mode(PgsLockWaiter *waiters, const int *ws, int nw, int first,
 }
 
 /*
- * The waiters W(0..nw-1) of one lock, W(j) being waiters[ws[j]].  The partition lock is held only to
- * check them and copy the lock's lists; the blockers are worked out after
- * releasing it.
+ * The waiters W(0..nw-1) of one lock, W(j) being waiters[ws[j]].  The
+ * partition lock is held only to check them and copy the lock's lists; the
+ * blockers are worked out after releasing it.
  */
 static void
 resolve_lock(PgsLockWaiter *waiters, const int *ws, int nw)
@@ -488,8 +491,9 @@ group_by_lock(PgsLockWaiter *waiters, int nwaiters, int *order)
 			w->group = -1;		/* placed after every group */
 			continue;
 		}
-		h = (uint32) (((uint64) (uintptr_t) w->lock * UINT64CONST(0x9E3779B97F4A7C15)) >> 32) &
-			lock_table_mask;
+		/* Fibonacci hashing of the pointer */
+		h = (uint32) (((uint64) (uintptr_t) w->lock *
+					   UINT64CONST(0x9E3779B97F4A7C15)) >> 32) & lock_table_mask;
 		while (lock_gen[h] == lock_table_gen && lock_key[h] != w->lock)
 			h = (h + 1) & lock_table_mask;
 		if (lock_gen[h] != lock_table_gen)

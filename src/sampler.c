@@ -85,11 +85,12 @@ typedef struct ActivityMemo
  * row needs (not the progress counters, not the SSL/GSS pointers), so that
  * reading an entry touches as few of its cache lines as possible.  For a
  * session that is not to be sampled only pid, state, statement start and
- * query id are filled in; for one to be sampled all fields ("complete"),
- * the strings pointing at the status slot's private copies.
+ * query id are filled in; for one to be sampled all fields, the strings
+ * pointing at the status slot's private copies.
  *
- * The copy of a status slot is kept from sample to sample with the entry's
- * st_changecount at the time it was read.  Every change of an entry --
+ * The copy of a status slot is kept from sample to sample, and the entry's
+ * st_changecount at the time it was read with it (in the slot's
+ * SlotGlance).  Every change of an entry --
  * session start and end, statement, state, query id, application name,
  * progress -- goes through core's change-counter protocol and moves that
  * counter, so while it is even and the same the entry has not changed and
