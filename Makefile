@@ -13,6 +13,7 @@ OBJS = \
 	src/pgsentinel.o \
 	src/guc.o \
 	src/shmem.o \
+	src/ring.o \
 	src/text_area.o \
 	src/hooks.o \
 	src/sampler.o \

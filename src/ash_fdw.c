@@ -12,7 +12,7 @@
  * like a table instead: rows are streamed as virtual tuples, and only the
  * columns the query uses (its target list and its conditions, which the
  * planner hands us) are computed; count(*) computes none.  The ring is
- * still copied once per query under the shared lock (ash_view.c).
+ * still copied once per query, without a lock (ash_view.c, ring.c).
  *
  * The planner also gets a real row estimate (the rows in the ring) where
  * a function scan is always assumed to return 1000 rows.
@@ -64,9 +64,7 @@ rows_in_ring(void)
 
 	if (pgs_state == NULL)
 		return 1000.0;
-	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	written = pgs_state->ash_written;
-	LWLockRelease(pgs_state->lock);
+	written = pgs_ring_written(&pgs_state->ash);
 	return (double) Min(written, (uint64) pgs_state->ash_capacity);
 }
 

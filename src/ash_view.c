@@ -2,8 +2,8 @@
  *
  * ash_view.c
  *		pg_active_session_history(): the rows of the ASH ring, copied out
- *		under the shared lock (once per query) and turned into tuples after
- *		releasing it.
+ *		(once per query, without a lock: ring.c) and turned into tuples
+ *		from the copy.
  *		Names are resolved from OIDs, wait events decoded, texts looked up
  *		in the copy of the text area, and other roles' texts and query ids
  *		hidden as pg_stat_activity hides them.

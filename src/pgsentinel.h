@@ -174,30 +174,46 @@ typedef struct PgsBackendSlot
 } PgsBackendSlot;
 
 /*
+ * A ring of fixed-size rows with one writer; readers copy it without a
+ * lock (ring.c).  Layout fields are set once at startup.
+ */
+typedef struct PgsRing
+{
+	uint64		capacity;		/* rows */
+	Size		row_size;
+	uint32		chunk_rows;		/* rows per sequence counter */
+	Size		rows_offset;	/* from pgs_state */
+	Size		seqs_offset;	/* pg_atomic_uint32 per chunk */
+	pg_atomic_uint64 written;	/* rows ever appended; next goes at % capacity */
+	pg_atomic_uint64 claimed;	/* rows appended or being appended */
+} PgsRing;
+
+/*
  * The one shared-memory allocation.  Header first, then the ASH ring, the
  * text area and the backend slots, at the offsets recorded here.
  */
 typedef struct PgsSharedState
 {
 	LWLock	   *lock;			/* see the rules at the top of shmem.c */
-	pg_atomic_uint32 writers_waiting;	/* writers queued for lock */
 
 	/* Layout, fixed at startup. */
 	int			ash_capacity;
-	Size		ash_offset;
 	Size		text_size;
 	Size		text_offset;
 	int			nslots;
 	Size		slot_size;
 	Size		slots_offset;
 
-	/* ASH ring: protected by lock. */
-	uint64		ash_written;	/* rows ever appended; next goes at % capacity */
-	int64		last_sample_id;
+	/* ASH ring: written under lock, read without it (ring.c). */
+	PgsRing		ash;
+	int64		last_sample_id; /* protected by lock */
 
-	/* Text area: protected by lock. */
-	uint64		text_head;		/* logical position of the next entry */
-	uint64		text_tail;		/* oldest entry still stored */
+	/*
+	 * Text area: written under lock; head and tail are atomics so that
+	 * readers can copy the area without it (shmem.c).
+	 */
+	pg_atomic_uint64 text_head; /* logical position of the next entry */
+	pg_atomic_uint64 text_tail; /* oldest entry still stored */
 	uint64		texts_stored;	/* entries ever written */
 	uint64		texts_dropped;	/* evicted while a row in the ring used them */
 
@@ -214,10 +230,12 @@ typedef struct PgsSharedState
 	double		worker_period;	/* settings as the sampler last read them */
 	bool		worker_track_idle_trans;
 
-	/* Statements ring: protected by lock, written by the statements worker. */
+	/*
+	 * Statements ring: written by the statements worker under lock, read
+	 * without it (ring.c).
+	 */
 	int			pgssh_capacity;
-	Size		pgssh_offset;
-	uint64		pgssh_written;
+	PgsRing		pgssh;
 
 	/* Sampler's request to the statements worker: protected by lock. */
 	Size		request_offset;
@@ -290,6 +308,17 @@ extern void pgs_ash_copy_out(PgsAshCopy *copy);
 extern PgsshRow *pgs_pgssh_copy_out(int64 *nrows);
 extern int64 pgs_lock_exclusive(void);
 extern void pgs_prefault(const void *start, Size size);
+
+/* ring.c */
+extern Size pgs_ring_size(Size row_size, uint64 capacity);
+extern Size pgs_ring_init(PgsRing *ring, Size row_size, uint64 capacity,
+						  Size offset);
+extern char *pgs_ring_rows(const PgsRing *ring);
+extern uint64 pgs_ring_written(PgsRing *ring);
+extern void pgs_ring_append(PgsRing *ring, const void *rows, uint64 n);
+extern void *pgs_ring_begin_update(PgsRing *ring, uint64 row_index);
+extern void pgs_ring_end_update(PgsRing *ring, uint64 row_index);
+extern char *pgs_ring_copy_out(PgsRing *ring, int64 *nrows);
 
 /* text_area.c: writer side (the sampler only) */
 typedef struct PgsTextBatch PgsTextBatch;

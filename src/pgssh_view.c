@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * pgssh_view.c
- *		pg_stat_statements_history(): the statements ring, copied out under
- *		the shared lock and turned into tuples after releasing it.  Other
+ *		pg_stat_statements_history(): the statements ring, copied out
+ *		without a lock (ring.c) and turned into tuples from the copy.  Other
  *		roles' query ids are hidden as pg_stat_statements hides them.
  *
  *-------------------------------------------------------------------------

@@ -322,20 +322,8 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 static void
 publish_rows(int n, int64 elapsed_us)
 {
-	PgsshRow   *ring = pgs_pgssh_rows();
-	uint64		capacity = (uint64) pgs_state->pgssh_capacity;
-	int			done = 0;
-
 	(void) pgs_lock_exclusive();
-	while (done < n)
-	{
-		uint64		at = (pgs_state->pgssh_written + done) % capacity;
-		int			chunk = (int) Min((uint64) (n - done), capacity - at);
-
-		memcpy(&ring[at], &batch[done], sizeof(PgsshRow) * chunk);
-		done += chunk;
-	}
-	pgs_state->pgssh_written += n;
+	pgs_ring_append(&pgs_state->pgssh, batch, (uint64) n);
 	pgs_state->pgssh_samples++;
 	pgs_state->pgssh_last_us = elapsed_us;
 	if (elapsed_us > pgs_state->pgssh_max_us)

@@ -758,7 +758,7 @@ sampler_init(void)
 	pgssh_sampler_init();
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	ash_written = pgs_state->ash_written;
+	ash_written = pgs_ring_written(&pgs_state->ash);
 	last_sample_id = pgs_state->last_sample_id;
 	LWLockRelease(pgs_state->lock);
 }
@@ -1042,10 +1042,8 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 			   int nfills, int nkeys, int64 sample_id, TimestampTz now,
 			   TimestampTz started)
 {
-	AshRow	   *ring = pgs_ash_rows();
 	uint64		capacity = (uint64) pgs_state->ash_capacity;
 	uint64		oldest_row;
-	int			done = 0;
 	int			i;
 	int64		sample_us = GetCurrentTimestamp() - started;
 	int64		lock_wait_us;
@@ -1054,16 +1052,8 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 
 	pgs_text_batch_publish(text_batch);
 
-	while (done < nrows)
-	{
-		uint64		at = (ash_written + done) % capacity;
-		int			n = (int) Min((uint64) (nrows - done), capacity - at);
-
-		memcpy(&ring[at], &rows[done], sizeof(AshRow) * n);
-		done += n;
-	}
+	pgs_ring_append(&pgs_state->ash, rows, (uint64) nrows);
 	ash_written += nrows;
-	pgs_state->ash_written = ash_written;
 	pgs_state->last_sample_id = sample_id;
 
 	oldest_row = ash_written > capacity ? ash_written - capacity : 0;
@@ -1074,18 +1064,20 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 
 		if (f->row_index < oldest_row)
 			continue;
-		r = &ring[f->row_index % capacity];
-		if (r->pid != f->pid || r->query_start != f->query_start)
-			continue;
-		if (r->queryid == 0)
+		r = pgs_ring_begin_update(&pgs_state->ash, f->row_index);
+		if (r->pid == f->pid && r->query_start == f->query_start)
 		{
-			r->queryid = f->queryid;
-			if (r->nested_queryid == 0)
-				r->nested_queryid = f->queryid;
-			pgs_state->rows_backfilled++;
+			if (r->queryid == 0)
+			{
+				r->queryid = f->queryid;
+				if (r->nested_queryid == 0)
+					r->nested_queryid = f->queryid;
+				pgs_state->rows_backfilled++;
+			}
+			if (r->cmdtype == PGS_CMD_UNKNOWN && r->queryid == f->queryid)
+				r->cmdtype = f->cmdtype;
 		}
-		if (r->cmdtype == PGS_CMD_UNKNOWN && r->queryid == f->queryid)
-			r->cmdtype = f->cmdtype;
+		pgs_ring_end_update(&pgs_state->ash, f->row_index);
 	}
 
 	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);

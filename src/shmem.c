@@ -9,7 +9,9 @@
  * pgs_state->lock, one LWLock of the tranche "pgsentinel", protects every
  * non-layout field of PgsSharedState and the three areas it describes: the
  * ASH ring with its text area, the statements ring, and the sampler's
- * request to the statements worker.
+ * request to the statements worker -- against the other writers and the
+ * status readers.  The readers of the two rings and the text area do not
+ * take it (below).
  *
  *	- Each area has exactly one writer.  The sampler writes the ASH ring,
  *	  the text area, the request and its own status fields; the statements
@@ -25,22 +27,27 @@
  *	- The statements worker copies the request out under the lock (in
  *	  exclusive mode, as it also counts skipped requests); while it rests
  *	  between readings it looks at the pending request's size in shared
- *	  mode, as a reader.
- *	- Writers take the lock with pgs_lock_exclusive(), which announces them
- *	  in writers_waiting (an atomic, read without the lock).
+ *	  mode.
  *	- request_taken_seq, the last request the statements worker took, is an
  *	  atomic written by that worker under the lock and read by the sampler
  *	  without it (a stale value only makes it carry a request over once
- *	  more).  These two are the only fields read without the lock.
- *	- Readers (the views, pgsentinel_status()) take the lock in LW_SHARED
- *	  mode only to memcpy what they need out, then release it and build
- *	  their result rows from the copy.  Large copies go in chunks of
- *	  COPY_CHUNK_BYTES, one lock acquisition each, into memory touched
- *	  beforehand, and a reader waits (briefly, boundedly) while a writer is
- *	  announced, so that no reader stalls the sampler noticeably.  Each row
- *	  is copied whole under the lock, so no reader sees a half-written row;
- *	  LWLocks are released by error recovery, so a reader cancelled
- *	  mid-copy leaves nothing held.
+ *	  more).
+ *	- Status readers (pgsentinel_status(), the planner's row estimate) take
+ *	  the lock in LW_SHARED mode to copy a few fields and release it.
+ *	- Readers of the rings and of the text area (the views) take no lock:
+ *	  they copy, then validate what they copied, so that a reader, however
+ *	  slow or descheduled, never makes a writer wait.  This departs from
+ *	  DESIGN.md invariant 4 ("readers hold the shared lock only to copy
+ *	  out"): with the lock, a reader descheduled in the middle of a chunk
+ *	  held the sampler up for a scheduler time slice (20 ms measured on a
+ *	  loaded host).  The rings use per-chunk sequence counters and the
+ *	  claimed/written counters described in ring.c; the text area is
+ *	  written in an order that lets a copy tell which entries it holds
+ *	  whole: the writer moves text_tail past the entries it will overwrite
+ *	  before it writes any byte, and moves text_head past the new entries
+ *	  after their last byte; a reader reads text_head, copies, then reads
+ *	  text_tail, and uses only the entries between the two
+ *	  (text_copy_out()).  No reader sees a torn row or text.
  *	- Layout fields (capacities, offsets, sizes) are set once by the
  *	  postmaster before any other process exists and are read without lock.
  *
@@ -62,8 +69,8 @@
 
 #include "pgsentinel.h"
 
-/* Bytes a reader copies per acquisition of the shared lock. */
-#define COPY_CHUNK_BYTES	(128 * 1024)
+/* Bytes of text a reader copies between checks for interrupts. */
+#define COPY_CHUNK_BYTES	(1024 * 1024)
 
 PgsSharedState *pgs_state = NULL;
 
@@ -102,10 +109,10 @@ pgs_shmem_size(void)
 	Size		size;
 
 	size = MAXALIGN(sizeof(PgsSharedState));
-	size = add_size(size, MAXALIGN(mul_size(sizeof(AshRow), pgs_ash_max_entries)));
+	size = add_size(size, pgs_ring_size(sizeof(AshRow), pgs_ash_max_entries));
 	size = add_size(size, MAXALIGN(text_area_bytes()));
 	size = add_size(size, mul_size(backend_slot_size(), MaxBackends));
-	size = add_size(size, MAXALIGN(mul_size(sizeof(PgsshRow), pgs_pgssh_max_entries)));
+	size = add_size(size, pgs_ring_size(sizeof(PgsshRow), pgs_pgssh_max_entries));
 	size = add_size(size, MAXALIGN(mul_size(sizeof(PgsshKey), request_max_keys())));
 	return size;
 }
@@ -151,18 +158,18 @@ pgs_shmem_startup(void)
 
 		memset(s, 0, sizeof(PgsSharedState));
 		s->lock = &(GetNamedLWLockTranche(PGS_NAME))->lock;
-		pg_atomic_init_u32(&s->writers_waiting, 0);
 		pg_atomic_init_u64(&s->request_taken_seq, 0);
 
 		offset = MAXALIGN(sizeof(PgsSharedState));
 		s->ash_capacity = pgs_ash_max_entries;
-		s->ash_offset = offset;
-		offset += MAXALIGN(mul_size(sizeof(AshRow), pgs_ash_max_entries));
+		offset = pgs_ring_init(&s->ash, sizeof(AshRow), pgs_ash_max_entries,
+							   offset);
 
 		s->text_size = text_area_bytes();
 		s->text_offset = offset;
 		offset += MAXALIGN(s->text_size);
-		s->text_head = s->text_tail = 0;
+		pg_atomic_init_u64(&s->text_head, 0);
+		pg_atomic_init_u64(&s->text_tail, 0);
 
 		s->nslots = MaxBackends;
 		s->slot_size = backend_slot_size();
@@ -172,8 +179,8 @@ pgs_shmem_startup(void)
 		offset += mul_size(s->slot_size, s->nslots);
 
 		s->pgssh_capacity = pgs_pgssh_max_entries;
-		s->pgssh_offset = offset;
-		offset += MAXALIGN(mul_size(sizeof(PgsshRow), pgs_pgssh_max_entries));
+		offset = pgs_ring_init(&s->pgssh, sizeof(PgsshRow),
+							   pgs_pgssh_max_entries, offset);
 
 		s->request_max_keys = request_max_keys();
 		s->request_offset = offset;
@@ -201,7 +208,7 @@ pgs_check_loaded(void)
 AshRow *
 pgs_ash_rows(void)
 {
-	return (AshRow *) ((char *) pgs_state + pgs_state->ash_offset);
+	return (AshRow *) pgs_ring_rows(&pgs_state->ash);
 }
 
 /* The text area's bytes. */
@@ -215,7 +222,7 @@ pgs_text_area(void)
 PgsshRow *
 pgs_pgssh_rows(void)
 {
-	return (PgsshRow *) ((char *) pgs_state + pgs_state->pgssh_offset);
+	return (PgsshRow *) pgs_ring_rows(&pgs_state->pgssh);
 }
 
 /* The keys of the sampler's current request. */
@@ -236,139 +243,53 @@ pgs_backend_slot(int procno)
 }
 
 /*
- * Take pgs_state->lock exclusively, for a writer.  Readers copy in short
- * chunks and stand back while a writer is waiting (writers_waiting), so a
- * stream of readers cannot starve the sampler: shared lockers are otherwise
- * let in ahead of a queued exclusive one.  Returns the microseconds waited.
+ * Take pgs_state->lock exclusively, for a writer.  Returns the microseconds
+ * waited (pgsentinel_status() shows the longest wait of the sampler).
  */
 int64
 pgs_lock_exclusive(void)
 {
 	TimestampTz before;
-	int64		waited;
 
 	if (LWLockConditionalAcquire(pgs_state->lock, LW_EXCLUSIVE))
 		return 0;
-	pg_atomic_fetch_add_u32(&pgs_state->writers_waiting, 1);
 	before = GetCurrentTimestamp();
 	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
-	waited = GetCurrentTimestamp() - before;
-	pg_atomic_fetch_sub_u32(&pgs_state->writers_waiting, 1);
-	return waited;
+	return GetCurrentTimestamp() - before;
 }
 
 /*
- * Take pgs_state->lock in shared mode for one chunk of a reader's copy,
- * after letting any waiting writer go first (bounded: a reader is not
- * starved either).
- */
-static void
-lock_shared_for_chunk(void)
-{
-	int			i;
-
-	/* a writer holds the lock for microseconds: spin a little, then nap */
-	for (i = 0; i < 20000 && pg_atomic_read_u32(&pgs_state->writers_waiting) > 0; i++)
-	{
-		if (i < 200)
-			pg_spin_delay();
-		else
-		{
-			if ((i & 63) == 0)
-				CHECK_FOR_INTERRUPTS();
-			pg_usleep(5);
-		}
-	}
-	LWLockAcquire(pgs_state->lock, LW_SHARED);
-}
-
-/*
- * Copy a ring of fixed-size elements out for a reader, oldest first, in
- * chunks of COPY_CHUNK_BYTES each copied under the shared lock into memory
- * that was touched beforehand (no page fault while the lock is held).
- * The rows copied are those present when the copy starts; if the writer
- * overwrites the oldest of them meanwhile, the copy restarts after them so
- * that the result is always the contiguous newest part.  Returns the first
- * element and sets *nrows.
- */
-static char *
-ring_copy_out(const char *ring, Size esize, uint64 capacity,
-			  const uint64 *written_ptr, int64 *nrows)
-{
-	uint64		written;
-	uint64		first;
-	uint64		keep_from;
-	uint64		idx;
-	uint64		chunk_rows = Max(1, COPY_CHUNK_BYTES / esize);
-	char	   *buf;
-
-	lock_shared_for_chunk();
-	written = *written_ptr;
-	LWLockRelease(pgs_state->lock);
-
-	first = written - Min(written, capacity);
-	buf = MemoryContextAllocHuge(CurrentMemoryContext,
-								 Max(written - first, 1) * esize);
-	keep_from = first;
-	for (idx = first; idx < written;)
-	{
-		uint64		count = Min(chunk_rows, written - idx);
-		uint64		now_written;
-		uint64		done = 0;
-
-		memset(buf + (idx - first) * esize, 0, count * esize);
-		lock_shared_for_chunk();
-		now_written = *written_ptr;
-		if (now_written > capacity && idx < now_written - capacity)
-		{
-			/* overwritten meanwhile: keep only what is newer */
-			LWLockRelease(pgs_state->lock);
-			keep_from = Min(now_written - capacity, written);
-			idx = keep_from;
-			continue;
-		}
-		while (done < count)
-		{
-			uint64		at = (idx + done) % capacity;
-			uint64		n = Min(count - done, capacity - at);
-
-			memcpy(buf + (idx + done - first) * esize, ring + at * esize, n * esize);
-			done += n;
-		}
-		LWLockRelease(pgs_state->lock);
-		idx += count;
-		CHECK_FOR_INTERRUPTS();
-	}
-	*nrows = (int64) (written - keep_from);
-	return buf + (keep_from - first) * esize;
-}
-
-/*
- * Copy the text area out for a reader, in chunks.  An entry is usable if it
- * lies between the tail read after the last chunk (anything older may have
- * been overwritten while copying) and the head read before the first one.
+ * Copy the live part of the text area out for a reader, without the lock
+ * (see the rules above).  An entry is usable if it lies between the tail
+ * read after the copy (anything older may have been overwritten while
+ * copying) and the head read before it (anything newer may be incomplete).
+ * Only the bytes between the tail and the head as they were when the copy
+ * began are copied: older ones could not be used anyway.
  */
 static void
 text_copy_out(PgsTextSnapshot *snap)
 {
 	Size		size = pgs_state->text_size;
-	Size		off;
+	uint64		from;
+	uint64		pos;
 
 	snap->area = MemoryContextAllocHuge(CurrentMemoryContext, size);
 	snap->size = size;
-	for (off = 0; off < size; off += COPY_CHUNK_BYTES)
+	snap->head = pg_atomic_read_u64(&pgs_state->text_head);
+	from = pg_atomic_read_u64(&pgs_state->text_tail);
+	pg_read_barrier();
+	from = Min(from, snap->head);
+	for (pos = from; pos < snap->head;)
 	{
-		Size		n = Min(COPY_CHUNK_BYTES, size - off);
+		Size		phys = pos % size;
+		Size		n = Min(Min(snap->head - pos, size - phys), COPY_CHUNK_BYTES);
 
-		memset(snap->area + off, 0, n);
-		lock_shared_for_chunk();
-		if (off == 0)
-			snap->head = pgs_state->text_head;
-		memcpy(snap->area + off, pgs_text_area() + off, n);
-		if (off + n >= size)
-			snap->tail = pgs_state->text_tail;
-		LWLockRelease(pgs_state->lock);
+		memcpy(snap->area + phys, pgs_text_area() + phys, n);
+		pos += n;
+		CHECK_FOR_INTERRUPTS();
 	}
+	pg_read_barrier();
+	snap->tail = Max(pg_atomic_read_u64(&pgs_state->text_tail), from);
 }
 
 /*
@@ -380,11 +301,7 @@ text_copy_out(PgsTextSnapshot *snap)
 void
 pgs_ash_copy_out(PgsAshCopy *copy)
 {
-	copy->rows = (AshRow *) ring_copy_out((const char *) pgs_ash_rows(),
-										  sizeof(AshRow),
-										  (uint64) pgs_state->ash_capacity,
-										  &pgs_state->ash_written,
-										  &copy->nrows);
+	copy->rows = (AshRow *) pgs_ring_copy_out(&pgs_state->ash, &copy->nrows);
 	text_copy_out(&copy->text);
 }
 
@@ -392,10 +309,7 @@ pgs_ash_copy_out(PgsAshCopy *copy)
 PgsshRow *
 pgs_pgssh_copy_out(int64 *nrows)
 {
-	return (PgsshRow *) ring_copy_out((const char *) pgs_pgssh_rows(),
-									  sizeof(PgsshRow),
-									  (uint64) pgs_state->pgssh_capacity,
-									  &pgs_state->pgssh_written, nrows);
+	return (PgsshRow *) pgs_ring_copy_out(&pgs_state->pgssh, nrows);
 }
 
 /*

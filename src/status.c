@@ -63,7 +63,7 @@ status_copy_out(StatusCopy *c)
 	c->last_sample_us = pgs_state->last_sample_us;
 	c->max_sample_us = pgs_state->max_sample_us;
 	c->max_lock_wait_us = pgs_state->max_lock_wait_us;
-	c->ash_written = pgs_state->ash_written;
+	c->ash_written = pgs_ring_written(&pgs_state->ash);
 	c->oldest_time = 0;
 	if (c->ash_written > 0)
 	{
@@ -71,7 +71,8 @@ status_copy_out(StatusCopy *c)
 
 		c->oldest_time = pgs_ash_rows()[oldest % capacity].ash_time;
 	}
-	c->text_used = pgs_state->text_head - pgs_state->text_tail;
+	c->text_used = pg_atomic_read_u64(&pgs_state->text_head) -
+		pg_atomic_read_u64(&pgs_state->text_tail);
 	c->texts_stored = pgs_state->texts_stored;
 	c->texts_dropped = pgs_state->texts_dropped;
 	c->rows_backfilled = pgs_state->rows_backfilled;
@@ -81,7 +82,7 @@ status_copy_out(StatusCopy *c)
 	c->pgssh_state = pgs_state->pgssh_state;
 	memcpy(c->pgssh_message, pgs_state->pgssh_message, PGSSH_MESSAGE_LEN);
 	c->pgssh_pid = pgs_state->pgssh_pid;
-	c->pgssh_written = pgs_state->pgssh_written;
+	c->pgssh_written = pgs_ring_written(&pgs_state->pgssh);
 	c->pgssh_samples = pgs_state->pgssh_samples;
 	c->pgssh_last_us = pgs_state->pgssh_last_us;
 	c->pgssh_max_us = pgs_state->pgssh_max_us;

@@ -22,7 +22,7 @@
  * overwritten.
  *
  * Reader side: pgs_text_lookup() resolves a reference in a copy of the area
- * taken by text_copy_out() in shmem.c.
+ * taken, without the lock, by text_copy_out() in shmem.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -94,8 +94,8 @@ pgs_text_batch_create(MemoryContext mcxt)
 	b->mcxt = mcxt;
 	b->size = pgs_state->text_size;
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	b->start_head = b->head = pgs_state->text_head;
-	b->tail = pgs_state->text_tail;
+	b->start_head = b->head = pg_atomic_read_u64(&pgs_state->text_head);
+	b->tail = pg_atomic_read_u64(&pgs_state->text_tail);
 	LWLockRelease(pgs_state->lock);
 	b->staging_cap = 64 * 1024;
 	b->staging = MemoryContextAlloc(mcxt, b->staging_cap);
@@ -367,6 +367,10 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 /*
  * Copy the batch into the shared area and move its head and tail.  The
  * caller holds pgs_state->lock exclusively; this only copies and stores.
+ * Readers copy the area without the lock (shmem.c): the tail passes what
+ * will be overwritten before any byte is, and the head passes the new
+ * entries only once they are complete.  Stamps change only last_row,
+ * which readers do not use.
  */
 void
 pgs_text_batch_publish(PgsTextBatch *b)
@@ -375,6 +379,8 @@ pgs_text_batch_publish(PgsTextBatch *b)
 	uint64		pos = b->start_head;
 	int			i;
 
+	pg_atomic_write_u64(&pgs_state->text_tail, b->tail);
+	pg_write_barrier();
 	while (pos < b->head)
 	{
 		Size		phys = pos % b->size;
@@ -390,8 +396,8 @@ pgs_text_batch_publish(PgsTextBatch *b)
 		if (e->last_row < b->touched[i].row_index)
 			e->last_row = b->touched[i].row_index;
 	}
-	pgs_state->text_head = b->head;
-	pgs_state->text_tail = b->tail;
+	pg_write_barrier();
+	pg_atomic_write_u64(&pgs_state->text_head, b->head);
 	pgs_state->texts_stored += b->stored;
 	pgs_state->texts_dropped += b->dropped;
 }
