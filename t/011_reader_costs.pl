@@ -5,9 +5,9 @@
 #  - one reader of a full 100000-row ring does not delay a sample;
 #  - twenty concurrent readers do not keep the sampler from its exclusive
 #    lock;
-#  - a reader stopped (SIGSTOP) in the middle of its reads does not stop the
-#    sampler (readers take no lock: src/ring.c), and what it copied while the
-#    ring was overwritten under it is dropped, never shown out of order;
+#  - readers stopped (SIGSTOP) in the middle of their reads do not stop the
+#    sampler (readers take no lock: src/ring.c), and what one copied while
+#    the ring was overwritten under it is dropped, never shown;
 #  - a reader of a big but nearly empty ring does not need memory for the
 #    whole capacity (servers often run with vm.overcommit_memory = 2, as
 #    PostgreSQL's documentation recommends, where such an allocation fails).
@@ -88,58 +88,84 @@ cmp_ok($many, '<', 250_000,
 	"20 concurrent readers: sampler lock wait < 250 ms ($many us)");
 cmp_ok($s1 - $s0, '>=', 300, 'the sampler was not starved for the whole run');
 
-# --- a reader stopped in the middle of its reads ------------------------------
+$node->safe_psql('postgres',
+	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%sleepers%' AND pid <> pg_backend_pid()");
+pgs_stop_bg($sleepers, wait => 1);
+$node->stop;
 
-# The reader checks each copy: in ring order (the scan order) sample_id
-# never goes back.  It is stopped at a random moment of its loop, while the
-# sampler writes 70 % of the ring; a reader stopped while copying the rows
-# resumes with the rest of its copy partly overwritten.  With a lock taken
-# by readers (before src/ring.c), the stopped reader, holding it, stopped
-# the sampler: no sample came while it was stopped.
-my $stopped = pgs_start_bg($node, q{
-DO $$
+# --- readers stopped in the middle of their reads -----------------------------
+
+# A ring of 20000 rows; every sample holds the 100 sleeping sessions (and
+# the readers), so the rows of one read, a contiguous run of the ring, span
+# at most 20000 / 100 + 1 samples.  Four readers read in a loop and check
+# that.  They are stopped (SIGSTOP) together at random moments, each time
+# until the sampler has taken 140 samples (70 % of the ring).  A reader
+# stopped while copying the rows resumes with the rest of the ring partly
+# overwritten: it must drop those rows, or its read holds rows from two
+# laps of the ring (a span of about 340 samples).  With the lock readers
+# took before src/ring.c, a reader stopped while holding it stopped the
+# sampler.
+$cap = 20000;
+my $max_span = $cap / 100 + 1;
+$node = pgs_node('stopped_readers',
+	conf => "max_connections = 150\npgsentinel_ash.max_entries = $cap\n");
+$sleepers = pgs_pgbench_bg($node, '-n', '-c', '100', '-j', '2', '-t', '1',
+	'-f', $script, 'postgres');
+ok(pgs_wait_sessions($node, 100, '%sleepers%'), '100 sessions sleeping');
+# every row in the ring from a sample of all 100
+ok(pgs_wait_samples($node, 2 * $cap / 100), "ring of $cap rows filled twice");
+
+my @stopped = map {
+	pgs_start_bg($node, qq{
+DO \$\$
 DECLARE
-	nback bigint;
+	span bigint;
 BEGIN
 	FOR i IN 1 .. 1000000 LOOP
-		SELECT count(*) INTO nback
-		FROM (SELECT sample_id < lag(sample_id) OVER () AS back
-			  FROM pg_active_session_history) r
-		WHERE back;
-		IF nback > 0 THEN
-			RAISE EXCEPTION 'read % went back in sample_id % times', i, nback;
+		SELECT max(sample_id) - min(sample_id) INTO span
+		FROM pg_active_session_history;
+		IF span > $max_span THEN
+			RAISE EXCEPTION 'read % spans % samples: rows of two laps of the ring', i, span;
 		END IF;
 	END LOOP;
-END $$ /* stopped reader */;
-});
+END \$\$ /* stopped reader */;
+})
+} 1 .. 4;
+my $reader_pids = "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE query LIKE '%stopped reader%' AND state = 'active' AND pid <> pg_backend_pid()";
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE '%stopped reader%' AND state = 'active' AND pid <> pg_backend_pid()"),
-	'the reader runs');
-my $rpid = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%stopped reader%' AND state = 'active' AND pid <> pg_backend_pid()");
-BAIL_OUT("no reader: $stopped->{err}") unless $rpid =~ /^\d+$/;
-my $stops = 8;
+		"SELECT count(*) = 4 FROM pg_stat_activity WHERE query LIKE '%stopped reader%' AND state = 'active' AND pid <> pg_backend_pid()"),
+	'four readers run');
+my @rpids = split / /, $node->safe_psql('postgres', $reader_pids);
+BAIL_OUT("readers not found: " . join(' ', map { $_->{err} } @stopped))
+  unless @rpids == 4;
+my $stops = 25;
 my $samples_needed = int(0.7 * $cap / 100);
 my $kept_sampling = 0;
 foreach my $i (1 .. $stops)
 {
-	# a random point of the reader's loop (not a wait for an event)
-	select(undef, undef, undef, rand(0.1));
-	kill 'STOP', $rpid;
+	# a random point of the readers' loops (not a wait for an event)
+	select(undef, undef, undef, rand(0.05));
+	kill 'STOP', @rpids;
 	my $ok = pgs_wait_samples($node, $samples_needed);
-	kill 'CONT', $rpid;
+	kill 'CONT', @rpids;
 	last unless $ok;
 	$kept_sampling++;
 }
 is($kept_sampling, $stops,
-	"while a reader was stopped $stops times, the sampler took $samples_needed samples each time");
+	"while four readers were stopped $stops times, the sampler took $samples_needed samples each time");
 $node->safe_psql('postgres',
-	"SELECT pg_cancel_backend($rpid)");
-pgs_stop_bg($stopped, wait => 1);
-like($stopped->{err}, qr/canceling statement/, 'the stopped reader ran until cancelled');
-unlike($stopped->{err}, qr/went back/,
-	'no copy showed rows out of order (the overwritten ones were dropped)')
-  or diag $stopped->{err};
+	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%stopped reader%' AND pid <> pg_backend_pid()");
+my $errs = '';
+foreach my $h (@stopped)
+{
+	pgs_stop_bg($h, wait => 1);
+	$errs .= $h->{err};
+}
+is(() = $errs =~ /canceling statement/g, 4,
+	'the four readers ran until cancelled');
+unlike($errs, qr/two laps/,
+	"no read held rows from two laps of the ring (span <= $max_span samples)")
+  or diag $errs;
 
 $node->safe_psql('postgres',
 	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%sleepers%' AND pid <> pg_backend_pid()");
