@@ -41,7 +41,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 # (--temp-instance), so they never depend on a system cluster.
 REGRESS = setup ash_views settings status redaction pgssh upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
-ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transaction concurrent_readers
+ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transaction parallel_leader concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
 TAP_TESTS = 1
 

@@ -129,6 +129,7 @@ CREATE FUNCTION pgsentinel_status(
     OUT texts_dropped bigint,
     OUT rows_backfilled bigint,
     OUT sample_overruns bigint,
+    OUT blockers_via_core bigint,
     OUT sampling_period double precision,
     OUT track_idle_trans boolean,
     OUT ash_row_bytes integer,

@@ -54,7 +54,12 @@
  *
  * A waiter that belongs to a lock group (a parallel query), or whose state
  * changed between the unlocked look and the locked one, is handed to core's
- * pg_blocking_pids(), after every partition lock has been released.
+ * pg_blocking_pids(), after every partition lock has been released (and
+ * counted: pgsentinel_status().blockers_via_core).  A backend that once led
+ * a parallel query keeps lockGroupLeader pointing at itself for the rest of
+ * its life; when its group is itself alone (its workers have left), its
+ * waits are an ungrouped process's and are resolved here
+ * (leads_itself_alone()).
  *
  *-------------------------------------------------------------------------
  */
@@ -237,9 +242,34 @@ read_lock(LOCK *lock)
 }
 
 /*
+ * Does this process lead a lock group of itself alone?  pg_blocking_pids()
+ * reports the blockers of every waiting member of a group; with no member
+ * but the leader its answer is that of an ungrouped process.  The group's
+ * fields are protected by the leader's partition lock, taken here in
+ * shared mode and alone: before the awaited lock's partition lock, never
+ * nested.  A waiting process cannot start a parallel query, so its group
+ * can only shrink while it waits; check_waiter() then verifies, under the
+ * awaited lock's partition lock, that it still waits for the same lock.
+ */
+static bool
+leads_itself_alone(PGPROC *proc)
+{
+	LWLock	   *plock = LockHashPartitionLockByProc(proc);
+	dlist_head *members = &proc->lockGroupMembers;
+	bool		alone;
+
+	LWLockAcquire(plock, LW_SHARED);
+	alone = proc->lockGroupLeader == proc && !dlist_is_empty(members) &&
+		!dlist_has_next(members, dlist_head_node(members));
+	LWLockRelease(plock);
+	return alone;
+}
+
+/*
  * Under the partition lock: is the waiter still waiting for this lock, as
- * the same process, outside any lock group, with its own PROCLOCK in the
- * copy and a place in the queue?  Records its instance and mode.
+ * the same process, outside any lock group (or leading one of itself
+ * alone), with its own PROCLOCK in the copy and a place in the queue?
+ * Records its instance and mode.
  */
 static bool
 check_waiter(PgsLockWaiter *w, LOCK *lock)
@@ -248,7 +278,9 @@ check_waiter(PgsLockWaiter *w, LOCK *lock)
 	int			procno = proc_index(proc);
 
 	if (procno < 0 || proc->waitLock != lock || proc->pid != w->pid ||
-		proc->lockGroupLeader != NULL || instance_gen[procno] != map_gen)
+		(proc->lockGroupLeader != NULL &&
+		 !(w->alone && proc->lockGroupLeader == proc)) ||
+		instance_gen[procno] != map_gen)
 		return false;
 	w->self = instance_of[procno];
 	w->mode = proc->waitLockMode;
@@ -533,16 +565,18 @@ group_by_lock(PgsLockWaiter *waiters, int nwaiters, int *order)
  * context is reset; nblockers 0 means the waiter was not waiting for a lock
  * any more when looked at.  order[0..nwaiters-1] is set to the waiters'
  * indexes lock by lock: waiters of one lock that share a list are adjacent.
+ * Returns how many waiters were handed to core's pg_blocking_pids().
  */
-void
+int
 pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order)
 {
 	int			i;
+	int			via_core = 0;
 
 	out_pids = NULL;
 	out_used = out_size = 0;
 	if (nwaiters == 0)
-		return;
+		return 0;
 
 	for (i = 0; i < nwaiters; i++)
 	{
@@ -555,6 +589,8 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order)
 		w->list_len = 0;
 		w->first_blocker = 0;
 		w->self = -1;
+		w->alone = (*((PGPROC *volatile *) &proc->lockGroupLeader) == proc &&
+					w->lock != NULL && leads_itself_alone(proc));
 		/* the partition lock will be held to read it (a hint: no lock yet) */
 		pgs_prefetch(*((PROCLOCK *volatile *) &proc->waitProcLock));
 	}
@@ -576,8 +612,12 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order)
 	for (i = 0; i < nwaiters; i++)
 	{
 		if (!waiters[i].resolved)
+		{
 			resolve_with_core(&waiters[i]);
+			via_core++;
+		}
 	}
+	return via_core;
 }
 
 /*

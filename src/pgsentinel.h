@@ -226,6 +226,7 @@ typedef struct PgsSharedState
 	int64		max_sample_us;
 	int64		max_lock_wait_us;	/* longest wait of the sampler for lock */
 	uint64		rows_backfilled;	/* query ids completed after the fact */
+	uint64		blockers_via_core;	/* lock waits given to pg_blocking_pids() */
 	uint64		sample_overruns;	/* samples later than one period */
 	double		worker_period;	/* settings as the sampler last read them */
 	bool		worker_track_idle_trans;
@@ -354,9 +355,10 @@ typedef struct PgsLockWaiter
 	int			self;			/* private */
 	int			mode;			/* private */
 	bool		resolved;		/* private */
+	bool		alone;			/* private: leads a lock group of itself */
 } PgsLockWaiter;
 extern void pgs_blockers_init(void);
-extern void pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order);
+extern int	pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order);
 extern const int32 *pgs_blocker_list(const PgsLockWaiter *w, int *list_len);
 
 /* sampler.c */

@@ -1039,8 +1039,8 @@ find_backfills(Backfill *out)
  */
 static void
 publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
-			   int nfills, int nkeys, int64 sample_id, TimestampTz now,
-			   TimestampTz started)
+			   int nfills, int nkeys, int via_core, int64 sample_id,
+			   TimestampTz now, TimestampTz started)
 {
 	uint64		capacity = (uint64) pgs_state->ash_capacity;
 	uint64		oldest_row;
@@ -1082,6 +1082,7 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 
 	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);
 
+	pgs_state->blockers_via_core += via_core;
 	pgs_state->samples_taken++;
 	pgs_state->last_sample_time = now;
 	pgs_state->last_sample_us = sample_us;
@@ -1103,6 +1104,7 @@ take_sample(TimestampTz now)
 	int			nrows = 0;
 	int			nfills;
 	int			nkeys;
+	int			via_core;
 	int64		sample_id = last_sample_id + 1;
 	StoredBlockerList stored_list = {NULL, 0, PGS_TEXT_NONE};
 	int			i;
@@ -1138,7 +1140,7 @@ take_sample(TimestampTz now)
 		}
 	}
 
-	pgs_find_blockers(lock_waiters, nlock_waiters, waiter_order);
+	via_core = pgs_find_blockers(lock_waiters, nlock_waiters, waiter_order);
 	for (i = 0; i < nlock_waiters; i++)
 	{
 		PgsLockWaiter *w = &lock_waiters[waiter_order[i]];
@@ -1148,7 +1150,8 @@ take_sample(TimestampTz now)
 	}
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
-	publish_sample(rows, nrows, fills, nfills, nkeys, sample_id, now, started);
+	publish_sample(rows, nrows, fills, nfills, nkeys, via_core, sample_id,
+				   now, started);
 	last_sample_id = sample_id;
 	if (nkeys > 0)
 		pgssh_notify();

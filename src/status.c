@@ -17,7 +17,7 @@
 
 PG_FUNCTION_INFO_V1(pgsentinel_status_2_0);
 
-#define STATUS_COLS 32
+#define STATUS_COLS 33
 
 /* What the status function copies out under the lock. */
 typedef struct StatusCopy
@@ -47,6 +47,7 @@ typedef struct StatusCopy
 	int64		pgssh_max_us;
 	uint64		requests_skipped;
 	uint64		keys_dropped;
+	uint64		blockers_via_core;
 } StatusCopy;
 
 /* Copy the status fields under the shared lock. */
@@ -76,6 +77,7 @@ status_copy_out(StatusCopy *c)
 	c->texts_stored = pgs_state->texts_stored;
 	c->texts_dropped = pgs_state->texts_dropped;
 	c->rows_backfilled = pgs_state->rows_backfilled;
+	c->blockers_via_core = pgs_state->blockers_via_core;
 	c->sample_overruns = pgs_state->sample_overruns;
 	c->period = pgs_state->worker_period;
 	c->track_idle_trans = pgs_state->worker_track_idle_trans;
@@ -173,6 +175,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) c.texts_dropped);
 	values[i++] = Int64GetDatum((int64) c.rows_backfilled);
 	values[i++] = Int64GetDatum((int64) c.sample_overruns);
+	values[i++] = Int64GetDatum((int64) c.blockers_via_core);
 	values[i] = Float8GetDatum(c.period);
 	nulls[i++] = (c.worker_pid == 0);
 	values[i] = BoolGetDatum(c.track_idle_trans);
