@@ -21,25 +21,39 @@
  *			 of an append is written;
  *	written	 rows completely appended: raised after its last byte.
  *
- * Writer (pgs_ring_append, pgs_ring_begin_update/end_update): claimed is
- * raised, then, chunk by chunk, the counter is made odd, the rows are
- * copied, the counter is made even; then written is raised.  The counter
- * updates are atomic read-modify-write operations, full memory barriers,
- * so every store is seen in that order.
+ * Writer, appending (pgs_ring_append): claimed is raised, then, chunk by
+ * chunk, the counter is made odd, the rows are copied, the counter is made
+ * even; then written is raised.  claimed and written are plain atomic
+ * stores (no barrier of their own); the counter updates are atomic
+ * read-modify-write operations, full memory barriers, and one follows the
+ * store of claimed and one precedes the store of written, so every store
+ * is seen in that order.  Changing a row in place (the sampler completing
+ * a query id: pgs_ring_begin_update/end_update) only brackets it with its
+ * chunk's counter: the row keeps its place and identity, and a reader gets
+ * it either before or after the change.
  *
  * Reader (pgs_ring_copy_out): reads written, then copies rows [written -
  * capacity, written) chunk by chunk; a chunk whose counter was odd, or
  * changed while it was copied, is copied again.  A consistent chunk may
  * still hold rows newer than the reader asked for, written after it read
  * written (the ring wrapped meanwhile): after the copy it reads claimed,
- * and any row older than claimed - capacity is dropped from the result,
- * which is therefore always a contiguous, untorn run of the newest rows
- * written before the copy began.
+ * and any row older than claimed - capacity is dropped from the result.
+ * If the copy of a chunk holds any byte of an append, the reader saw that
+ * chunk's counter after the append's second increment, so (a read barrier
+ * between) it sees the append's claimed or a later one.  The result is
+ * therefore always a contiguous, untorn run of rows, the newest up to the
+ * value of written first read, some of the oldest possibly dropped.
+ *
+ * Between the two increments of a counter the writer only copies and
+ * stores: nothing there may raise an error or accept an interrupt.  A
+ * writer that stopped in between would leave the counter odd (readers wait
+ * for it) and, once restarted, write with the parity reversed; only a
+ * crash can stop it there, and after a crash the postmaster reinitialises
+ * shared memory.  The writer holds pgs_state->lock exclusively, which also
+ * holds off interrupts (asserted): that serialises it with the status
+ * readers, who look at single rows under the lock and at nothing else.
  *
  * A reader can be made to retry by a writer, never the other way round.
- * The writer still holds pgs_state->lock while it writes (shmem.c): that
- * serialises it with the status readers, who look at single rows under
- * the lock and at nothing else.
  *
  *-------------------------------------------------------------------------
  */
@@ -130,6 +144,7 @@ pgs_ring_append(PgsRing *ring, const void *rows, uint64 n)
 	uint64		written = pg_atomic_read_u64(&ring->written);
 	uint64		done = 0;
 
+	Assert(LWLockHeldByMeInMode(pgs_state->lock, LW_EXCLUSIVE));
 	pg_atomic_write_u64(&ring->claimed, written + n);
 	while (done < n)
 	{
@@ -158,6 +173,7 @@ pgs_ring_begin_update(PgsRing *ring, uint64 row_index)
 {
 	uint64		at = row_index % ring->capacity;
 
+	Assert(LWLockHeldByMeInMode(pgs_state->lock, LW_EXCLUSIVE));
 	pg_atomic_fetch_add_u32(chunk_seq(ring, at), 1);
 	return pgs_ring_rows(ring) + at * ring->row_size;
 }
@@ -177,6 +193,7 @@ copy_chunk(PgsRing *ring, uint64 at, uint64 count, char *dst)
 {
 	pg_atomic_uint32 *seq = chunk_seq(ring, at);
 	int			tries = 0;
+	long		nap_us = 10;
 
 	for (;;)
 	{
@@ -191,13 +208,17 @@ copy_chunk(PgsRing *ring, uint64 at, uint64 count, char *dst)
 			if (pg_atomic_read_u32(seq) == before)
 				return;
 		}
-		/* the writer is in this chunk for microseconds: spin, then nap */
+		/*
+		 * The writer is in this chunk for microseconds: spin, then nap,
+		 * longer each time (up to 1 ms) should it have been descheduled.
+		 */
 		if (++tries < 100)
 			pg_spin_delay();
 		else
 		{
 			CHECK_FOR_INTERRUPTS();
-			pg_usleep(10);
+			pg_usleep(nap_us);
+			nap_us = Min(nap_us * 2, 1000);
 		}
 	}
 }

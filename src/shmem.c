@@ -32,8 +32,9 @@
  *	  atomic written by that worker under the lock and read by the sampler
  *	  without it (a stale value only makes it carry a request over once
  *	  more).
- *	- Status readers (pgsentinel_status(), the planner's row estimate) take
- *	  the lock in LW_SHARED mode to copy a few fields and release it.
+ *	- Status readers (pgsentinel_status()) take the lock in LW_SHARED mode
+ *	  to copy a few fields and release it; the planner's row estimate reads
+ *	  the ring's written counter, an atomic, without it.
  *	- Readers of the rings and of the text area (the views) take no lock:
  *	  they copy, then validate what they copied, so that a reader, however
  *	  slow or descheduled, never makes a writer wait.  This departs from
@@ -278,7 +279,9 @@ text_copy_out(PgsTextSnapshot *snap)
 	snap->head = pg_atomic_read_u64(&pgs_state->text_head);
 	from = pg_atomic_read_u64(&pgs_state->text_tail);
 	pg_read_barrier();
+	/* (the two reads may come from different publishes: clamp) */
 	from = Min(from, snap->head);
+	from = Max(from, snap->head - Min(snap->head, (uint64) size));
 	for (pos = from; pos < snap->head;)
 	{
 		Size		phys = pos % size;
@@ -295,8 +298,10 @@ text_copy_out(PgsTextSnapshot *snap)
 /*
  * Copy the ASH ring (oldest row first) and then the text area out for a
  * reader.  Rows are copied before texts, so every text a row refers to was
- * written before the text copy began; one overwritten since then shows as
- * NULL, never as another text.
+ * written before the text copy began (the sampler publishes a sample's
+ * texts before its rows, and the ring copy ends with a read barrier before
+ * text_head is read); one overwritten since then shows as NULL, never as
+ * another text.
  */
 void
 pgs_ash_copy_out(PgsAshCopy *copy)
