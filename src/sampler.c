@@ -974,7 +974,8 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 		w->proc = proc;
 		w->pid = row->pid;
 		w->row = (int) (row_index - ash_written);
-		/* what pgs_find_blockers() will read of it */
+		/* what pgs_find_blockers() will read of it (links: the queue walk) */
+		pgs_prefetch(&proc->links);
 		pgs_prefetch(&proc->waitLock);
 		pgs_prefetch(&proc->waitLockMode);
 		pgs_prefetch(&proc->lockGroupLeader);
