@@ -560,7 +560,7 @@ group_by_lock(PgsLockWaiter *waiters, int nwaiters, int *order)
  * Find the blockers of waiters[0..nwaiters-1] (pid and proc filled in by
  * the caller, who also fetched ahead, when it saw the lock wait, what is
  * read here of the waiter's PGPROC: waitLock, waitProcLock, waitLockMode,
- * lockGroupLeader).  Afterwards each waiter's blockers are the first
+ * lockGroupLeader, and links for the queue walk).  Afterwards each waiter's blockers are the first
  * w->nblockers pids of pgs_blocker_list(w), valid until the caller's memory
  * context is reset; nblockers 0 means the waiter was not waiting for a lock
  * any more when looked at.  order[0..nwaiters-1] is set to the waiters'

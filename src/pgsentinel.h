@@ -281,9 +281,9 @@ extern void pgs_define_settings(void);
 /* A reader's copy of the text area (text_area.c) */
 typedef struct PgsTextSnapshot
 {
-	char	   *area;			/* copy of the area */
-	Size		size;
-	uint64		tail;
+	char	   *area;			/* copy of logical positions [base, head) */
+	uint64		base;
+	uint64		tail;			/* entries from here on are whole */
 	uint64		head;
 } PgsTextSnapshot;
 

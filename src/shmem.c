@@ -22,8 +22,9 @@
  *	  error can be raised and no system call is made while it is held
  *	  (reading the clock, a vDSO call, excepted).
  *	- A writer reads what only it writes without the lock (the sampler its
- *	  own text entries while deduplicating, text_area.c): nobody else can
- *	  change them.
+ *	  own text entries while deduplicating and the text area's head and
+ *	  tail when it starts, text_area.c; each ring's writer its counters):
+ *	  nobody else can change them.
  *	- The statements worker copies the request out under the lock (in
  *	  exclusive mode, as it also counts skipped requests); while it rests
  *	  between readings it looks at the pending request's size in shared
@@ -261,38 +262,38 @@ pgs_lock_exclusive(void)
 
 /*
  * Copy the live part of the text area out for a reader, without the lock
- * (see the rules above).  An entry is usable if it lies between the tail
- * read after the copy (anything older may have been overwritten while
- * copying) and the head read before it (anything newer may be incomplete).
- * Only the bytes between the tail and the head as they were when the copy
- * began are copied: older ones could not be used anyway.
+ * (see the rules above), into a buffer of logical positions [base, head).
+ * An entry is usable if it lies between the tail read after the copy
+ * (anything older may have been overwritten while copying) and the head
+ * read before it (anything newer may be incomplete).  Only the bytes
+ * between the tail and the head as they were when the copy began are
+ * copied (and allocated): older ones could not be used anyway.
  */
 static void
 text_copy_out(PgsTextSnapshot *snap)
 {
 	Size		size = pgs_state->text_size;
-	uint64		from;
 	uint64		pos;
 
-	snap->area = MemoryContextAllocHuge(CurrentMemoryContext, size);
-	snap->size = size;
 	snap->head = pg_atomic_read_u64(&pgs_state->text_head);
-	from = pg_atomic_read_u64(&pgs_state->text_tail);
+	snap->base = pg_atomic_read_u64(&pgs_state->text_tail);
 	pg_read_barrier();
 	/* (the two reads may come from different publishes: clamp) */
-	from = Min(from, snap->head);
-	from = Max(from, snap->head - Min(snap->head, (uint64) size));
-	for (pos = from; pos < snap->head;)
+	snap->base = Min(snap->base, snap->head);
+	snap->base = Max(snap->base, snap->head - Min(snap->head, (uint64) size));
+	snap->area = MemoryContextAllocHuge(CurrentMemoryContext,
+										Max(snap->head - snap->base, 1));
+	for (pos = snap->base; pos < snap->head;)
 	{
 		Size		phys = pos % size;
 		Size		n = Min(Min(snap->head - pos, size - phys), COPY_CHUNK_BYTES);
 
-		memcpy(snap->area + phys, pgs_text_area() + phys, n);
+		memcpy(snap->area + (pos - snap->base), pgs_text_area() + phys, n);
 		pos += n;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pg_read_barrier();
-	snap->tail = Max(pg_atomic_read_u64(&pgs_state->text_tail), from);
+	snap->tail = Max(pg_atomic_read_u64(&pgs_state->text_tail), snap->base);
 }
 
 /*

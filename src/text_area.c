@@ -93,10 +93,9 @@ pgs_text_batch_create(MemoryContext mcxt)
 
 	b->mcxt = mcxt;
 	b->size = pgs_state->text_size;
-	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	/* only this process moves them (see shmem.c) */
 	b->start_head = b->head = pg_atomic_read_u64(&pgs_state->text_head);
 	b->tail = pg_atomic_read_u64(&pgs_state->text_tail);
-	LWLockRelease(pgs_state->lock);
 	b->staging_cap = 64 * 1024;
 	b->staging = MemoryContextAlloc(mcxt, b->staging_cap);
 	b->touched_cap = 256;
@@ -416,9 +415,9 @@ pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
 	if (ref == PGS_TEXT_NONE)
 		return false;
 	pos = ref - 1;
-	if (pos < snap->tail || pos >= snap->head)
+	if (pos < snap->tail || pos + sizeof(PgsTextEntry) > snap->head)
 		return false;
-	e = (PgsTextEntry *) (snap->area + pos % snap->size);
+	e = (PgsTextEntry *) (snap->area + (pos - snap->base));
 	if (e->len == PGS_TEXT_PAD || pos + ENTRY_SIZE(e->len) > snap->head)
 		return false;
 	*data = (char *) e + sizeof(PgsTextEntry);
