@@ -328,7 +328,7 @@ extern void pgs_text_batch_reset(PgsTextBatch *batch);
 extern PgsTextRef pgs_text_batch_add(PgsTextBatch *batch, const char *data,
 									 uint32 len, uint64 row_index);
 extern bool pgs_text_batch_reuse(PgsTextBatch *batch, PgsTextRef ref,
-								 uint32 len, uint64 row_index);
+								 const uint32 *len, uint64 row_index);
 extern bool pgs_text_batch_reuse_same(PgsTextBatch *batch, PgsTextRef ref,
 									  const char *data, uint32 len,
 									  uint64 row_index);

@@ -68,25 +68,35 @@
  */
 typedef struct ActivityMemo
 {
-	int32		copied_pid;		/* the session the copies describe, 0: none */
-	TimestampTz copied_backend_start;
-	TimestampTz copied_activity_start;
 	PgsTextRef	ref;			/* of the copied statement text, or none */
-	uint32		len;
 	PgsTextRef	appname_ref;	/* of the copied application name, or none */
-	uint32		appname_len;
 	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
 	PgsTextRef	nested_ref;		/* of the last nested statement, or none */
 	int			blocker_slot;	/* status slot of the last first blocker */
 } ActivityMemo;
 
 /*
+ * What the slot's private text copies were made from, and the lengths of
+ * the texts its memo references: read only when the status entry has
+ * changed (and the lengths in assertions), so kept apart from the copy
+ * that every row reads.
+ */
+typedef struct CopyOrigin
+{
+	int32		copied_pid;		/* the session the copies describe, 0: none */
+	TimestampTz copied_backend_start;
+	TimestampTz copied_activity_start;
+	uint32		len;			/* of the text memo.ref points to */
+	uint32		appname_len;	/* of the text memo.appname_ref points to */
+} CopyOrigin;
+
+/*
  * What the sampler copies of one backend-status entry: only the fields a
  * row needs (not the progress counters, not the SSL/GSS pointers), so that
  * reading an entry touches as few of its cache lines as possible.  For a
  * session that is not to be sampled only pid, state, statement start and
- * query id are filled in; for one to be sampled all fields, the strings
- * pointing at the status slot's private copies.
+ * query id are filled in; for one to be sampled all fields, and its texts
+ * in the slot's buffers (session_buffers()).
  *
  * The copy of a status slot is kept from sample to sample, and the entry's
  * st_changecount at the time it was read with it (in the slot's
@@ -105,22 +115,32 @@ typedef struct SessionCopy
 	BackendType backend_type;
 	Oid			datid;
 	Oid			userid;
+	int32		client_port;	/* as AshRow */
+	int			status_slot;	/* in core's array; -1 from the snapshot */
+	uint8		client_family;
+	uint8		client_addr[16];
+	bool		sampled;
+	bool		has_hostname;	/* its hostname text is not empty */
 	TimestampTz proc_start;
 	TimestampTz xact_start;
 	TimestampTz activity_start;
 	TimestampTz state_start;
 	uint64		query_id;
-	int32		client_port;	/* as AshRow */
-	uint8		client_family;
-	uint8		client_addr[16];
-	bool		sampled;
-	bool		has_hostname;	/* hostname is not empty */
-	int			status_slot;	/* in core's array; -1 from the snapshot */
-	const char *appname;
-	const char *hostname;
-	const char *activity;
 	ActivityMemo memo;			/* direct reads only */
 } SessionCopy;
+
+/*
+ * Every sampled row reads its slot's SessionCopy: the fields above are the
+ * ones a row needs, in two cache lines (the array is aligned to a line),
+ * both fetched ahead during the pass over the slots.  The texts live in
+ * the slot's buffers (session_buffers()), what they were copied from in a
+ * CopyOrigin.
+ */
+#define FETCH_LINE_SIZE		64	/* x86-64's and most ARM cores' line; core's
+									 * PG_CACHE_LINE_SIZE (128) is padding
+									 * against false sharing */
+StaticAssertDecl(sizeof(SessionCopy) <= 2 * FETCH_LINE_SIZE,
+				 "SessionCopy must fit in the two cache lines fetched ahead");
 
 /*
  * What each sample looks at first for every status slot, kept apart from
@@ -189,7 +209,8 @@ static int	npending = 0;
 static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static PgBackendStatus *status_array = NULL;	/* core's, NULL: use snapshot */
 static int	status_slots = 0;
-static SessionCopy *sessions = NULL;	/* one per status slot */
+static SessionCopy *sessions = NULL;	/* one per status slot, line-aligned */
+static CopyOrigin *origins = NULL;	/* one per status slot */
 static SlotGlance *glances = NULL;	/* one per status slot */
 static char *session_strings = NULL;	/* their texts */
 static Size session_strings_size = 0;	/* per session */
@@ -406,8 +427,7 @@ prefetch_row_sources(int i, int procno)
 		pgs_prefetch(pgs_backend_slot(procno));
 	}
 	pgs_prefetch(&sessions[i]);
-	pgs_prefetch((char *) &sessions[i] + 64);
-	pgs_prefetch((char *) &sessions[i] + 128);
+	pgs_prefetch((char *) &sessions[i] + FETCH_LINE_SIZE);
 }
 
 /*
@@ -424,7 +444,7 @@ copy_cstring(char *dst, const char *src, Size size)
 	dst[len] = '\0';
 }
 
-/* Point a session's strings at its private buffers. */
+/* The private text buffers of the session copy sessions[n]. */
 static void
 session_buffers(int n, char **appname, char **hostname, char **activity)
 {
@@ -503,6 +523,7 @@ read_sessions_direct(void)
 		char	   *activity;
 		int			pid;
 		ActivityMemo *memo;
+		CopyOrigin *origin;
 
 		/* set once an attempt overwrote the copies, even a torn one */
 		bool		recopy_appname = false;
@@ -530,6 +551,7 @@ read_sessions_direct(void)
 		}
 		dst = &sessions[i];
 		memo = &dst->memo;
+		origin = &origins[i];
 
 		/* by slot: a slot's copies of an earlier sample may still be right */
 		session_buffers(i, &appname, &hostname, &activity);
@@ -553,8 +575,8 @@ read_sessions_direct(void)
 				if (pid != MyProcPid && state_sampled(st))
 				{
 					copy_session_fields(dst, (const PgBackendStatus *) src);
-					recopy_hostname |= memo->copied_pid != pid ||
-						memo->copied_backend_start != dst->proc_start;
+					recopy_hostname |= origin->copied_pid != pid ||
+						origin->copied_backend_start != dst->proc_start;
 					recopy_appname |= recopy_hostname ||
 						strncmp(appname, src->st_appname, NAMEDATALEN) != 0;
 					if (recopy_appname)
@@ -563,7 +585,7 @@ read_sessions_direct(void)
 						copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
 					dst->has_hostname = hostname[0] != '\0';
 					recopy_activity |= recopy_hostname ||
-						memo->copied_activity_start != dst->activity_start;
+						origin->copied_activity_start != dst->activity_start;
 					if (recopy_activity)
 						copy_cstring(activity, src->st_activity_raw,
 									 pgstat_track_activity_query_size);
@@ -581,16 +603,13 @@ read_sessions_direct(void)
 		if (recopy_hostname || recopy_activity)
 		{
 			/* the copies describe the session read last, if it is sampled */
-			memo->copied_pid = dst->sampled ? pid : 0;
-			memo->copied_backend_start = dst->proc_start;
-			memo->copied_activity_start = dst->activity_start;
+			origin->copied_pid = dst->sampled ? pid : 0;
+			origin->copied_backend_start = dst->proc_start;
+			origin->copied_activity_start = dst->activity_start;
 			memo->ref = PGS_TEXT_NONE;
 		}
 		if (recopy_appname)
 			memo->appname_ref = PGS_TEXT_NONE;
-		dst->appname = appname;
-		dst->hostname = hostname;
-		dst->activity = activity;
 		dst->status_slot = i;
 		g->in_use = pid > 0;
 		g->sampled = dst->sampled;
@@ -639,9 +658,6 @@ read_sessions_snapshot(void)
 		dst->has_hostname = hostname[0] != '\0';
 		copy_cstring(activity, be->st_activity_raw,
 					 pgstat_track_activity_query_size);
-		dst->appname = appname;
-		dst->hostname = hostname;
-		dst->activity = activity;
 		dst->status_slot = -1;
 		session_list[n] = n;
 		if (dst->sampled)
@@ -729,8 +745,13 @@ sampler_init(void)
 									sizeof(PgsshKey) * pgs_state->request_max_keys);
 
 	status_slots = pgs_backend_status_slots();
-	sessions = MemoryContextAllocZero(TopMemoryContext,
-									  sizeof(SessionCopy) * status_slots);
+	sessions = (SessionCopy *)
+		TYPEALIGN(FETCH_LINE_SIZE,
+				  MemoryContextAllocZero(TopMemoryContext,
+										 sizeof(SessionCopy) * status_slots +
+										 FETCH_LINE_SIZE));
+	origins = MemoryContextAllocZero(TopMemoryContext,
+									 sizeof(CopyOrigin) * status_slots);
 	session_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
 	sampled_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
 	glances = MemoryContextAllocZero(TopMemoryContext,
@@ -780,7 +801,7 @@ add_text(const char *s, uint64 row_index)
 static PgsTextRef
 memo_text(PgsTextRef *ref, uint32 *len, const char *text, uint64 row_index)
 {
-	if (pgs_text_batch_reuse(text_batch, *ref, *len, row_index))
+	if (pgs_text_batch_reuse(text_batch, *ref, len, row_index))
 		return *ref;
 	*len = (uint32) strlen(text);
 	*ref = pgs_text_batch_add(text_batch, text, *len, row_index);
@@ -864,7 +885,7 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 		row->blocker_state = state_of(blocker->state);
 
 	if (pids == stored->pids && list_len == stored->len &&
-		pgs_text_batch_reuse(text_batch, stored->ref, len, row_index))
+		pgs_text_batch_reuse(text_batch, stored->ref, &len, row_index))
 		row->blocking_pids = stored->ref;
 	else
 	{
@@ -887,6 +908,9 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 	ActivityMemo *memo = NULL;
 	PGPROC	   *proc;
 	bool		have_slot = false;
+	char	   *appname;
+	char	   *hostname;
+	char	   *activity;
 
 	Assert(local->sampled);
 	memset(row, 0, sizeof(AshRow));
@@ -926,25 +950,29 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 										  slot_copy);
 	}
 
+	/* pointers only: a buffer is read when its text has to be stored */
+	session_buffers(local - sessions, &appname, &hostname, &activity);
 	if (local->has_hostname)
-		row->client_hostname = add_text(local->hostname, row_index);
+		row->client_hostname = add_text(hostname, row_index);
 	if (local->backend_type == B_BG_WORKER)
 		row->backend_type_name = add_text(GetBackgroundWorkerTypeByPid(row->pid),
 										  row_index);
 	if (local->status_slot >= 0)
 	{
 		/* texts stored once per statement, and per application name */
+		CopyOrigin *origin = &origins[local->status_slot];
+
 		memo = &sessions[local->status_slot].memo;
 		row->application_name = memo_text(&memo->appname_ref,
-										   &memo->appname_len,
-										   local->appname, row_index);
-		row->top_level_query = memo_text(&memo->ref, &memo->len,
-										 local->activity, row_index);
+										   &origin->appname_len,
+										   appname, row_index);
+		row->top_level_query = memo_text(&memo->ref, &origin->len,
+										 activity, row_index);
 	}
 	else
 	{
-		row->application_name = add_text(local->appname, row_index);
-		row->top_level_query = add_text(local->activity, row_index);
+		row->application_name = add_text(appname, row_index);
+		row->top_level_query = add_text(activity, row_index);
 	}
 	row->query = row->top_level_query;
 	if (have_slot)

@@ -261,19 +261,20 @@ entry_holds(PgsTextBatch *b, uint64 pos, const char *data, uint32 len,
 
 /*
  * Use again, for the row at row_index, a reference this batch returned for
- * a text of length len at an earlier sample, if it is still recent: the
+ * a text of length *len at an earlier sample, if it is still recent: the
  * caller knows the text is the same (same session, same statement), so
  * nothing is hashed or compared, and the entry, which only this process
  * writes and which is not evicted while recent, is not even read.  False
- * if it has to be added anew.
+ * if it has to be added anew.  *len is read by assertions only (the
+ * sampler keeps it apart from what every row reads).
  */
 bool
-pgs_text_batch_reuse(PgsTextBatch *b, PgsTextRef ref, uint32 len,
+pgs_text_batch_reuse(PgsTextBatch *b, PgsTextRef ref, const uint32 *len,
 					 uint64 row_index)
 {
 	if (ref == PGS_TEXT_NONE || !recent(b, ref - 1))
 		return false;
-	Assert(entry_at(b, ref - 1)->len == len);
+	Assert(entry_at(b, ref - 1)->len == *len);
 	stamp(b, ref - 1, row_index);
 	return true;
 }
