@@ -79,8 +79,11 @@ pgs_missing_apt_packages() {
 	[ -e /usr/include/stdio.h ] || missing+=(libc6-dev)
 	if [[ " $versions " == *" 15 "* ]]; then
 		# Server, headers + PGXS, contrib (pg_stat_statements): one set.
+		# pgxs.mk alone proves nothing: postgresql-client-15 ships it too,
+		# without the server headers.
 		if [ ! -x /usr/lib/postgresql/15/bin/postgres ] ||
 			[ ! -e /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] ||
+			[ ! -e /usr/include/postgresql/15/server/postgres.h ] ||
 			[ ! -e /usr/share/postgresql/15/extension/pg_stat_statements.control ]; then
 			missing+=(postgresql-15 postgresql-server-dev-15 postgresql-contrib)
 		fi
