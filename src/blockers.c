@@ -523,6 +523,13 @@ group_by_lock(PgsLockWaiter *waiters, int nwaiters, int *order)
 			w->group = -1;		/* placed after every group */
 			continue;
 		}
+		/* the waiters of one hot row come one after the other: no lookup */
+		if (i > 0 && w->lock == waiters[i - 1].lock)
+		{
+			w->group = waiters[i - 1].group;
+			group_size[w->group]++;
+			continue;
+		}
 		/* Fibonacci hashing of the pointer */
 		h = (uint32) (((uint64) (uintptr_t) w->lock *
 					   UINT64CONST(0x9E3779B97F4A7C15)) >> 32) & lock_table_mask;
