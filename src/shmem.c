@@ -190,6 +190,8 @@ pgs_shmem_startup(void)
 		s->slot_size = backend_slot_size();
 		offset = CACHELINEALIGN(offset);
 		s->slots_offset = offset;
+		Assert(s->nslots == 0 ||
+			   (uintptr_t) pgs_backend_slot(0) % PG_CACHE_LINE_SIZE == 0);
 		for (i = 0; i < s->nslots; i++)
 			memset(pgs_backend_slot(i), 0, s->slot_size);
 		offset += mul_size(s->slot_size, s->nslots);
