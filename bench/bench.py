@@ -1564,6 +1564,13 @@ def write_report(res, facts, args, path, history):
           "tables prewarmed (pg_prewarm) after each start. Ratios use medians." % (
               res["params"]["tps_secs"], res["params"]["rounds"]))
         w("")
+        w("A paired design was tried to get under this noise (two copies of the cluster "
+          "running pgbench -S, 2 clients each, at the same time, one with no extension and "
+          "one with the configuration under test, roles swapped every round): its control, "
+          "no extension against itself, still spread from 0.96 to 1.05 over 4 rounds of "
+          "8 s (2026-11-23, 2 shared cores), no better than the sequential runs, so it was "
+          "not kept. The instruction counts below are the repeatable figure.")
+        w("")
         for test, title in (("select", "pgbench -S (select only)"), ("tpcb", "pgbench TPC-B")):
             d = tps.get(test, {})
             if not d:
