@@ -154,8 +154,15 @@ typedef enum PgsshState
 #define PGSSH_MESSAGE_LEN 256
 
 /*
+ * The cache line the sampler fetches ahead: x86-64's and most ARM cores'.
+ * Core's PG_CACHE_LINE_SIZE (128) is padding against false sharing.
+ */
+#define PGS_FETCH_LINE_SIZE		64
+
+/*
  * Each backend's slot, written only by that backend from the executor and
- * utility hooks, read by the sampler.  The writer brackets its stores with
+ * utility hooks, read by the sampler.  Slots start on a cache line
+ * (shmem.c), so the header, which every sample reads, is one line.  The writer brackets its stores with
  * changecount increments (odd while writing, as st_changecount in core's
  * backend_status.h); the reader retries until it sees the same even value
  * before and after copying.
@@ -172,6 +179,9 @@ typedef struct PgsBackendSlot
 	int32		text_len;		/* bytes of text[] in use (nested only) */
 	char		text[FLEXIBLE_ARRAY_MEMBER];	/* track_activity_query_size */
 } PgsBackendSlot;
+
+StaticAssertDecl(offsetof(PgsBackendSlot, text) <= PGS_FETCH_LINE_SIZE,
+				 "the backend slot header must fit in the one line fetched ahead");
 
 /*
  * A ring of fixed-size rows with one writer; readers copy it without a

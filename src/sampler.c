@@ -136,10 +136,7 @@ typedef struct SessionCopy
  * the slot's buffers (session_buffers()), what they were copied from in a
  * CopyOrigin.
  */
-#define FETCH_LINE_SIZE		64	/* x86-64's and most ARM cores' line; core's
-									 * PG_CACHE_LINE_SIZE (128) is padding
-									 * against false sharing */
-StaticAssertDecl(sizeof(SessionCopy) <= 2 * FETCH_LINE_SIZE,
+StaticAssertDecl(sizeof(SessionCopy) <= 2 * PGS_FETCH_LINE_SIZE,
 				 "SessionCopy must fit in the two cache lines fetched ahead");
 
 /*
@@ -427,7 +424,7 @@ prefetch_row_sources(int i, int procno)
 		pgs_prefetch(pgs_backend_slot(procno));
 	}
 	pgs_prefetch(&sessions[i]);
-	pgs_prefetch((char *) &sessions[i] + FETCH_LINE_SIZE);
+	pgs_prefetch((char *) &sessions[i] + PGS_FETCH_LINE_SIZE);
 }
 
 /*
@@ -746,10 +743,10 @@ sampler_init(void)
 
 	status_slots = pgs_backend_status_slots();
 	sessions = (SessionCopy *)
-		TYPEALIGN(FETCH_LINE_SIZE,
+		TYPEALIGN(PGS_FETCH_LINE_SIZE,
 				  MemoryContextAllocZero(TopMemoryContext,
 										 sizeof(SessionCopy) * status_slots +
-										 FETCH_LINE_SIZE));
+										 PGS_FETCH_LINE_SIZE));
 	origins = MemoryContextAllocZero(TopMemoryContext,
 									 sizeof(CopyOrigin) * status_slots);
 	session_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);

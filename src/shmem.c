@@ -88,8 +88,6 @@ PgsSharedState *pgs_state = NULL;
 static Size
 backend_slot_size(void)
 {
-	StaticAssertStmt(offsetof(PgsBackendSlot, text) <= 64,
-					 "the backend slot header must fit in one cache line");
 	return TYPEALIGN(PG_CACHE_LINE_SIZE,
 					 add_size(offsetof(PgsBackendSlot, text),
 							  pgstat_track_activity_query_size));
@@ -185,9 +183,9 @@ pgs_shmem_startup(void)
 		pg_atomic_init_u64(&s->text_head, 0);
 		pg_atomic_init_u64(&s->text_tail, 0);
 
-		/* ShmemInitStruct returns a cache-line aligned start */
 		s->nslots = MaxBackends;
 		s->slot_size = backend_slot_size();
+		/* on a line: ShmemInitStruct returns a cache-line aligned start */
 		offset = CACHELINEALIGN(offset);
 		s->slots_offset = offset;
 		Assert(s->nslots == 0 ||
