@@ -90,6 +90,8 @@ pgs_missing_apt_packages() {
 		if [ "$tap" = tap ]; then
 			command -v prove >/dev/null || missing+=(perl)
 			perl -MIPC::Run -e1 2>/dev/null || missing+=(libipc-run-perl)
+			# a TAP test builds a libpq client (t/extended_query_client.c)
+			[ -e /usr/include/postgresql/libpq-fe.h ] || missing+=(libpq-dev)
 		fi
 	fi
 	if [[ " $versions " == *" 18 "* ]] && [ ! -x "$PGS_PG18_CONFIG" ]; then

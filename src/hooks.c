@@ -24,6 +24,14 @@
  * published as nested in itself: same text and query id, a little more
  * work, the same rows.
  *
+ * Statements that are not top-level do not reset the depth, and nest_stack
+ * points to their source texts, which an aborting transaction frees (an
+ * extended-protocol client's failed statement, an error a background
+ * worker catches around SPI).  So the first time a backend opens such a
+ * statement it registers a transaction callback that, on abort, forgets
+ * every open statement; a backend that only runs top-level statements
+ * (the hot path) never pays for it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -71,6 +79,11 @@ typedef struct SubxactDepth
 } SubxactDepth;
 static SubxactDepth subxact_stack[MAX_SUBXACT_TRACKED];
 static int	subxact_top = 0;
+
+/* pgs_xact_callback is registered (once a non-top statement was seen) */
+static bool xact_callback_registered = false;
+
+static void pgs_xact_callback(XactEvent event, void *arg);
 
 #define SLOT_BEGIN_WRITE(slot) \
 	do { (slot)->changecount++; pg_write_barrier(); } while (0)
@@ -195,6 +208,11 @@ statement_opened(bool top, uint64 queryid, uint8 cmdtype, const char *source,
 
 	if (top)
 		nest_depth = 0;
+	else if (unlikely(!xact_callback_registered))
+	{
+		RegisterXactCallback(pgs_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
 	depth = nest_depth++;
 	if (unlikely(slot == NULL))
 		return;
@@ -338,6 +356,34 @@ pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	statement_closed();
 }
 
+/*
+ * Forget the statements opened at depth and deeper: they were aborted, and
+ * their texts may be freed.  The slot shows the statement one level up.
+ */
+static void
+forget_statements(int depth)
+{
+	int			d;
+
+	for (d = depth; d < Min(nest_depth, MAX_NEST_TRACKED); d++)
+		nest_stack[d].source = NULL;
+	nest_depth = depth;
+	if (my_slot != NULL)
+		publish_parent(my_slot, depth - 1);
+}
+
+/* Transactions: an abort ends every statement still open. */
+static void
+pgs_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		if (nest_depth > 0)
+			forget_statements(0);
+		subxact_top = 0;
+	}
+}
+
 /* Subtransactions: remember the depth at start, put it back on abort. */
 static void
 pgs_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -362,16 +408,7 @@ pgs_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				subxact_top < MAX_SUBXACT_TRACKED &&
 				subxact_stack[subxact_top].subid == mySubid &&
 				nest_depth > subxact_stack[subxact_top].depth)
-			{
-				int			depth = subxact_stack[subxact_top].depth;
-				int			d;
-
-				for (d = depth; d < Min(nest_depth, MAX_NEST_TRACKED); d++)
-					nest_stack[d].source = NULL;
-				nest_depth = depth;
-				if (my_slot != NULL)
-					publish_parent(my_slot, depth - 1);
-			}
+				forget_statements(subxact_stack[subxact_top].depth);
 			break;
 		default:
 			break;

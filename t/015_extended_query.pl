@@ -1,0 +1,79 @@
+
+# Statements sent with the extended query protocol (drivers such as JDBC,
+# Npgsql, psycopg 3) that fail.  Such a statement is not the client's
+# query string by pointer, so the hooks count it as nested in itself; when
+# it fails its ExecutorEnd does not run and its text is freed with the
+# aborted transaction.  The hooks must forget it then: before they did, the
+# next statements ran "above" the failed ones and, when a nested statement
+# ended, published the freed text of a failed one as its parent -- garbage
+# in the history, or a SIGSEGV and a restart of every backend when the
+# freed text was big (its memory given back to the system).  The client is
+# a small libpq program (t/extended_query_client.c), built here.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $node = pgs_node('extended');
+
+# --- the client --------------------------------------------------------------
+my ($incdir, $libdir) = $node->config_data(qw(--includedir --libdir));
+my $client = $node->basedir . '/extended_query_client';
+my ($cc_out, $cc_err) = ('', '');
+my $built = IPC::Run::run(
+	[
+		$ENV{CC} // 'gcc', '-o', $client,
+		"$FindBin::RealBin/extended_query_client.c", "-I$incdir",
+		"-L$libdir", "-Wl,-rpath,$libdir", '-lpq'
+	],
+	'>', \$cc_out, '2>', \$cc_err);
+ok($built, 'libpq client built') or diag($cc_err);
+
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION pgs_ext_nested() RETURNS int LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM count(*) FROM generate_series(1, 10);
+		RETURN 1;
+	END $$;
+});
+
+# --- failed extended-protocol statements, then more ---------------------------
+my ($out, $err) = ('', '');
+IPC::Run::run([ $client, $node->connstr('postgres'), 1024 * 1024 ],
+	'>', \$out, '2>', \$err);
+note($out);
+like($out, qr/^pid \d+$/m, 'client connected');
+my ($pid) = $out =~ /^pid (\d+)$/m;
+is(scalar(() = $out =~ /^fail (?:small|big): PGRES_FATAL_ERROR$/mg),
+	6, 'the failing statements failed');
+is(scalar(() = $out =~ /^nested(?: again)?: PGRES_TUPLES_OK$/mg),
+	4, 'the statements after them ran');
+like($out, qr/^connection ok$/m, 'the session survived')
+  or diag($err);
+
+my $log = slurp_file($node->logfile);
+unlike($log, qr/terminated by signal/, 'no backend crashed');
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server up');
+
+# The sleep after the failures is sampled with its own text: the rows of
+# the session name no statement but the ones it ran.
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE pid = $pid AND query LIKE '%ext-sleep%'"
+	),
+	'the sleep after the failures is in the history');
+is( $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM pg_active_session_history
+		WHERE pid = $pid AND (query IS NULL OR (query NOT LIKE '%ext-sleep%'
+			AND query NOT LIKE '%pgs_ext_nested%'
+			AND query NOT LIKE '%generate_series%'))}),
+	'0', "every row of the session shows one of its own statements");
+
+$node->stop;
+done_testing();

@@ -1,0 +1,93 @@
+/*
+ * extended_query_client.c
+ *		A libpq client for t/015_extended_query.pl: statements sent with the
+ *		extended query protocol (PQexecParams: Parse, Bind, Execute), as
+ *		JDBC, Npgsql or psycopg 3 send them.  psql only speaks the simple
+ *		protocol (before PostgreSQL 16), in which every statement is
+ *		top-level and resets the hooks' nesting depth.
+ *
+ * Usage: extended_query_client CONNINFO BIG_TEXT_BYTES
+ *
+ * Prints "pid N", then one line per statement ("label: STATUS"), then
+ * "connection ok" if the session survived.  Exit status 0 unless the
+ * connection could not be made.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libpq-fe.h"
+
+static void
+run(PGconn *conn, const char *label, const char *sql)
+{
+	PGresult   *res = PQexecParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+
+	printf("%s: %s\n", label, PQresStatus(PQresultStatus(res)));
+	PQclear(res);
+}
+
+/* A failing statement padded with a comment to len bytes of text. */
+static char *
+failing_statement(size_t len)
+{
+	const char *head = "SELECT x / 0 FROM generate_series(1, 1) x /* ";
+	size_t		hlen = strlen(head);
+	char	   *sql = malloc(hlen + len + 4);
+
+	if (sql == NULL)
+		exit(2);
+	memcpy(sql, head, hlen);
+	memset(sql + hlen, 'x', len);
+	strcpy(sql + hlen + len, " */");
+	return sql;
+}
+
+int
+main(int argc, char **argv)
+{
+	PGconn	   *conn;
+	size_t		big;
+	int			round;
+
+	if (argc != 3)
+	{
+		fprintf(stderr, "usage: %s CONNINFO BIG_TEXT_BYTES\n", argv[0]);
+		return 2;
+	}
+	big = (size_t) atol(argv[2]);
+	conn = PQconnectdb(argv[1]);
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		fprintf(stderr, "%s", PQerrorMessage(conn));
+		return 1;
+	}
+	printf("pid %d\n", PQbackendPID(conn));
+
+	/*
+	 * Each failure leaves a statement open in the hooks' count (ExecutorEnd
+	 * does not run) and its text, freed with the aborted transaction, in
+	 * their stack; the statements after it open and close above them.
+	 */
+	for (round = 0; round < 3; round++)
+	{
+		char	   *sql = failing_statement(big);
+
+		run(conn, "fail small", "SELECT x / 0 FROM generate_series(1, 1) x");
+		run(conn, "fail big", sql);
+		run(conn, "plain", "SELECT 1");
+		run(conn, "nested", "SELECT pgs_ext_nested()");
+		free(sql);
+	}
+	/* a statement long enough to be sampled, after all of that */
+	run(conn, "sleep", "SELECT pg_sleep(0.5) /* ext-sleep */");
+	/* and one in an explicit transaction that fails, then one more */
+	run(conn, "begin", "BEGIN");
+	run(conn, "fail in block", "SELECT pgs_ext_nested() / 0");
+	run(conn, "rollback", "ROLLBACK");
+	run(conn, "nested again", "SELECT pgs_ext_nested()");
+
+	printf("connection %s\n", PQstatus(conn) == CONNECTION_OK ? "ok" : "lost");
+	PQfinish(conn);
+	return 0;
+}
