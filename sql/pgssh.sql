@@ -128,8 +128,26 @@ SELECT bool_or(reset) AS saw_reset,
 FROM pg_stat_statements_history_rates()
 WHERE queryid = :work_queryid;
 
--- Other roles' query ids are hidden, as pg_stat_statements hides them.
+-- A statement run under SET ROLE: pg_stat_statements records it under the
+-- role, the session (and so ASH) under the user who logged in; its history
+-- is kept all the same.
 CREATE ROLE regress_pgssh_bob;
+GRANT EXECUTE ON FUNCTION pgssh_work() TO regress_pgssh_bob;
+SET ROLE regress_pgssh_bob;
+SELECT pgssh_work() AS as_bob, 'as bob' AS tag;
+SELECT pgssh_work() AS as_bob, 'as bob' AS tag;
+RESET ROLE;
+SELECT pgs_wait_samples(3);
+SELECT s.userid = 'regress_pgssh_bob'::regrole AS recorded_under_bob,
+       count(h.*) > 0 AS in_history,
+       bool_and(h.userid = s.userid) AS history_under_bob,
+       max(h.calls) AS last_calls
+FROM pg_stat_statements s
+LEFT JOIN pg_stat_statements_history h USING (queryid, dbid)
+WHERE s.query LIKE '%AS as_bob%'
+GROUP BY s.userid;
+
+-- Other roles' query ids are hidden, as pg_stat_statements hides them.
 SET ROLE regress_pgssh_bob;
 SELECT count(*) > 0 AS rows_visible, bool_and(queryid IS NULL) AS queryids_hidden
 FROM pg_stat_statements_history WHERE userid <> 'regress_pgssh_bob'::regrole;

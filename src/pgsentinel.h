@@ -130,11 +130,15 @@ typedef struct PgsshRow
 	double		blk_write_time;
 } PgsshRow;
 
-/* A statement the sampler asks the statements worker to read. */
+/*
+ * A statement the sampler asks the statements worker to read: its query id
+ * in a database, for every user pg_stat_statements recorded it under (the
+ * current user, which SET ROLE and SECURITY DEFINER functions change, not
+ * the session's user that the sampler sees).
+ */
 typedef struct PgsshKey
 {
 	uint64		queryid;
-	Oid			userid;
 	Oid			dbid;
 } PgsshKey;
 

@@ -5,7 +5,7 @@
  *		read at each sample, the request handed to the statements worker,
  *		and the supervision of that worker.
  *
- * At each sample the sampler collects the (userid, dbid, queryid) of the
+ * At each sample the sampler collects the (dbid, queryid) of the
  * top-level and of the executing statement of every sampled session, adds
  * the statements seen at the previous sample that are no longer running
  * (their last execution only reaches pg_stat_statements when it ends), and
@@ -126,7 +126,7 @@ pgssh_sampler_init(void)
 									sizeof(PgsshKey) * 2 * pgs_state->request_max_keys);
 }
 
-/* Order of keys: queryid, then userid, then dbid. */
+/* Order of keys: queryid, then dbid. */
 static int
 key_cmp(const void *a, const void *b)
 {
@@ -135,8 +135,6 @@ key_cmp(const void *a, const void *b)
 
 	if (ka->queryid != kb->queryid)
 		return ka->queryid < kb->queryid ? -1 : 1;
-	if (ka->userid != kb->userid)
-		return ka->userid < kb->userid ? -1 : 1;
 	if (ka->dbid != kb->dbid)
 		return ka->dbid < kb->dbid ? -1 : 1;
 	return 0;
@@ -262,14 +260,12 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 		if (r->queryid != 0)
 		{
 			keys[n].queryid = r->queryid;
-			keys[n].userid = r->usesysid;
 			keys[n].dbid = r->datid;
 			n++;
 		}
 		if (r->nested_queryid != 0 && r->nested_queryid != r->queryid)
 		{
 			keys[n].queryid = r->nested_queryid;
-			keys[n].userid = r->usesysid;
 			keys[n].dbid = r->datid;
 			n++;
 		}

@@ -202,9 +202,9 @@ prepare_read_plan(void)
 	return true;
 }
 
-/* Is this (queryid, userid, dbid) one of the n sorted keys? */
+/* Is this (queryid, dbid) one of the n sorted keys? */
 static bool
-key_requested(const PgsshKey *k, int n, uint64 queryid, Oid userid, Oid dbid)
+key_requested(const PgsshKey *k, int n, uint64 queryid, Oid dbid)
 {
 	int			lo = 0;
 	int			hi = n - 1;
@@ -217,8 +217,6 @@ key_requested(const PgsshKey *k, int n, uint64 queryid, Oid userid, Oid dbid)
 
 		if (m->queryid != queryid)
 			c = m->queryid < queryid ? -1 : 1;
-		else if (m->userid != userid)
-			c = m->userid < userid ? -1 : 1;
 		else if (m->dbid != dbid)
 			c = m->dbid < dbid ? -1 : 1;
 		else
@@ -282,7 +280,7 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 		Oid			dbid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_DBID + 1, &isnull));
 		uint64		queryid = (uint64) col_int64(tup, desc, COL_QUERYID);
 
-		if (!key_requested(keys, nkeys, queryid, userid, dbid))
+		if (!key_requested(keys, nkeys, queryid, dbid))
 			continue;
 		r->sample_id = sample_id;
 		r->ash_time = ash_time;
