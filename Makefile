@@ -29,6 +29,8 @@ OBJS = \
 
 EXTENSION = pgsentinel
 DATA = \
+	pgsentinel--1.0--1.3.1.sql \
+	pgsentinel--1.3.1--1.4.0.sql \
 	pgsentinel--1.4.0.sql \
 	pgsentinel--1.4.0--1.5.0.sql \
 	pgsentinel--1.5.0--1.5.1.sql \

@@ -196,7 +196,12 @@ GRANT SELECT ON pg_stat_statements_history TO PUBLIC;
 -- in [since, until].  The first reading of a series has no interval.  When
 -- a counter went down (pg_stat_statements_reset(), entry evicted and
 -- re-created) the interval is marked reset and its deltas are NULL, never
--- negative.  Rows whose queryid is hidden from the caller are left out.
+-- negative: any counter returned that went down marks it.  Rows whose
+-- queryid is hidden from the caller are left out.  The bodies of this
+-- function and the next are SQL-standard (BEGIN ATOMIC): their references
+-- are bound when they are created, so they keep working wherever the
+-- extension is installed or moved (it is relocatable) and whatever the
+-- caller's search_path.
 CREATE FUNCTION pg_stat_statements_history_deltas(
     since timestamptz DEFAULT now() - interval '1 hour',
     until timestamptz DEFAULT now())
@@ -223,7 +228,7 @@ RETURNS TABLE (
     temp_blks_written bigint,
     wal_bytes numeric)
 LANGUAGE sql STABLE
-AS $$
+BEGIN ATOMIC
 WITH readings AS (
     SELECT h.*,
            lag(h.ash_time) OVER w AS p_ash_time,
@@ -247,8 +252,13 @@ WITH readings AS (
 ), intervals AS (
     SELECT r.*,
            (r.calls < r.p_calls OR r.rows < r.p_rows OR r.total_exec_time < r.p_exec
-            OR r.plans < r.p_plans OR r.shared_blks_hit < r.p_hit
-            OR r.shared_blks_read < r.p_read OR r.wal_bytes < r.p_wal_bytes) AS was_reset
+            OR r.plans < r.p_plans OR r.total_plan_time < r.p_plan
+            OR r.shared_blks_hit < r.p_hit OR r.shared_blks_read < r.p_read
+            OR r.shared_blks_dirtied < r.p_dirtied
+            OR r.shared_blks_written < r.p_written
+            OR r.temp_blks_read < r.p_temp_read
+            OR r.temp_blks_written < r.p_temp_written
+            OR r.wal_bytes < r.p_wal_bytes) AS was_reset
     FROM readings r
     WHERE r.p_ash_time IS NOT NULL
 )
@@ -268,8 +278,8 @@ SELECT i.ash_time, i.p_ash_time, i.sample_id, i.userid, i.dbid, i.queryid,
        CASE WHEN NOT i.was_reset THEN i.temp_blks_read - i.p_temp_read END,
        CASE WHEN NOT i.was_reset THEN i.temp_blks_written - i.p_temp_written END,
        CASE WHEN NOT i.was_reset THEN i.wal_bytes - i.p_wal_bytes END
-FROM intervals i
-$$;
+FROM intervals i;
+END;
 
 -- The same intervals as per-second rates (divided by the real seconds
 -- elapsed between the two readings) and per-call figures.  exec_ms_per_s
@@ -300,7 +310,7 @@ RETURNS TABLE (
     temp_blks_written_per_s double precision,
     wal_bytes_per_s double precision)
 LANGUAGE sql STABLE
-AS $$
+BEGIN ATOMIC
 SELECT d.ash_time, d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
        d.seconds, d.reset,
        d.calls / nullif(d.seconds, 0),
@@ -316,5 +326,5 @@ SELECT d.ash_time, d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
        d.temp_blks_read / nullif(d.seconds, 0),
        d.temp_blks_written / nullif(d.seconds, 0),
        d.wal_bytes::double precision / nullif(d.seconds, 0)
-FROM pg_stat_statements_history_deltas(since, until) d
-$$;
+FROM pg_stat_statements_history_deltas(since, until) d;
+END;

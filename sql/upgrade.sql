@@ -31,6 +31,12 @@ SELECT count(*) >= 0 AS statements_history_readable FROM pg_stat_statements_hist
 SELECT pid = pg_backend_pid() AS own_pid, queryid IS NOT NULL AS has_queryid, query, cmdtype
 FROM get_parsedinfo(pg_backend_pid());
 
+-- A database still at 1.0 or 1.3.1 (same objects as 1.4.0; their update
+-- scripts changed no SQL) follows the chain too.
+UPDATE pg_extension SET extversion = '1.0' WHERE extname = 'pgsentinel';
+ALTER EXTENSION pgsentinel UPDATE TO '1.4.0';
+SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
+
 ALTER EXTENSION pgsentinel UPDATE TO '1.5.0';
 SELECT attnum, attname FROM pg_attribute
 WHERE attrelid = 'pg_active_session_history'::regclass AND attname IN ('queryid', 'nested_queryid', 'backend_type');
