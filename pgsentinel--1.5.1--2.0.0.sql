@@ -5,56 +5,17 @@
 
 -- 2.0.0 replaces the objects of 1.5.1: the views gain columns, the
 -- internal get_parsedinfo() goes, pgsentinel_status() and the statements
--- history helpers are new.
-DROP VIEW pg_active_session_history;
-DROP FUNCTION pg_active_session_history();
-DROP VIEW pg_stat_statements_history;
-DROP FUNCTION pg_stat_statements_history();
+-- history helpers are new.  The two views are not dropped, so that views
+-- and functions users built on them survive the update: each is redefined
+-- in place (CREATE OR REPLACE VIEW keeps its columns and appends the new
+-- ones) before the function it read is dropped and created anew.
 DROP FUNCTION get_parsedinfo(int);
-
--- Active session history: every column of pgsentinel 1.4 in its order and
--- type, nested_queryid right after queryid as in 1.5, then the additions.
-CREATE FUNCTION pg_active_session_history(
-    OUT ash_time timestamptz,
-    OUT datid oid,
-    OUT datname text,
-    OUT pid integer,
-    OUT leader_pid integer,
-    OUT usesysid oid,
-    OUT usename text,
-    OUT application_name text,
-    OUT client_addr text,
-    OUT client_hostname text,
-    OUT client_port integer,
-    OUT backend_start timestamptz,
-    OUT xact_start timestamptz,
-    OUT query_start timestamptz,
-    OUT state_change timestamptz,
-    OUT wait_event_type text,
-    OUT wait_event text,
-    OUT state text,
-    OUT backend_xid xid,
-    OUT backend_xmin xid,
-    OUT top_level_query text,
-    OUT query text,
-    OUT cmdtype text,
-    OUT queryid bigint,
-    OUT nested_queryid bigint,
-    OUT backend_type text,
-    OUT blockers integer,
-    OUT blockerpid integer,
-    OUT blocker_state text,
-    OUT sample_id bigint,
-    OUT blocking_pids integer[]
-)
-RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'pg_active_session_history_2_0'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- The view reads the ring through a foreign table (src/ash_fdw.c): rows are
 -- streamed and only the columns a query uses are computed, where a function
--- in FROM materializes every column of every row first.  The function above
--- returns the same rows (for direct calls).
+-- in FROM materializes every column of every row first.  The function
+-- pg_active_session_history(), below, returns the same rows (for direct
+-- calls).
 CREATE FUNCTION pgsentinel_fdw_handler()
 RETURNS fdw_handler
 AS 'MODULE_PATHNAME'
@@ -105,10 +66,51 @@ CREATE FOREIGN TABLE pgsentinel_ash_ring (
     blocking_pids integer[]
 ) SERVER pgsentinel_server;
 
-CREATE VIEW pg_active_session_history AS
+CREATE OR REPLACE VIEW pg_active_session_history AS
   SELECT * FROM pgsentinel_ash_ring;
 
 GRANT SELECT ON pg_active_session_history TO PUBLIC;
+
+DROP FUNCTION pg_active_session_history();
+
+-- Active session history: every column of pgsentinel 1.4 in its order and
+-- type, nested_queryid right after queryid as in 1.5, then the additions.
+CREATE FUNCTION pg_active_session_history(
+    OUT ash_time timestamptz,
+    OUT datid oid,
+    OUT datname text,
+    OUT pid integer,
+    OUT leader_pid integer,
+    OUT usesysid oid,
+    OUT usename text,
+    OUT application_name text,
+    OUT client_addr text,
+    OUT client_hostname text,
+    OUT client_port integer,
+    OUT backend_start timestamptz,
+    OUT xact_start timestamptz,
+    OUT query_start timestamptz,
+    OUT state_change timestamptz,
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT state text,
+    OUT backend_xid xid,
+    OUT backend_xmin xid,
+    OUT top_level_query text,
+    OUT query text,
+    OUT cmdtype text,
+    OUT queryid bigint,
+    OUT nested_queryid bigint,
+    OUT backend_type text,
+    OUT blockers integer,
+    OUT blockerpid integer,
+    OUT blocker_state text,
+    OUT sample_id bigint,
+    OUT blocking_pids integer[]
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_active_session_history_2_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- One row that says whether sampling works, and why the history is what it is.
 CREATE FUNCTION pgsentinel_status(
@@ -153,6 +155,46 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 -- pg_stat_statements history: the 1.4 columns in their order and types,
 -- then the 2.0 additions (sample_id, toplevel, and total_time -- the total
 -- execution time, under the name the original description used).
+-- (the view reads a stand-in with the new columns while the function is
+-- replaced)
+CREATE FUNCTION pgsentinel_pgssh_during_update(
+    OUT ash_time timestamptz,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT calls bigint,
+    OUT total_exec_time double precision,
+    OUT rows bigint,
+    OUT shared_blks_hit bigint,
+    OUT shared_blks_read bigint,
+    OUT shared_blks_dirtied bigint,
+    OUT shared_blks_written bigint,
+    OUT local_blks_hit bigint,
+    OUT local_blks_read bigint,
+    OUT local_blks_dirtied bigint,
+    OUT local_blks_written bigint,
+    OUT temp_blks_read bigint,
+    OUT temp_blks_written bigint,
+    OUT blk_read_time double precision,
+    OUT blk_write_time double precision,
+    OUT plans bigint,
+    OUT total_plan_time double precision,
+    OUT wal_records bigint,
+    OUT wal_fpi bigint,
+    OUT wal_bytes numeric,
+    OUT sample_id bigint,
+    OUT toplevel boolean,
+    OUT total_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_history_2_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE OR REPLACE VIEW pg_stat_statements_history AS
+  SELECT * FROM pgsentinel_pgssh_during_update();
+
+DROP FUNCTION pg_stat_statements_history();
+
 CREATE FUNCTION pg_stat_statements_history(
     OUT ash_time timestamptz,
     OUT userid oid,
@@ -186,8 +228,10 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_history_2_0'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
-CREATE VIEW pg_stat_statements_history AS
+CREATE OR REPLACE VIEW pg_stat_statements_history AS
   SELECT * FROM pg_stat_statements_history();
+
+DROP FUNCTION pgsentinel_pgssh_during_update();
 
 GRANT SELECT ON pg_stat_statements_history TO PUBLIC;
 

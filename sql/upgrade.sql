@@ -45,8 +45,18 @@ SELECT count(*) > 0 AS nested_queryid_filled FROM pg_active_session_history WHER
 ALTER EXTENSION pgsentinel UPDATE TO '1.5.1';
 SELECT has_function_privilege('public', 'get_parsedinfo(int)', 'EXECUTE') AS public_may_call_get_parsedinfo;
 
+-- Views users built on the history views survive the update to 2.0.0
+-- (its views gain columns in place: they are not dropped).
+CREATE VIEW my_waits AS
+  SELECT ash_time, wait_event_type, wait_event FROM pg_active_session_history;
+CREATE VIEW my_statements AS
+  SELECT ash_time, queryid, calls FROM pg_stat_statements_history;
+
 ALTER EXTENSION pgsentinel UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
+SELECT count(*) > 0 AS my_waits_reads FROM my_waits;
+SELECT count(*) >= 0 AS my_statements_reads FROM my_statements;
+DROP VIEW my_waits, my_statements;
 
 -- Same objects and same columns as the fresh installation.
 SELECT member AS only_in_updated FROM (
