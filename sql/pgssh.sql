@@ -187,3 +187,25 @@ SELECT pgs_wait_samples(2);
 SELECT count(*) > 0 AS history_resumed
 FROM pg_stat_statements_history
 WHERE ash_time > (SELECT max(ash_time) - interval '10 s' FROM pg_active_session_history);
+
+-- One statement run by 80 users: a reading returns a row for each (the
+-- statements worker's buffer grows past its first 64 rows).  The sampled
+-- statement is the nested pg_sleep(), run under each role in turn.
+SELECT format('CREATE ROLE regress_pgssh_u%s', i) FROM generate_series(1, 80) i \gexec
+DO $$
+BEGIN
+    FOR i IN 1 .. 80 LOOP
+        EXECUTE format('SET ROLE regress_pgssh_u%s', i);
+        PERFORM pg_sleep(0.03);
+        RESET ROLE;
+    END LOOP;
+END $$;
+SELECT pgs_wait_samples(3);
+SELECT count(DISTINCT userid) AS users_in_history,
+       max(n) >= 65 AS readings_past_64_rows
+FROM (SELECT sample_id, userid, count(*) OVER (PARTITION BY sample_id) AS n
+      FROM pg_stat_statements_history
+      WHERE queryid IN (SELECT queryid FROM pg_stat_statements
+                        WHERE query = 'SELECT pg_sleep($1)')
+        AND userid::regrole::text LIKE 'regress_pgssh_u%') h;
+SELECT format('DROP ROLE regress_pgssh_u%s', i) FROM generate_series(1, 80) i \gexec

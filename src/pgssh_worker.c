@@ -82,7 +82,8 @@ static const char *const required_columns[] = {
 
 static SPIPlanPtr read_plan = NULL;
 static PgsshKey *keys = NULL;
-static PgsshRow *batch = NULL;
+static PgsshRow *batch = NULL;	/* rows of one reading */
+static int	batch_size = 0;		/* rows batch has room for */
 
 /* Clear the worker's pid and latch when it exits. */
 static void
@@ -250,6 +251,28 @@ col_float8(HeapTuple tup, TupleDesc desc, int col)
 }
 
 /*
+ * Room for row n of the batch.  It grows as a reading needs it, up to the
+ * ring's capacity, rather than being allocated at that size up front (up
+ * to 10 GB at the largest setting); failing to grow is an error of this
+ * reading, which is retried, not of the worker's start.
+ */
+static PgsshRow *
+batch_row(int n)
+{
+	if (n >= batch_size)
+	{
+		int			size = Min(Max(batch_size * 2, 64), pgs_state->pgssh_capacity);
+
+		Assert(n < size);
+		batch = batch == NULL ?
+			MemoryContextAllocHuge(TopMemoryContext, sizeof(PgsshRow) * (Size) size) :
+			repalloc_huge(batch, sizeof(PgsshRow) * (Size) size);
+		batch_size = size;
+	}
+	return &batch[n];
+}
+
+/*
  * Read the counters of the requested statements into batch.  Runs in a
  * transaction with SPI connected.  Returns the number of rows.
  */
@@ -274,7 +297,7 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 	for (i = 0; i < (int) SPI_processed && n < pgs_state->pgssh_capacity; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
-		PgsshRow   *r = &batch[n];
+		PgsshRow   *r;
 		bool		isnull;
 		Oid			userid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_USERID + 1, &isnull));
 		Oid			dbid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_DBID + 1, &isnull));
@@ -282,6 +305,7 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 
 		if (!key_requested(keys, nkeys, queryid, dbid))
 			continue;
+		r = batch_row(n);
 		r->sample_id = sample_id;
 		r->ash_time = ash_time;
 		r->queryid = queryid;
@@ -426,8 +450,6 @@ pgsentinel_pgssh_main(Datum main_arg)
 
 	keys = MemoryContextAlloc(TopMemoryContext,
 							  sizeof(PgsshKey) * pgs_state->request_max_keys);
-	batch = MemoryContextAllocHuge(TopMemoryContext,
-								   sizeof(PgsshRow) * pgs_state->pgssh_capacity);
 	pgs_prefault(pgs_pgssh_rows(),
 				 sizeof(PgsshRow) * (Size) pgs_state->pgssh_capacity);
 
