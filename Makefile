@@ -15,6 +15,7 @@ OBJS = \
 	src/shmem.o \
 	src/ring.o \
 	src/text_area.o \
+	src/persist.o \
 	src/hooks.o \
 	src/sampler.o \
 	src/blockers.o \

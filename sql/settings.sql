@@ -28,6 +28,7 @@ ALTER SYSTEM SET pgsentinel_ash.text_area_size = '2TB';
 ALTER SYSTEM SET pgsentinel_ash.track_idle_trans = 'maybe';
 ALTER SYSTEM SET pgsentinel_pgssh.max_entries = 0;
 ALTER SYSTEM SET pgsentinel_pgssh.enable = 2;
+ALTER SYSTEM SET pgsentinel.save_history = 'sometimes';
 
 -- Nothing of the above reached postgresql.auto.conf.
 SELECT name, setting FROM pg_file_settings

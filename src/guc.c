@@ -23,6 +23,7 @@ char	   *pgs_db_name = NULL;
 bool		pgs_track_idle_trans = false;
 int			pgs_pgssh_max_entries = 10000;
 bool		pgs_pgssh_enable = true;
+bool		pgs_save_history = true;
 
 /* Define all settings; called from _PG_init while preloading. */
 void
@@ -80,6 +81,14 @@ pgs_define_settings(void)
 							 "Record the pg_stat_statements counters of the sampled statements.",
 							 NULL,
 							 &pgs_pgssh_enable,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pgsentinel.save_history",
+							 "Save the history at shutdown and restore it at the next start.",
+							 "The file, pg_stat/pgsentinel_history.stat, holds the history's query texts.",
+							 &pgs_save_history,
 							 true,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);

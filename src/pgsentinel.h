@@ -290,6 +290,7 @@ extern char *pgs_db_name;
 extern bool pgs_track_idle_trans;
 extern int	pgs_pgssh_max_entries;
 extern bool pgs_pgssh_enable;
+extern bool pgs_save_history;
 extern void pgs_define_settings(void);
 
 /* A reader's copy of the text area (text_area.c) */
@@ -334,6 +335,9 @@ extern void pgs_ring_append(PgsRing *ring, const void *rows, uint64 n);
 extern void *pgs_ring_begin_update(PgsRing *ring, uint64 row_index);
 extern void pgs_ring_end_update(PgsRing *ring, uint64 row_index);
 extern char *pgs_ring_copy_out(PgsRing *ring, int64 *nrows);
+extern void pgs_ring_whole_range(PgsRing *ring, uint64 *first, uint64 *end);
+extern bool pgs_ring_row_whole(PgsRing *ring, uint64 index);
+extern const void *pgs_ring_row(PgsRing *ring, uint64 index);
 
 /* text_area.c: writer side (the sampler only) */
 typedef struct PgsTextBatch PgsTextBatch;
@@ -350,6 +354,17 @@ extern void pgs_text_batch_publish(PgsTextBatch *batch);
 
 extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
 							const char **data, uint32 *len);
+
+/* text_area.c: saving and restoring the area (persist.c) */
+extern bool pgs_text_next_entry(uint64 *pos, uint64 head, const char **data,
+								uint32 *len);
+extern Size pgs_text_entry_size(uint32 len);
+extern PgsTextRef pgs_text_restore(const char *data, uint32 len);
+extern void pgs_text_restore_use(PgsTextRef ref, uint64 row_index);
+
+/* persist.c: the history kept across restarts */
+extern void pgs_history_load(void);
+extern void pgs_history_save(int code, Datum arg);
 
 /* hooks.c */
 extern void pgs_install_hooks(void);

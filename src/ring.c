@@ -263,3 +263,37 @@ pgs_ring_copy_out(PgsRing *ring, int64 *nrows)
 	*nrows = (int64) (written - keep_from);
 	return buf + (keep_from - first) * ring->row_size;
 }
+
+/*
+ * Saving and restoring a ring (persist.c), when no writer runs: the
+ * postmaster at shutdown, after every other process has exited, and at
+ * startup, before any exists.
+ *
+ * The rows of ring indexes [*first, *end) that are whole.  A writer killed
+ * in the middle of an append or an update (immediate shutdown) left the
+ * rows of [written, claimed) unfinished and, if the ring wrapped, the
+ * oldest rows partly overwritten; and the counter of the chunk it was in
+ * odd: pgs_ring_row_whole() says whether a row's chunk is one of those.
+ */
+void
+pgs_ring_whole_range(PgsRing *ring, uint64 *first, uint64 *end)
+{
+	uint64		written = pg_atomic_read_u64(&ring->written);
+	uint64		claimed = Max(pg_atomic_read_u64(&ring->claimed), written);
+
+	*end = written;
+	*first = Min(written, claimed - Min(claimed, ring->capacity));
+}
+
+bool
+pgs_ring_row_whole(PgsRing *ring, uint64 index)
+{
+	return (pg_atomic_read_u32(chunk_seq(ring, index % ring->capacity)) & 1) == 0;
+}
+
+/* The row at ring index index (it must be in the ring). */
+const void *
+pgs_ring_row(PgsRing *ring, uint64 index)
+{
+	return pgs_ring_rows(ring) + (index % ring->capacity) * ring->row_size;
+}

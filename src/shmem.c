@@ -204,6 +204,17 @@ pgs_shmem_startup(void)
 		Assert(offset <= pgs_shmem_size());
 	}
 	LWLockRelease(AddinShmemInitLock);
+
+	/*
+	 * Created by the postmaster (or a standalone backend), before any other
+	 * process: bring back the history saved at the last clean shutdown, and
+	 * save it at this one (persist.c).
+	 */
+	if (!found && !IsUnderPostmaster)
+	{
+		pgs_history_load();
+		on_shmem_exit(pgs_history_save, (Datum) 0);
+	}
 }
 
 /*

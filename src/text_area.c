@@ -425,3 +425,85 @@ pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
 	*len = e->len;
 	return true;
 }
+
+/*
+ * Saving and restoring the area (persist.c), when no other process runs.
+ *
+ * The entry at or after *pos, before head: sets its bytes and moves *pos
+ * past it; false when there is none.  Walks from the tail, whose entries
+ * are whole up to the head even if the sampler was killed while it
+ * published (the tail passes what it overwrites first, the head passes
+ * new entries last); stops at anything that does not look like an entry.
+ */
+bool
+pgs_text_next_entry(uint64 *pos, uint64 head, const char **data, uint32 *len)
+{
+	Size		size = pgs_state->text_size;
+
+	while (*pos < head)
+	{
+		PgsTextEntry *e;
+
+		if (lap_tail_too_short(size, *pos))
+		{
+			*pos += size - *pos % size;
+			continue;
+		}
+		e = (PgsTextEntry *) (pgs_text_area() + *pos % size);
+		if (e->len == PGS_TEXT_PAD)
+		{
+			*pos += size - *pos % size;
+			continue;
+		}
+		if (e->len > size / 4 || *pos + ENTRY_SIZE(e->len) > head ||
+			*pos % size + ENTRY_SIZE(e->len) > size)
+			return false;
+		*data = (const char *) e + sizeof(PgsTextEntry);
+		*len = e->len;
+		*pos += ENTRY_SIZE(e->len);
+		return true;
+	}
+	return false;
+}
+
+/* Bytes an entry of len bytes of text takes in the area. */
+Size
+pgs_text_entry_size(uint32 len)
+{
+	return ENTRY_SIZE(len);
+}
+
+/*
+ * Store a text at the head of the area while the history is restored at
+ * startup: the area is empty then, and restored texts only fill its first
+ * lap.  Returns the reference, or PGS_TEXT_NONE if it does not fit.
+ */
+PgsTextRef
+pgs_text_restore(const char *data, uint32 len)
+{
+	Size		size = pgs_state->text_size;
+	uint64		head = pg_atomic_read_u64(&pgs_state->text_head);
+	PgsTextEntry *e;
+
+	if (len > size / 4 || head + ENTRY_SIZE(len) > size)
+		return PGS_TEXT_NONE;
+	e = (PgsTextEntry *) (pgs_text_area() + head);
+	e->len = len;
+	e->hash = hash_bytes((const unsigned char *) data, len);
+	e->last_row = 0;
+	memcpy((char *) e + sizeof(PgsTextEntry), data, len);
+	pg_atomic_write_u64(&pgs_state->text_head, head + ENTRY_SIZE(len));
+	pgs_state->texts_stored++;
+	return head + 1;
+}
+
+/* A restored row, at ring index row_index, uses the restored entry ref. */
+void
+pgs_text_restore_use(PgsTextRef ref, uint64 row_index)
+{
+	PgsTextEntry *e = (PgsTextEntry *) (pgs_text_area() +
+										(ref - 1) % pgs_state->text_size);
+
+	if (e->last_row < row_index)
+		e->last_row = row_index;
+}

@@ -1,0 +1,200 @@
+
+# The history survives a restart: saved by the postmaster at a clean
+# shutdown (pg_stat/pgsentinel_history.stat), restored at the next start
+# with its texts, sample ids going on from the last one.  The newest rows
+# and texts are kept when the rings or the text area became smaller.  A
+# damaged or foreign file is logged and ignored (the server starts, the
+# history is empty); none is written after a crash or with
+# pgsentinel.save_history = off.  An immediate shutdown still writes one.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $node = pgs_node('restart', conf => "pgsentinel_ash.max_entries = 100000\n");
+my $file = $node->data_dir . '/pg_stat/pgsentinel_history.stat';
+
+# The log written since $offset.
+sub log_since
+{
+	my ($offset) = @_;
+	return substr(slurp_file($node->logfile), $offset);
+}
+
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'statements history reading');
+
+# A tagged sleep, sampled, from an application with a name.
+my $h = pgs_start_bg($node,
+	"SET application_name = 'before_restart_app'; SELECT pg_sleep(0.4) /* before-restart */");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) >= 5 FROM pg_active_session_history WHERE query LIKE '%before-restart%' AND wait_event = 'PgSleep'"),
+	'tagged sleep sampled');
+pgs_stop_bg($h, wait => 1);
+pgs_wait_samples($node, 3);
+
+my $tagged_sql = q{
+	SELECT count(*) || ' ' || string_agg(DISTINCT query || '|' || application_name || '|' || wait_event, ',')
+	FROM pg_active_session_history
+	WHERE query LIKE '%before-restart%' AND wait_event = 'PgSleep'};
+my $tagged = $node->safe_psql('postgres', $tagged_sql);
+my ($rows_before, $max_before) = split /\|/, $node->safe_psql('postgres',
+	'SELECT count(*), max(sample_id) FROM pg_active_session_history');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE sample_id <= $max_before"),
+	'statements history has rows');
+my $pgssh_before = $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_stat_statements_history WHERE sample_id <= $max_before");
+
+# --- clean restart ------------------------------------------------------------
+my $offset = -s $node->logfile;
+$node->restart;
+my $log = log_since($offset);
+like($log, qr/pgsentinel saved \d+ rows of active session history, \d+ rows of statements history and \d+ texts/,
+	'saved at shutdown');
+like($log, qr/pgsentinel restored \d+ rows of active session history/, 'restored at start');
+ok(!-e $file, 'the file is removed once read');
+
+is($node->safe_psql('postgres', $tagged_sql), $tagged,
+	'the tagged rows came back with their texts and application name');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_active_session_history WHERE sample_id <= $max_before"),
+	$rows_before, 'every row sampled before the restart is back');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_statements_history WHERE sample_id <= $max_before"),
+	$pgssh_before, 'and every statements history row');
+$h = pgs_start_bg($node, "SELECT pg_sleep(0.2) /* after-restart */");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%after-restart%'"),
+	'sampling after the restart');
+pgs_stop_bg($h, wait => 1);
+is( $node->safe_psql('postgres', qq{
+		SELECT min(sample_id) > $max_before FROM pg_active_session_history
+		WHERE ash_time > (SELECT pg_postmaster_start_time())}),
+	't', 'sample ids go on after the restored ones');
+
+# --- smaller ring and text area: the newest rows and texts are kept ------------
+my $many = $node->basedir . '/many.sql';
+append_to_file($many, "SELECT pg_sleep(0.6) /* many-sleepers */;\n");
+my $pgb = pgs_pgbench_bg($node, '-n', '-c', 30, '-j', 2, '-t', 1, '-f', $many,
+	'postgres');
+pgs_stop_bg($pgb, wait => 1);
+pgs_wait_samples($node, 2);
+my ($nrows, $newest_1000th) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM pg_active_session_history),
+	       (SELECT sample_id FROM pg_active_session_history
+	        ORDER BY sample_id DESC LIMIT 1 OFFSET 999)});
+cmp_ok($nrows, '>', 1000, 'more rows than the smaller ring will hold');
+my $newer = $node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_active_session_history WHERE sample_id > $newest_1000th");
+# (one sample an hour after the restart, so that new rows do not push the
+# restored ones out of the small ring before they are looked at)
+$node->append_conf('postgresql.conf',
+	"pgsentinel_ash.max_entries = 1000\npgsentinel_ash.text_area_size = 64kB\n"
+	  . "pgsentinel_ash.sampling_period = 3600\n");
+$offset = -s $node->logfile;
+$node->restart;
+like(log_since($offset), qr/restored 1000 rows of active session history.*\n.*DETAIL:  The file held \d+,/,
+	'1000 rows restored of the file\'s more, and said so');
+is( $node->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE sample_id > $newest_1000th) = $newer
+		   AND count(*) FILTER (WHERE sample_id < $newest_1000th) = 0
+		FROM pg_active_session_history
+		WHERE ash_time < (SELECT pg_postmaster_start_time())}),
+	't', 'the newest rows are the ones restored');
+is( $node->safe_psql('postgres', q{
+		SELECT count(*) FILTER (WHERE query IS NULL OR application_name IS NULL)
+		FROM pg_active_session_history
+		WHERE sample_id = (SELECT max(sample_id) FROM pg_active_session_history
+		                   WHERE ash_time < (SELECT pg_postmaster_start_time()))}),
+	'0', 'the newest restored rows have their texts');
+$node->append_conf('postgresql.conf', "pgsentinel_ash.sampling_period = 0.01\n");
+
+# --- a damaged file is ignored --------------------------------------------------
+$node->stop;
+ok(-e $file, 'file written at shutdown');
+{
+	open(my $fh, '+<', $file) or die "open $file: $!";
+	binmode $fh;
+	seek($fh, (-s $file) / 2, 0);
+	read($fh, my $byte, 1);
+	seek($fh, (-s $file) / 2, 0);
+	print $fh chr(ord($byte) ^ 0xFF);
+	close $fh;
+}
+$offset = -s $node->logfile;
+$node->start;
+like(log_since($offset), qr/pgsentinel history file "pg_stat\/pgsentinel_history.stat" ignored: its checksum does not match/,
+	'a damaged file: logged');
+is( $node->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_active_session_history
+		WHERE ash_time < (SELECT pg_postmaster_start_time())}),
+	'0', 'a damaged file: nothing restored');
+ok(!-e $file, 'a damaged file: removed');
+
+$node->stop;
+{
+	open(my $fh, '>', $file) or die "open $file: $!";
+	print $fh 'not a history file';
+	close $fh;
+}
+$offset = -s $node->logfile;
+$node->start;
+like(log_since($offset), qr/ignored: not a pgsentinel history file/, 'a foreign file: logged');
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'a foreign file: the server runs');
+
+# --- nothing written after a crash ------------------------------------------------
+pgs_wait_samples($node, 3);
+my $victim = pgs_start_bg($node, 'SELECT pg_sleep(60) /* victim */');
+ok(pgs_wait_sessions($node, 1, '%victim%'), 'a session to kill');
+my $victim_pid = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%victim%' AND pid <> pg_backend_pid()");
+$offset = -s $node->logfile;
+kill 'KILL', $victim_pid;
+pgs_stop_bg($victim);
+ok( $node->poll_query_until('postgres',
+		"SELECT samples_taken > 2 FROM pgsentinel_status()"),
+	'sampling again after the crash');
+unlike(log_since($offset), qr/pgsentinel saved/, 'no file written after a crash');
+ok(!-e $file, 'no file after a crash');
+
+# --- immediate shutdown: the workers are killed wherever they are, the
+# postmaster still exits normally and writes the whole rows -------------------------
+$h = pgs_start_bg($node, "SELECT pg_sleep(60) /* immediate */");
+ok(pgs_wait_sessions($node, 1, '%immediate%'), 'a session sleeping');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 3 FROM pg_active_session_history WHERE query LIKE '%immediate%' AND wait_event = 'PgSleep'"),
+	'and sampled');
+$offset = -s $node->logfile;
+$node->stop('immediate');
+pgs_stop_bg($h);
+like(log_since($offset), qr/pgsentinel saved/, 'immediate shutdown: saved');
+$node->start;
+is( $node->safe_psql('postgres', q{
+		SELECT count(*) > 3 AND bool_and(pid > 0 AND sample_id > 0 AND ash_time IS NOT NULL)
+		FROM pg_active_session_history
+		WHERE query LIKE '%immediate%' AND wait_event = 'PgSleep'
+		  AND ash_time < (SELECT pg_postmaster_start_time())}),
+	't', 'immediate shutdown: whole rows restored');
+
+# --- pgsentinel.save_history = off -------------------------------------------------
+$node->append_conf('postgresql.conf', "pgsentinel.save_history = off\n");
+$node->reload;
+pgs_wait_samples($node, 3);
+$offset = -s $node->logfile;
+$node->restart;
+unlike(log_since($offset), qr/pgsentinel (saved|restored)/, 'save_history off: nothing saved');
+is( $node->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_active_session_history
+		WHERE ash_time < (SELECT pg_postmaster_start_time())}),
+	'0', 'save_history off: the history starts empty');
+
+$node->stop;
+done_testing();
