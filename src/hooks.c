@@ -14,23 +14,25 @@
  * track_activity_query_size).
  *
  * A statement is top-level when it runs the client's own query string
- * (its source text is debug_query_string, or ProcessUtility says so); any
- * other is nested.  Top-level statements also reset the nesting depth,
- * which ExecutorStart/ExecutorEnd and ProcessUtility count, so a depth left
- * over by an error (ExecutorEnd is not called then) never outlives the
- * statement that failed.  Within a statement, the subtransaction callback
- * puts the depth back when a PL/pgSQL exception block catches an error.
- * A client statement whose text is a copy (extended protocol, cursors) is
- * published as nested in itself: same text and query id, a little more
- * work, the same rows.
+ * (its source text is debug_query_string, or ProcessUtility says so; with
+ * the extended query protocol the text is the portal's copy of it: equal,
+ * at depth 0); any other is nested.  Top-level statements also reset the
+ * nesting depth, which ExecutorStart/ExecutorEnd and ProcessUtility count,
+ * so a depth left over by an error (ExecutorEnd is not called then) never
+ * outlives the statement that failed.  Within a statement, the
+ * subtransaction callback puts the depth back when a PL/pgSQL exception
+ * block catches an error.  (Extended-protocol statements used to be
+ * published as nested in themselves: the slot kept saying so after they
+ * ended, and the next statement's parse and lock waits were recorded with
+ * the previous statement's text and query ids.)
  *
  * Statements that are not top-level do not reset the depth, and nest_stack
- * points to their source texts, which an aborting transaction frees (an
- * extended-protocol client's failed statement, an error a background
- * worker catches around SPI).  So the first time a backend opens such a
- * statement it registers a transaction callback that, on abort, forgets
- * every open statement; a backend that only runs top-level statements
- * (the hot path) never pays for it.
+ * points to their source texts, which an aborting transaction frees (a
+ * statement failing inside a function, an error a background worker
+ * catches around SPI).  So the first time a backend opens such a statement
+ * it registers a transaction callback that, on abort, forgets every open
+ * statement; a backend that only runs top-level statements (the hot path)
+ * never pays for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -293,13 +295,26 @@ next_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
+/*
+ * Is this the client's own statement?  Its source text is the client's
+ * query string; with the extended query protocol it is a copy of it (the
+ * portal's), equal in content, and no other statement is open then.
+ */
+static bool
+is_client_statement(const char *source)
+{
+	return source == debug_query_string ||
+		(nest_depth == 0 && source != NULL && debug_query_string != NULL &&
+		 strcmp(source, debug_query_string) == 0);
+}
+
 /* ExecutorStart of any statement but the unchanged client's own one. */
 static pg_noinline void
 executor_start_slow(QueryDesc *queryDesc, int eflags)
 {
 	PlannedStmt *pstmt = queryDesc->plannedstmt;
 
-	statement_opened(queryDesc->sourceText == debug_query_string,
+	statement_opened(is_client_statement(queryDesc->sourceText),
 					 pgs_queryid_from(pstmt->queryId),
 					 cmdtype_of(queryDesc->operation),
 					 queryDesc->sourceText, pstmt->stmt_location,

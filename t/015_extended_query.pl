@@ -44,10 +44,28 @@ $node->safe_psql('postgres', q{
 	END $$;
 });
 
+# The table the client's last statement waits for, locked until the lock
+# wait has been sampled.
+$node->safe_psql('postgres', 'CREATE TABLE pgs_ext_locked (i int)');
+my $holder = pgs_start_bg($node, q{
+	BEGIN;
+	LOCK TABLE pgs_ext_locked;
+	SELECT pg_sleep(600) /* ext-holder */;
+});
+ok(pgs_wait_sessions($node, 1, '%ext-holder%'), 'lock held');
+
 # --- failed extended-protocol statements, then more ---------------------------
 my ($out, $err) = ('', '');
-IPC::Run::run([ $client, $node->connstr('postgres'), 1024 * 1024 ],
+my $run = IPC::Run::start([ $client, $node->connstr('postgres'), 1024 * 1024 ],
 	'>', \$out, '2>', \$err);
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) >= 3 FROM pg_active_session_history
+		WHERE wait_event_type = 'Lock' AND query LIKE '%ext-second%'}),
+	'the lock wait of the last statement sampled');
+$node->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%ext-holder%' AND pid <> pg_backend_pid()");
+$run->finish;
+pgs_stop_bg($holder);
 note($out);
 like($out, qr/^pid \d+$/m, 'client connected');
 my ($pid) = $out =~ /^pid (\d+)$/m;
@@ -72,8 +90,15 @@ is( $node->safe_psql('postgres', qq{
 		SELECT count(*) FROM pg_active_session_history
 		WHERE pid = $pid AND (query IS NULL OR (query NOT LIKE '%ext-sleep%'
 			AND query NOT LIKE '%pgs_ext_nested%'
-			AND query NOT LIKE '%generate_series%'))}),
+			AND query NOT LIKE '%generate_series%'
+			AND query NOT LIKE '%ext-second%'))}),
 	'0', "every row of the session shows one of its own statements");
+is( $node->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE query NOT LIKE '%ext-second%'
+		                           OR top_level_query NOT LIKE '%ext-second%')
+		FROM pg_active_session_history
+		WHERE pid = $pid AND wait_event_type = 'Lock'}),
+	'0', 'the lock wait while parsed shows the statement parsed, not the one before');
 
 $node->stop;
 done_testing();

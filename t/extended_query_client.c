@@ -87,6 +87,13 @@ main(int argc, char **argv)
 	run(conn, "rollback", "ROLLBACK");
 	run(conn, "nested again", "SELECT pgs_ext_nested()");
 
+	/*
+	 * A statement, then one that waits for a lock while it is parsed (the
+	 * test holds it): the wait is the second statement's, not the first's.
+	 */
+	run(conn, "first", "SELECT 42 /* ext-first */");
+	run(conn, "second", "SELECT count(*) FROM pgs_ext_locked /* ext-second */");
+
 	printf("connection %s\n", PQstatus(conn) == CONNECTION_OK ? "ok" : "lost");
 	PQfinish(conn);
 	return 0;
