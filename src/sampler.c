@@ -1029,15 +1029,23 @@ find_backfills(Backfill *out)
 		PendingBackfill *p = &pending[i];
 		SessionCopy *be;
 		PGPROC	   *proc;
+		bool		running;
 
 		if (p->row_index < oldest_row)
 			continue;
 		be = session_by_pid(p->pid);
 		if (be == NULL || be->activity_start != p->query_start)
 			continue;			/* gone, or a newer statement: cannot be known */
+		running = be->state == STATE_RUNNING || be->state == STATE_FASTPATH;
 		if (be->query_id == 0)
 		{
-			pending[keep++] = *p;	/* still being analysed */
+			/*
+			 * Still being analysed; or it ended without a query id (an
+			 * error, a cancel, compute_query_id off): it never will have
+			 * one, and must not hold a place while the session idles.
+			 */
+			if (running)
+				pending[keep++] = *p;
 			continue;
 		}
 		out[nout].row_index = p->row_index;
@@ -1055,7 +1063,7 @@ find_backfills(Backfill *out)
 				out[nout].cmdtype = slot_copy->exec_cmdtype;
 		}
 		/* analysed but not executing yet: the command type comes later */
-		if (out[nout].cmdtype == PGS_CMD_UNKNOWN)
+		if (out[nout].cmdtype == PGS_CMD_UNKNOWN && running)
 			pending[keep++] = *p;
 		nout++;
 	}
@@ -1255,6 +1263,9 @@ pgsentinel_main(Datum main_arg)
 			continue;
 		}
 
+		/* the clock was set back: sample after one period, not after the step */
+		if (next_sample - now > period_us())
+			next_sample = now + period_us();
 		timeout_ms = (long) ((next_sample - now + 999) / 1000);
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -16,7 +16,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our $bg_files = 0;
-our @EXPORT = qw(pgs_node pgs_status pgs_start_bg pgs_stop_bg
+our @EXPORT = qw(pgs_node pgs_status pgs_start_bg pgs_start_interactive pgs_stop_bg
   pgs_wait_sessions pgs_wait_samples pgs_worker_pid pgs_rss_kb
   pgs_pgbench_bg pgs_server_time pgs_wait_until_time);
 
@@ -93,6 +93,20 @@ sub pgs_start_bg
 	}
 	$h->{run} = IPC::Run::start(\@cmd, '<', \undef, '>', \$h->{out}, '2>',
 		\$h->{err});
+	return $h;
+}
+
+# Start psql reading $sql from its standard input, which stays open after:
+# the session stays connected, idle, until pgs_stop_bg().
+sub pgs_start_interactive
+{
+	my ($node, $sql) = @_;
+	my $h = { in => $sql, out => '', err => '' };
+	$h->{run} = IPC::Run::start(
+		[ $node->installed_command('psql'), '-XAtq', '-d', $node->connstr('postgres') ],
+		'<', \$h->{in}, '>', \$h->{out}, '2>', \$h->{err});
+	# IPC::Run writes the input only when pumped
+	$h->{run}->pump_nb while length $h->{in};
 	return $h;
 }
 
