@@ -39,6 +39,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "parser/scansup.h"
@@ -136,6 +137,8 @@ get_my_slot(void)
 		my_slot->exec_queryid = 0;
 		my_slot->exec_cmdtype = PGS_CMD_UNKNOWN;
 		my_slot->text_len = 0;
+		my_slot->answer_request = 0;
+		/* query_id_wanted is kept: it may be about our first statement */
 		SLOT_END_WRITE(my_slot);
 	}
 	return my_slot;
@@ -198,6 +201,59 @@ publish_parent(PgsBackendSlot *slot, int depth)
 }
 
 /*
+ * Is the statement at location/len the only one of its query string?  The
+ * raw parser gives the first statement location 0, and a length of 0 when
+ * it runs to the end of the string.
+ */
+static bool
+sole_statement(const char *source, int location, int len)
+{
+	const char *p;
+
+	if (location > 0)
+		return false;
+	if (len <= 0)
+		return true;
+	for (p = source + len; *p != '\0'; p++)
+		if (!scanner_isspace(*p) && *p != ';')
+			return false;
+	return true;
+}
+
+/*
+ * The sampler asked for the query id of a statement it saw without one
+ * (see PgsBackendSlot): this top-level statement answers with its own,
+ * whether it started when the one asked about did, and a hash of its text,
+ * from which the sampler decides whether it is that statement.  One that
+ * shares its query string with other statements (same start, same text:
+ * any of them could be the one asked about) answers 0, "cannot tell", as
+ * one without a query id does.
+ */
+static pg_noinline void
+answer_query_id_request(PgsBackendSlot *slot, uint64 queryid, uint8 cmdtype,
+						const char *source, int location, int len)
+{
+	TimestampTz request = (TimestampTz)
+		pg_atomic_exchange_u64(&slot->query_id_wanted, 0);
+	const char *text = debug_query_string;
+
+	if (request == 0 || text == NULL)
+		return;
+	if (source == NULL || !sole_statement(source, location, len))
+		queryid = 0;
+	SLOT_BEGIN_WRITE(slot);
+	slot->answer_request = request;
+	slot->answer_queryid = queryid;
+	slot->answer_text_hash = pgs_statement_text_hash(text);
+	slot->answer_cmdtype = cmdtype;
+	slot->answer_same_start = GetCurrentStatementStartTimestamp() == request;
+	slot->answer_text_whole =
+		strnlen(text, pgstat_track_activity_query_size) <
+		(size_t) pgstat_track_activity_query_size - 1;
+	SLOT_END_WRITE(slot);
+}
+
+/*
  * Record a statement opened at the current depth, then count it open.
  * top: it is the client's own statement.
  */
@@ -220,6 +276,9 @@ statement_opened(bool top, uint64 queryid, uint8 cmdtype, const char *source,
 		return;
 	if (top)
 	{
+		if (unlikely(pg_atomic_read_u64(&slot->query_id_wanted) != 0))
+			answer_query_id_request(slot, queryid, cmdtype, source, location,
+									len);
 		if (slot->top_queryid != queryid || slot->top_cmdtype != cmdtype ||
 			slot->nested)
 		{
@@ -332,7 +391,8 @@ pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (likely(queryDesc->sourceText == debug_query_string && my_slot != NULL &&
 			   my_slot->top_queryid == pgs_queryid_from(queryDesc->plannedstmt->queryId) &&
 			   !my_slot->nested &&
-			   my_slot->top_cmdtype == cmdtype_of(queryDesc->operation)))
+			   my_slot->top_cmdtype == cmdtype_of(queryDesc->operation) &&
+			   pg_atomic_read_u64(&my_slot->query_id_wanted) == 0))
 	{
 		nest_depth = 1;
 		next_ExecutorStart(queryDesc, eflags);
@@ -479,6 +539,84 @@ pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy)
 			pg_read_barrier();
 			if (slot->changecount == before)
 				return copy->pid == pid;
+		}
+		pg_spin_delay();
+	}
+	return false;
+}
+
+/*
+ * A hash of a statement text as the sampler sees it in pg_stat_activity's
+ * raw copy (at most track_activity_query_size - 1 bytes), so that the
+ * backend's full text and the sampler's copy hash the same.
+ */
+uint32
+pgs_statement_text_hash(const char *text)
+{
+	return hash_bytes((const unsigned char *) text,
+					  (int) strnlen(text, pgstat_track_activity_query_size - 1));
+}
+
+/*
+ * Ask the backend at PGPROC number procno for the query id of the
+ * statement that started at query_start (see PgsBackendSlot).  Called by
+ * the sampler, without lock.
+ */
+void
+pgs_request_query_id(int procno, TimestampTz query_start)
+{
+	PgsBackendSlot *slot = pgs_backend_slot(procno);
+
+	if (slot != NULL && query_start != 0 &&
+		pg_atomic_read_u64(&slot->query_id_wanted) != (uint64) query_start)
+		pg_atomic_write_u64(&slot->query_id_wanted, (uint64) query_start);
+}
+
+/*
+ * Is the request for the statement that started at query_start still
+ * waiting for the backend pid at PGPROC number procno to answer it?
+ */
+bool
+pgs_query_id_requested(int procno, int pid, TimestampTz query_start)
+{
+	PgsBackendSlot *slot = pgs_backend_slot(procno);
+
+	return slot != NULL && slot->pid == pid &&
+		pg_atomic_read_u64(&slot->query_id_wanted) == (uint64) query_start;
+}
+
+/*
+ * Copy the answer to the last pgs_request_query_id() made of the slot of
+ * PGPROC number procno, retrying while its owner is writing.  False if the
+ * slot does not belong to pid or there is no answer.  Called by the
+ * sampler, without lock.
+ */
+bool
+pgs_read_query_id_answer(int procno, int pid, PgsQueryIdAnswer *answer)
+{
+	PgsBackendSlot *slot = pgs_backend_slot(procno);
+	int			attempts;
+
+	if (slot == NULL)
+		return false;
+	for (attempts = 0; attempts < 1000; attempts++)
+	{
+		uint32		before = slot->changecount;
+
+		pg_read_barrier();
+		if ((before & 1) == 0)
+		{
+			int32		owner = slot->pid;
+
+			answer->request = slot->answer_request;
+			answer->queryid = slot->answer_queryid;
+			answer->text_hash = slot->answer_text_hash;
+			answer->cmdtype = slot->answer_cmdtype;
+			answer->same_start = slot->answer_same_start;
+			answer->text_whole = slot->answer_text_whole;
+			pg_read_barrier();
+			if (slot->changecount == before)
+				return owner == pid && answer->request != 0;
 		}
 		pg_spin_delay();
 	}

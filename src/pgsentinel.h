@@ -164,12 +164,25 @@ typedef enum PgsshState
 #define PGS_FETCH_LINE_SIZE		64
 
 /*
- * Each backend's slot, written only by that backend from the executor and
+ * Each backend's slot, written by that backend from the executor and
  * utility hooks, read by the sampler.  Slots start on a cache line
- * (shmem.c), so the header, which every sample reads, is one line.  The writer brackets its stores with
- * changecount increments (odd while writing, as st_changecount in core's
- * backend_status.h); the reader retries until it sees the same even value
- * before and after copying.
+ * (shmem.c), so the header, which every sample reads, is one line.  The
+ * writer brackets its stores with changecount increments (odd while
+ * writing, as st_changecount in core's backend_status.h); the reader
+ * retries until it sees the same even value before and after copying.
+ *
+ * One field goes the other way: query_id_wanted, which the sampler sets
+ * (to the statement start of a row it recorded without a query id: a
+ * statement waiting for a lock while it is parsed) and the backend takes
+ * back to 0 with an atomic exchange at its next top-level statement, which
+ * answers with the query id it then knows: answer_*, written with the
+ * changecount protocol.  The request is only a hint (it may reach the next
+ * statement, or a later backend in the slot): the sampler uses an answer
+ * only for its own request, from the same pid, and for the same statement
+ * -- same start, or, with the extended query protocol, where Parse, Bind
+ * and Execute start at different times, the same whole text.  A statement
+ * that shares its query string with others (several statements in one
+ * simple-protocol message: same start, same text) does not answer.
  */
 typedef struct PgsBackendSlot
 {
@@ -179,8 +192,16 @@ typedef struct PgsBackendSlot
 	uint8		top_cmdtype;	/* its PgsCmdType */
 	uint8		nested;			/* exec_* describe a nested statement */
 	uint8		exec_cmdtype;
-	uint64		exec_queryid;
 	int32		text_len;		/* bytes of text[] in use (nested only) */
+	uint64		exec_queryid;
+	pg_atomic_uint64 query_id_wanted;	/* set by the sampler, see above */
+	/* read only to complete earlier rows, and in the same line */
+	TimestampTz answer_request; /* the query_id_wanted answered */
+	uint64		answer_queryid;
+	uint32		answer_text_hash;	/* pgs_statement_text_hash() of its text */
+	uint8		answer_cmdtype;
+	bool		answer_same_start;	/* it started at answer_request */
+	bool		answer_text_whole;	/* the hash covers all of its text */
 	char		text[FLEXIBLE_ARRAY_MEMBER];	/* track_activity_query_size */
 } PgsBackendSlot;
 
@@ -369,6 +390,23 @@ extern void pgs_history_save(int code, Datum arg);
 /* hooks.c */
 extern void pgs_install_hooks(void);
 extern bool pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy);
+extern uint32 pgs_statement_text_hash(const char *text);
+extern void pgs_request_query_id(int procno, TimestampTz query_start);
+extern bool pgs_query_id_requested(int procno, int pid, TimestampTz query_start);
+
+/* A backend's answer to pgs_request_query_id(). */
+typedef struct PgsQueryIdAnswer
+{
+	TimestampTz request;
+	uint64		queryid;
+	uint32		text_hash;
+	uint8		cmdtype;
+	bool		same_start;
+	bool		text_whole;
+} PgsQueryIdAnswer;
+
+extern bool pgs_read_query_id_answer(int procno, int pid,
+									 PgsQueryIdAnswer *answer);
 
 /* blockers.c: the blockers of a sample's lock waiters, in one pass */
 typedef struct PgsLockWaiter

@@ -174,7 +174,9 @@ typedef struct PendingBackfill
 {
 	uint64		row_index;
 	int32		pid;
+	int32		procno;			/* its PGPROC number, asked for the query id */
 	TimestampTz query_start;
+	uint32		text_hash;		/* pgs_statement_text_hash() of its text */
 } PendingBackfill;
 
 /* A completion found at this sample, applied under the lock. */
@@ -1012,6 +1014,58 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 }
 
 /*
+ * Remember a row whose statement has no query id yet (it is being parsed:
+ * waiting for a lock, most of the time), and ask its backend for the query
+ * id: it answers at its next statement, and the answer outlives the
+ * statement (see PgsBackendSlot).
+ */
+static void
+remember_pending(const AshRow *row, const SessionCopy *local,
+				 uint64 row_index)
+{
+	PendingBackfill *p = &pending[npending];
+	PGPROC	   *proc = session_proc(local);
+	char	   *appname;
+	char	   *hostname;
+	char	   *activity;
+
+	if (proc == NULL)
+		return;
+	session_buffers(local - sessions, &appname, &hostname, &activity);
+	p->row_index = row_index;
+	p->pid = row->pid;
+	p->procno = pgs_proc_number(proc);
+	p->query_start = row->query_start;
+	p->text_hash = pgs_statement_text_hash(activity);
+	npending++;
+	pgs_request_query_id(p->procno, p->query_start);
+}
+
+/* What a backend answered about a pending row's statement. */
+typedef enum BackendAnswer
+{
+	ANSWER_NONE,				/* nothing (yet), or about another statement */
+	ANSWER_CANNOT_TELL,			/* one of several statements of a string */
+	ANSWER_FOUND				/* its query id and command type */
+} BackendAnswer;
+
+static BackendAnswer
+backend_answer(const PendingBackfill *p, PgsQueryIdAnswer *answer)
+{
+	if (!pgs_read_query_id_answer(p->procno, p->pid, answer) ||
+		answer->request != p->query_start)
+		return ANSWER_NONE;
+	/* pg_stat_activity cannot tell the statements of a string apart either */
+	if (answer->queryid == 0)
+		return ANSWER_CANNOT_TELL;
+	/* the same statement: same start, or same whole text (Parse/Execute) */
+	if (answer->same_start ||
+		(answer->text_whole && answer->text_hash == p->text_hash))
+		return ANSWER_FOUND;
+	return ANSWER_NONE;
+}
+
+/*
  * Rows of earlier samples whose query id was not known yet: find the ones
  * this snapshot completes, drop the ones that can no longer be completed.
  */
@@ -1030,13 +1084,42 @@ find_backfills(Backfill *out)
 		SessionCopy *be;
 		PGPROC	   *proc;
 		bool		running;
+		PgsQueryIdAnswer answer;
 
 		if (p->row_index < oldest_row)
 			continue;
+		/* the backend answered: its statement may have ended since */
+		switch (backend_answer(p, &answer))
+		{
+			case ANSWER_CANNOT_TELL:
+				continue;
+			case ANSWER_FOUND:
+				out[nout].row_index = p->row_index;
+				out[nout].pid = p->pid;
+				out[nout].query_start = p->query_start;
+				out[nout].queryid = answer.queryid;
+				out[nout].cmdtype = answer.cmdtype;
+				nout++;
+				continue;
+			case ANSWER_NONE:
+				break;
+		}
 		be = session_by_pid(p->pid);
-		if (be == NULL || be->activity_start != p->query_start)
-			continue;			/* gone, or a newer statement: cannot be known */
+		if (be == NULL)
+			continue;			/* gone: cannot be known any more */
 		running = be->state == STATE_RUNNING || be->state == STATE_FASTPATH;
+		if (be->activity_start != p->query_start)
+		{
+			/*
+			 * A newer statement start; with the extended query protocol,
+			 * the Bind or Execute of the statement asked about, which
+			 * answers when it is executed.  Otherwise it cannot be known.
+			 */
+			if (running &&
+				pgs_query_id_requested(p->procno, p->pid, p->query_start))
+				pending[keep++] = *p;
+			continue;
+		}
 		if (be->query_id == 0)
 		{
 			/*
@@ -1170,12 +1253,7 @@ take_sample(TimestampTz now)
 		if (row->queryid == 0 && row->query_start != 0 &&
 			row->backend_type == B_BACKEND &&
 			npending < PGS_MAX_PENDING_BACKFILL)
-		{
-			pending[npending].row_index = row_index;
-			pending[npending].pid = row->pid;
-			pending[npending].query_start = row->query_start;
-			npending++;
-		}
+			remember_pending(row, &sessions[sampled_list[i]], row_index);
 	}
 
 	via_core = pgs_find_blockers(lock_waiters, nlock_waiters, waiter_order);

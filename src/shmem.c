@@ -56,7 +56,9 @@
  * The backend slots are not protected by the lock.  Each is written only by
  * its own backend, bracketed by a change counter, and read by the sampler
  * with the retry loop in hooks.c (the protocol of st_changecount in core's
- * backend_status.h).
+ * backend_status.h) -- except one atomic word, query_id_wanted, which the
+ * sampler sets and the backend takes back with an atomic exchange (see
+ * PgsBackendSlot in pgsentinel.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -191,7 +193,10 @@ pgs_shmem_startup(void)
 		Assert(s->nslots == 0 ||
 			   (uintptr_t) pgs_backend_slot(0) % PG_CACHE_LINE_SIZE == 0);
 		for (i = 0; i < s->nslots; i++)
+		{
 			memset(pgs_backend_slot(i), 0, s->slot_size);
+			pg_atomic_init_u64(&pgs_backend_slot(i)->query_id_wanted, 0);
+		}
 		offset += mul_size(s->slot_size, s->nslots);
 
 		s->pgssh_capacity = pgs_pgssh_max_entries;

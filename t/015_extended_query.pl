@@ -100,5 +100,20 @@ is( $node->safe_psql('postgres', qq{
 		WHERE pid = $pid AND wait_event_type = 'Lock'}),
 	'0', 'the lock wait while parsed shows the statement parsed, not the one before');
 
+# The lock wait happened in Parse, before the statement had a query id; the
+# client had disconnected before the sampler could read it in
+# pg_stat_activity.  The backend answered the sampler's request at Execute
+# (another statement start, the same text).
+ok( $node->poll_query_until('postgres', qq{
+		SELECT bool_and(queryid IS NOT NULL) FROM pg_active_session_history
+		WHERE pid = $pid AND wait_event_type = 'Lock'}),
+	'the lock-wait rows got their query id');
+is( $node->safe_psql('postgres', qq{
+		SELECT bool_and(a.queryid = s.queryid)
+		FROM pg_active_session_history a
+		JOIN pg_stat_statements s ON s.query = 'SELECT count(*) FROM pgs_ext_locked /* ext-second */'
+		WHERE a.pid = $pid AND a.wait_event_type = 'Lock'}),
+	't', 'the query id pg_stat_statements has for the statement');
+
 $node->stop;
 done_testing();

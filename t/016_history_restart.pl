@@ -31,7 +31,12 @@ sub log_since
 ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
 	'statements history reading');
 
-# A tagged sleep, sampled, from an application with a name.
+# A tagged sleep, sampled, from an application with a name.  Run once
+# before, untagged, so that pg_stat_statements has its entries while it is
+# sampled: the statements history does not depend on reading it once more
+# at the sample after it ended.
+$node->safe_psql('postgres',
+	"SET application_name = 'warm_up'; SELECT pg_sleep(0.001) /* warm-up */");
 my $h = pgs_start_bg($node,
 	"SET application_name = 'before_restart_app'; SELECT pg_sleep(0.4) /* before-restart */");
 ok( $node->poll_query_until('postgres',
