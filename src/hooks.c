@@ -504,6 +504,31 @@ pgs_install_hooks(void)
 }
 
 /*
+ * The reader's side of the slots' changecount protocol, as
+ * pgstat_begin_read_activity() and pgstat_read_activity_complete() are
+ * core's: copy between slot_read_begin() and slot_read_done(), and retry
+ * (a bounded number of times: a writer never stays long) until done.
+ */
+#define SLOT_READ_ATTEMPTS 1000
+
+static inline uint32
+slot_read_begin(const PgsBackendSlot *slot)
+{
+	uint32		before = slot->changecount;
+
+	pg_read_barrier();
+	return before;
+}
+
+/* Was what was copied since slot_read_begin() returned before consistent? */
+static inline bool
+slot_read_done(const PgsBackendSlot *slot, uint32 before)
+{
+	pg_read_barrier();
+	return (before & 1) == 0 && slot->changecount == before;
+}
+
+/*
  * Copy the slot of PGPROC number procno into *copy (which has room for
  * slot_size bytes), retrying while its owner is writing.  False if the slot
  * does not belong to pid.  Called by the sampler, without lock.
@@ -514,32 +539,25 @@ pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy)
 	PgsBackendSlot *slot = pgs_backend_slot(procno);
 	int			attempts;
 
-	if (slot == NULL)
-		return false;
-	for (attempts = 0; attempts < 1000; attempts++)
+	for (attempts = 0; slot != NULL && attempts < SLOT_READ_ATTEMPTS; attempts++)
 	{
-		uint32		before = slot->changecount;
+		uint32		before = slot_read_begin(slot);
 		int			len;
 
-		pg_read_barrier();
-		if ((before & 1) == 0)
-		{
-			copy->pid = slot->pid;
-			copy->top_queryid = slot->top_queryid;
-			copy->top_cmdtype = slot->top_cmdtype;
-			copy->nested = slot->nested;
-			copy->exec_queryid = slot->exec_queryid;
-			copy->exec_cmdtype = slot->exec_cmdtype;
-			len = slot->text_len;
-			if (len < 0 || len >= pgstat_track_activity_query_size)
-				len = 0;
-			copy->text_len = len;
-			if (copy->nested && len > 0)
-				memcpy(copy->text, slot->text, len);
-			pg_read_barrier();
-			if (slot->changecount == before)
-				return copy->pid == pid;
-		}
+		copy->pid = slot->pid;
+		copy->top_queryid = slot->top_queryid;
+		copy->top_cmdtype = slot->top_cmdtype;
+		copy->nested = slot->nested;
+		copy->exec_queryid = slot->exec_queryid;
+		copy->exec_cmdtype = slot->exec_cmdtype;
+		len = slot->text_len;
+		if (len < 0 || len >= pgstat_track_activity_query_size)
+			len = 0;
+		copy->text_len = len;
+		if (copy->nested && len > 0)
+			memcpy(copy->text, slot->text, len);
+		if (slot_read_done(slot, before))
+			return copy->pid == pid;
 		pg_spin_delay();
 	}
 	return false;
@@ -597,27 +615,19 @@ pgs_read_query_id_answer(int procno, int pid, PgsQueryIdAnswer *answer)
 	PgsBackendSlot *slot = pgs_backend_slot(procno);
 	int			attempts;
 
-	if (slot == NULL)
-		return false;
-	for (attempts = 0; attempts < 1000; attempts++)
+	for (attempts = 0; slot != NULL && attempts < SLOT_READ_ATTEMPTS; attempts++)
 	{
-		uint32		before = slot->changecount;
+		uint32		before = slot_read_begin(slot);
+		int32		owner = slot->pid;
 
-		pg_read_barrier();
-		if ((before & 1) == 0)
-		{
-			int32		owner = slot->pid;
-
-			answer->request = slot->answer_request;
-			answer->queryid = slot->answer_queryid;
-			answer->text_hash = slot->answer_text_hash;
-			answer->cmdtype = slot->answer_cmdtype;
-			answer->same_start = slot->answer_same_start;
-			answer->text_whole = slot->answer_text_whole;
-			pg_read_barrier();
-			if (slot->changecount == before)
-				return owner == pid && answer->request != 0;
-		}
+		answer->request = slot->answer_request;
+		answer->queryid = slot->answer_queryid;
+		answer->text_hash = slot->answer_text_hash;
+		answer->cmdtype = slot->answer_cmdtype;
+		answer->same_start = slot->answer_same_start;
+		answer->text_whole = slot->answer_text_whole;
+		if (slot_read_done(slot, before))
+			return owner == pid && answer->request != 0;
 		pg_spin_delay();
 	}
 	return false;

@@ -1,11 +1,16 @@
 
-# Rows of a statement still being parsed (waiting for a lock before it has
-# a query id) are remembered, up to 4096, to get the query id once it is
-# known: from pg_stat_activity while the statement runs, or from the
-# backend, which the sampler asks for it, when it has gone on to another.  Statements that end without one (lock_timeout here) must give
-# their places back: before, they kept them for as long as their sessions
-# stayed idle, and once the list was full no later lock waiter got its
-# query id.
+# Lock waiters' query ids.  Rows of a statement still being parsed (waiting
+# for a lock before it has a query id) are remembered, up to 4096, to get
+# the query id once it is known: from pg_stat_activity while the statement
+# runs, or from the backend, which the sampler asks for it, when it has
+# gone on to another statement.
+# - Statements that end without one (lock_timeout here) give their places
+#   back: they used to keep them for as long as their sessions stayed idle,
+#   and once the list was full no later lock waiter got its query id.
+# - Waiters that go on to their next statement before the next sample get
+#   the query id of the statement that waited.
+# - Two statements of one query string (same start, same text) never get
+#   each other's query id.
 
 use strict;
 use warnings;
@@ -20,18 +25,53 @@ use PgsTest;
 
 my $n = 60;
 my $node = pgs_node('backfill', conf => "max_connections = 80\n");
-$node->safe_psql('postgres', 'CREATE TABLE bp_rows (id int PRIMARY KEY, v int)');
+$node->safe_psql('postgres',
+	'CREATE TABLE bp_rows (id int PRIMARY KEY, v int);
+	 CREATE TABLE ms_a (v int); CREATE TABLE ms_b (v int)');
 
-my $holder = pgs_start_bg($node, q{
-	BEGIN;
-	LOCK TABLE bp_rows;
-	SELECT pg_sleep(600) /* bp-holder */;
-});
-ok(pgs_wait_sessions($node, 1, '%bp-holder%'), 'table locked');
+# A session holding an ACCESS EXCLUSIVE lock on $table, tagged $tag.
+sub lock_table
+{
+	my ($table, $tag) = @_;
+	my $h = pgs_start_bg($node,
+		"BEGIN; LOCK TABLE $table; SELECT pg_sleep(600) /* $tag */;");
+	ok(pgs_wait_sessions($node, 1, "%$tag%"), "$table locked ($tag)");
+	return $h;
+}
 
+# Cancel the holder's sleep: its transaction ends, the lock goes.
+sub release
+{
+	my ($h, $tag) = @_;
+	$node->safe_psql('postgres',
+		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%$tag%' AND pid <> pg_backend_pid()"
+	);
+	pgs_stop_bg($h);
+}
+
+# The lock-wait rows of the statements tagged $tag all get the query id
+# (and command type) pg_stat_statements has for $pgss_text.
+sub lock_rows_get_query_id
+{
+	my ($tag, $pgss_text, $what) = @_;
+	ok( $node->poll_query_until('postgres', qq{
+			SELECT bool_and(queryid IS NOT NULL) FROM pg_active_session_history
+			WHERE query LIKE '%$tag%' AND wait_event_type = 'Lock'}),
+		"$what: the lock-wait rows have a query id");
+	is( $node->safe_psql('postgres', qq{
+			SELECT count(DISTINCT a.queryid) = 1 AND bool_and(a.queryid = s.queryid)
+				AND bool_and(a.cmdtype = 'UPDATE')
+			FROM pg_active_session_history a
+			JOIN pg_stat_statements s ON s.query = '$pgss_text'
+			WHERE a.query LIKE '%$tag%' AND a.wait_event_type = 'Lock'}),
+		't', "$what: the query id pg_stat_statements has for it, UPDATE");
+}
+
+# --- statements that time out while parsed give their places back --------
 # $n sessions wait for the lock while their UPDATE is parsed, then give up
 # (lock_timeout) and stay connected, idle (psql waits for more input): at
 # 10 ms, $n waiters fill the 4096 places in well under the timeout.
+my $holder = lock_table('bp_rows', 'bp-holder');
 my @quitters = map {
 	pgs_start_interactive($node,
 		"SET lock_timeout = '1500ms';\nUPDATE bp_rows SET v = v + 1 /* bp-timeout */;\n")
@@ -53,22 +93,9 @@ ok( $node->poll_query_until('postgres', q{
 		SELECT count(*) >= 5 FROM pg_active_session_history
 		WHERE query LIKE '%bp-waiter%' AND wait_event_type = 'Lock'}),
 	'the last waiter sampled while it waits');
-$node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%bp-holder%' AND pid <> pg_backend_pid()");
-pgs_stop_bg($holder);
-
-# Its lock-wait rows get the query id of its UPDATE.
-ok( $node->poll_query_until('postgres', q{
-		SELECT bool_and(queryid IS NOT NULL) FROM pg_active_session_history
-		WHERE query LIKE '%bp-waiter%' AND wait_event_type = 'Lock'}),
-	'the last waiter\'s lock-wait rows have their query id');
-is( $node->safe_psql('postgres', q{
-		SELECT count(DISTINCT a.queryid) = 1 AND bool_and(a.queryid = s.queryid)
-		FROM pg_active_session_history a
-		JOIN pg_stat_statements s ON s.query LIKE 'UPDATE bp_rows SET v = v + $1 /* bp-waiter */'
-		WHERE a.query LIKE '%bp-waiter%' AND a.wait_event_type = 'Lock'}),
-	't', 'the query id pg_stat_statements has for it');
-
+release($holder, 'bp-holder');
+lock_rows_get_query_id('bp-waiter',
+	'UPDATE bp_rows SET v = v + $1 /* bp-waiter */', 'the last waiter');
 pgs_stop_bg($_) for @quitters, $waiter;
 
 # --- waiters that go on to their next statement at once ------------------
@@ -76,12 +103,7 @@ pgs_stop_bg($_) for @quitters, $waiter;
 # started: pg_stat_activity no longer has the UPDATEs' query ids.  The
 # sampler asked each backend for it, and the backend answered when its
 # UPDATE was executed.
-$holder = pgs_start_bg($node, q{
-	BEGIN;
-	LOCK TABLE bp_rows;
-	SELECT pg_sleep(600) /* bp-holder2 */;
-});
-ok(pgs_wait_sessions($node, 1, '%bp-holder2%'), 'table locked again');
+$holder = lock_table('bp_rows', 'bp-holder2');
 my @movers = map {
 	pgs_start_interactive($node,
 		"UPDATE bp_rows SET v = v - 1 /* bp-mover */;\nSELECT pg_sleep(600) /* bp-next */;\n")
@@ -90,35 +112,18 @@ ok( $node->poll_query_until('postgres', q{
 		SELECT count(DISTINCT pid) = 3 FROM pg_active_session_history
 		WHERE query LIKE '%bp-mover%' AND wait_event_type = 'Lock'}),
 	'the three waiters sampled while they wait');
-$node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%bp-holder2%' AND pid <> pg_backend_pid()");
-pgs_stop_bg($holder);
-ok(pgs_wait_sessions($node, 3, '%bp-next%'), 'the waiters went on to their next statement');
-ok( $node->poll_query_until('postgres', q{
-		SELECT bool_and(queryid IS NOT NULL) FROM pg_active_session_history
-		WHERE query LIKE '%bp-mover%' AND wait_event_type = 'Lock'}),
-	'their lock-wait rows have their query id');
-is( $node->safe_psql('postgres', q{
-		SELECT count(DISTINCT a.queryid) = 1 AND bool_and(a.queryid = s.queryid)
-			AND bool_and(a.cmdtype = 'UPDATE')
-		FROM pg_active_session_history a
-		JOIN pg_stat_statements s ON s.query = 'UPDATE bp_rows SET v = v - $1 /* bp-mover */'
-		WHERE a.query LIKE '%bp-mover%' AND a.wait_event_type = 'Lock'}),
-	't', 'the query id pg_stat_statements has for the UPDATE, and its command type');
-
+release($holder, 'bp-holder2');
+ok(pgs_wait_sessions($node, 3, '%bp-next%'),
+	'the waiters went on to their next statement');
+lock_rows_get_query_id('bp-mover',
+	'UPDATE bp_rows SET v = v - $1 /* bp-mover */', 'the waiters gone on');
 pgs_stop_bg($_) for @movers;
 
 # --- two statements in one query string, each waiting while parsed -------
 # They share the string and its start; only the first waits for ms_a, only
 # the second for ms_b.  No row may get the other statement's query id.
-$node->safe_psql('postgres',
-	'CREATE TABLE ms_a (v int); CREATE TABLE ms_b (v int)');
-my $holder_a = pgs_start_bg($node,
-	q{BEGIN; LOCK TABLE ms_a; SELECT pg_sleep(600) /* ms-holder-a */;});
-my $holder_b = pgs_start_bg($node,
-	q{BEGIN; LOCK TABLE ms_b; SELECT pg_sleep(600) /* ms-holder-b */;});
-ok(pgs_wait_sessions($node, 1, '%ms-holder-a%'), 'ms_a locked');
-ok(pgs_wait_sessions($node, 1, '%ms-holder-b%'), 'ms_b locked');
+my $holder_a = lock_table('ms_a', 'ms-holder-a');
+my $holder_b = lock_table('ms_b', 'ms-holder-b');
 my $two = pgs_start_bg($node,
 	'UPDATE ms_a SET v = 1; UPDATE ms_b SET v = 2 /* ms-two */');
 
@@ -136,9 +141,7 @@ ok( $node->poll_query_until('postgres', q{
 	'the first statement sampled waiting');
 my $last_on_a = $node->safe_psql('postgres',
 	'SELECT max(sample_id) FROM pg_active_session_history');
-$node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%ms-holder-a%' AND pid <> pg_backend_pid()");
-pgs_stop_bg($holder_a);
+release($holder_a, 'ms-holder-a');
 ok( $node->poll_query_until('postgres', q{
 		SELECT count(*) = 1 FROM pg_locks
 		WHERE relation = 'ms_b'::regclass AND NOT granted}),
@@ -150,9 +153,7 @@ ok( $node->poll_query_until('postgres', qq{
 		WHERE query LIKE '%ms-two%' AND wait_event_type = 'Lock'
 		AND sample_id >= $first_on_b}),
 	'the second statement sampled waiting');
-$node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%ms-holder-b%' AND pid <> pg_backend_pid()");
-pgs_stop_bg($holder_b);
+release($holder_b, 'ms-holder-b');
 is(pgs_stop_bg($two, wait => 1), 0, 'both statements ran');
 pgs_wait_samples($node, 5);
 my ($id_a, $id_b) = split /\n/, $node->safe_psql('postgres', q{
