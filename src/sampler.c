@@ -49,7 +49,13 @@
 #include "compat.h"
 #include "pgsentinel.h"
 
-#define PGS_MAX_PENDING_BACKFILL	4096
+/*
+ * Rows waiting for their statement's query id: room for this many at
+ * first, doubled as needed up to the ring's capacity (a row overwritten in
+ * the ring is forgotten), so that a long queue of statements waiting for a
+ * lock while parsed keeps all its rows.
+ */
+#define PGS_PENDING_INITIAL		1024
 
 /*
  * What the sampler keeps per backend-status slot between samples (in that
@@ -205,6 +211,7 @@ static int *sampled_list = NULL;	/* their indexes in sessions[] */
 static PendingBackfill *pending = NULL;
 static PgsshKey *pgssh_keys = NULL;
 static int	npending = 0;
+static int	pending_room = 0;	/* allocated entries of pending[] */
 static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static PgBackendStatus *status_array = NULL;	/* core's, NULL: use snapshot */
 static int	status_slots = 0;
@@ -738,8 +745,9 @@ sampler_init(void)
 		size *= 2;
 	pid_table = MemoryContextAllocZero(TopMemoryContext, sizeof(PidEntry) * size);
 	pid_table_mask = size - 1;
+	pending_room = Min(PGS_PENDING_INITIAL, pgs_state->ash_capacity);
 	pending = MemoryContextAlloc(TopMemoryContext,
-								 sizeof(PendingBackfill) * PGS_MAX_PENDING_BACKFILL);
+								 sizeof(PendingBackfill) * pending_room);
 	pgssh_keys = MemoryContextAlloc(TopMemoryContext,
 									sizeof(PgsshKey) * pgs_state->request_max_keys);
 
@@ -1014,6 +1022,33 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 }
 
 /*
+ * Is there room for one more pending row?  Doubles pending[] when full, up
+ * to the ring's capacity; without the memory, the row is not remembered.
+ */
+static bool
+room_for_pending(void)
+{
+	int			room;
+	PendingBackfill *bigger;
+
+	if (npending < pending_room)
+		return true;
+	if (pending_room >= pgs_state->ash_capacity)
+		return false;
+	room = (int) Min((int64) pending_room * 2, (int64) pgs_state->ash_capacity);
+	bigger = MemoryContextAllocExtended(TopMemoryContext,
+										sizeof(PendingBackfill) * (Size) room,
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (bigger == NULL)
+		return false;
+	memcpy(bigger, pending, sizeof(PendingBackfill) * npending);
+	pfree(pending);
+	pending = bigger;
+	pending_room = room;
+	return true;
+}
+
+/*
  * Remember a row whose statement has no query id yet (it is being parsed:
  * waiting for a lock, most of the time), and ask its backend for the query
  * id: it answers at its next statement, and the answer outlives the
@@ -1226,6 +1261,7 @@ take_sample(TimestampTz now)
 	int			nfills;
 	int			nkeys;
 	int			via_core;
+	bool		query_ids_on;
 	int64		sample_id = last_sample_id + 1;
 	StoredBlockerList stored_list = {NULL, 0, PGS_TEXT_NONE};
 	int			i;
@@ -1235,10 +1271,17 @@ take_sample(TimestampTz now)
 	pid_table_reset();
 
 	rows = sample_rows;
-	fills = palloc(sizeof(Backfill) * Max(npending, 1));
+	fills = palloc_extended(sizeof(Backfill) * (Size) Max(npending, 1),
+							MCXT_ALLOC_HUGE);
 	pgs_text_batch_reset(text_batch);
 
 	nfills = find_backfills(fills);
+
+	/*
+	 * With compute_query_id = off no statement gets one: its rows are not
+	 * remembered (every active row would be, for as long as it runs).
+	 */
+	query_ids_on = IsQueryIdEnabled();
 
 	nlock_waiters = 0;
 	for (i = 0; i < nsampled; i++)
@@ -1251,8 +1294,8 @@ take_sample(TimestampTz now)
 
 		/* remember rows whose statement has no query id yet */
 		if (row->queryid == 0 && row->query_start != 0 &&
-			row->backend_type == B_BACKEND &&
-			npending < PGS_MAX_PENDING_BACKFILL)
+			row->backend_type == B_BACKEND && query_ids_on &&
+			room_for_pending())
 			remember_pending(row, &sessions[sampled_list[i]], row_index);
 	}
 

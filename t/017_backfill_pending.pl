@@ -1,12 +1,16 @@
 
 # Lock waiters' query ids.  Rows of a statement still being parsed (waiting
-# for a lock before it has a query id) are remembered, up to 4096, to get
-# the query id once it is known: from pg_stat_activity while the statement
-# runs, or from the backend, which the sampler asks for it, when it has
-# gone on to another statement.
-# - Statements that end without one (lock_timeout here) give their places
-#   back: they used to keep them for as long as their sessions stayed idle,
-#   and once the list was full no later lock waiter got its query id.
+# for a lock before it has a query id) are remembered, as long as they are
+# in the ring, to get the query id once it is known: from pg_stat_activity
+# while the statement runs, or from the backend, which the sampler asks for
+# it, when it has gone on to another statement.
+# - A long queue of statements that end without one (lock_timeout here)
+#   does not keep a later waiter from getting its query id: such rows used
+#   to keep their places for as long as their sessions stayed idle, and
+#   once the 4096 places there were had been taken no later lock waiter got its
+#   query id.
+# - A long queue of statements waiting while parsed, then run, gets the
+#   query id on every row (more than 4096).
 # - Waiters that go on to their next statement before the next sample get
 #   the query id of the statement that waited.
 # - Two statements of one query string (same start, same text) never get
@@ -70,7 +74,8 @@ sub lock_rows_get_query_id
 # --- statements that time out while parsed give their places back --------
 # $n sessions wait for the lock while their UPDATE is parsed, then give up
 # (lock_timeout) and stay connected, idle (psql waits for more input): at
-# 10 ms, $n waiters fill the 4096 places in well under the timeout.
+# 10 ms, $n waiters record more than the 4096 rows that used to be
+# remembered at most, in well under the timeout.
 my $holder = lock_table('bp_rows', 'bp-holder');
 my @quitters = map {
 	pgs_start_interactive($node,
@@ -83,7 +88,7 @@ ok( $node->poll_query_until('postgres', qq{
 cmp_ok( $node->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_active_session_history
 		WHERE query LIKE '%bp-timeout%' AND wait_event_type = 'Lock'}),
-	'>', 4096, 'more lock-wait rows without a query id than places');
+	'>', 4096, 'more lock-wait rows without a query id than 4096');
 
 # One more waiter, which stays connected after its UPDATE; the lock is
 # released while it waits.
@@ -96,6 +101,23 @@ ok( $node->poll_query_until('postgres', q{
 release($holder, 'bp-holder');
 lock_rows_get_query_id('bp-waiter',
 	'UPDATE bp_rows SET v = v + $1 /* bp-waiter */', 'the last waiter');
+
+# --- a long queue: every row gets its query id ----------------------------
+# The same $n sessions queue again, without a timeout, until they have
+# more than 4096 rows, and run when the lock goes.
+$holder = lock_table('bp_rows', 'bp-holder-queue');
+for my $q (@quitters)
+{
+	$q->{in} .= "SET lock_timeout = 0;\nUPDATE bp_rows SET v = v * 1 /* bp-queue */;\n";
+	$q->{run}->pump_nb while length $q->{in};
+}
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) > 4096 FROM pg_active_session_history
+		WHERE query LIKE '%bp-queue%' AND wait_event_type = 'Lock'}),
+	"$n waiters queued, more than 4096 rows");
+release($holder, 'bp-holder-queue');
+lock_rows_get_query_id('bp-queue',
+	'UPDATE bp_rows SET v = v * $1 /* bp-queue */', 'the long queue');
 pgs_stop_bg($_) for @quitters, $waiter;
 
 # --- waiters that go on to their next statement at once ------------------
