@@ -155,45 +155,10 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 -- pg_stat_statements history: the 1.4 columns in their order and types,
 -- then the 2.0 additions (sample_id, toplevel, and total_time -- the total
 -- execution time, under the name the original description used).
--- (the view reads a stand-in with the new columns while the function is
--- replaced)
-CREATE FUNCTION pgsentinel_pgssh_during_update(
-    OUT ash_time timestamptz,
-    OUT userid oid,
-    OUT dbid oid,
-    OUT queryid bigint,
-    OUT calls bigint,
-    OUT total_exec_time double precision,
-    OUT rows bigint,
-    OUT shared_blks_hit bigint,
-    OUT shared_blks_read bigint,
-    OUT shared_blks_dirtied bigint,
-    OUT shared_blks_written bigint,
-    OUT local_blks_hit bigint,
-    OUT local_blks_read bigint,
-    OUT local_blks_dirtied bigint,
-    OUT local_blks_written bigint,
-    OUT temp_blks_read bigint,
-    OUT temp_blks_written bigint,
-    OUT blk_read_time double precision,
-    OUT blk_write_time double precision,
-    OUT plans bigint,
-    OUT total_plan_time double precision,
-    OUT wal_records bigint,
-    OUT wal_fpi bigint,
-    OUT wal_bytes numeric,
-    OUT sample_id bigint,
-    OUT toplevel boolean,
-    OUT total_time double precision
-)
-RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'pg_stat_statements_history_2_0'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
-
-CREATE OR REPLACE VIEW pg_stat_statements_history AS
-  SELECT * FROM pgsentinel_pgssh_during_update();
-
-DROP FUNCTION pg_stat_statements_history();
+-- (the view, and any view built on it, keeps reading the old function,
+-- renamed, while the new one is created)
+ALTER FUNCTION pg_stat_statements_history()
+  RENAME TO pgsentinel_pgssh_before_update;
 
 CREATE FUNCTION pg_stat_statements_history(
     OUT ash_time timestamptz,
@@ -231,7 +196,7 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 CREATE OR REPLACE VIEW pg_stat_statements_history AS
   SELECT * FROM pg_stat_statements_history();
 
-DROP FUNCTION pgsentinel_pgssh_during_update();
+DROP FUNCTION pgsentinel_pgssh_before_update();
 
 GRANT SELECT ON pg_stat_statements_history TO PUBLIC;
 
