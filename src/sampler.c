@@ -185,6 +185,30 @@ typedef struct PendingBackfill
 	uint32		text_hash;		/* pgs_statement_text_hash() of its text */
 } PendingBackfill;
 
+/*
+ * What becomes of the pending rows of one statement at this sample: all of
+ * them share it, so it is worked out once per statement (decide()) and
+ * kept, per PGPROC number, for the statement's other rows.
+ */
+typedef struct BackfillDecision
+{
+	uint32		generation;		/* pid_generation of the sample it is of */
+	int32		pid;			/* the statement: pid and start */
+	TimestampTz query_start;
+	bool		fill;			/* complete the rows with queryid, cmdtype */
+	bool		keep;			/* and keep them pending */
+	uint64		queryid;
+	uint8		cmdtype;
+} BackfillDecision;
+
+/* The text hash of the last statement remembered, per session copy. */
+typedef struct PendingText
+{
+	int32		pid;
+	TimestampTz query_start;
+	uint32		hash;
+} PendingText;
+
 /* A completion found at this sample, applied under the lock. */
 typedef struct Backfill
 {
@@ -212,6 +236,8 @@ static PendingBackfill *pending = NULL;
 static PgsshKey *pgssh_keys = NULL;
 static int	npending = 0;
 static int	pending_room = 0;	/* allocated entries of pending[] */
+static PendingText *pending_texts = NULL;	/* per session copy */
+static BackfillDecision *decisions = NULL;	/* per PGPROC number */
 static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
 static PgBackendStatus *status_array = NULL;	/* core's, NULL: use snapshot */
 static int	status_slots = 0;
@@ -330,7 +356,7 @@ pid_lookup(int32 pid, bool insert)
 	}
 }
 
-/* Start an empty pid table for a new sample. */
+/* Start an empty pid table (and backfill decisions) for a new sample. */
 static void
 pid_table_reset(void)
 {
@@ -338,6 +364,7 @@ pid_table_reset(void)
 	{
 		/* wrapped: generation 0 must not match any entry */
 		memset(pid_table, 0, sizeof(PidEntry) * (pid_table_mask + 1));
+		memset(decisions, 0, sizeof(BackfillDecision) * Max(pgs_state->nslots, 1));
 		pid_generation = 1;
 	}
 	procs_indexed = false;
@@ -745,6 +772,8 @@ sampler_init(void)
 		size *= 2;
 	pid_table = MemoryContextAllocZero(TopMemoryContext, sizeof(PidEntry) * size);
 	pid_table_mask = size - 1;
+	decisions = MemoryContextAllocZero(TopMemoryContext,
+									   sizeof(BackfillDecision) * Max(pgs_state->nslots, 1));
 	pending_room = Min(PGS_PENDING_INITIAL, pgs_state->ash_capacity);
 	pending = MemoryContextAlloc(TopMemoryContext,
 								 sizeof(PendingBackfill) * pending_room);
@@ -760,6 +789,8 @@ sampler_init(void)
 	origins = MemoryContextAllocZero(TopMemoryContext,
 									 sizeof(CopyOrigin) * status_slots);
 	session_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
+	pending_texts = MemoryContextAllocZero(TopMemoryContext,
+										   sizeof(PendingText) * status_slots);
 	sampled_list = MemoryContextAlloc(TopMemoryContext, sizeof(int) * status_slots);
 	glances = MemoryContextAllocZero(TopMemoryContext,
 									 sizeof(SlotGlance) * status_slots);
@@ -1060,18 +1091,28 @@ remember_pending(const AshRow *row, const SessionCopy *local,
 {
 	PendingBackfill *p = &pending[npending];
 	PGPROC	   *proc = session_proc(local);
-	char	   *appname;
-	char	   *hostname;
-	char	   *activity;
+	int			n = local - sessions;
+	PendingText *text = &pending_texts[n];
 
 	if (proc == NULL)
 		return;
-	session_buffers(local - sessions, &appname, &hostname, &activity);
+	/* a statement waits many samples: its text is hashed once */
+	if (text->pid != row->pid || text->query_start != row->query_start)
+	{
+		char	   *appname;
+		char	   *hostname;
+		char	   *activity;
+
+		session_buffers(n, &appname, &hostname, &activity);
+		text->pid = row->pid;
+		text->query_start = row->query_start;
+		text->hash = pgs_statement_text_hash(activity);
+	}
 	p->row_index = row_index;
 	p->pid = row->pid;
 	p->procno = pgs_proc_number(proc);
 	p->query_start = row->query_start;
-	p->text_hash = pgs_statement_text_hash(activity);
+	p->text_hash = text->hash;
 	npending++;
 	pgs_request_query_id(p->procno, p->query_start);
 }
@@ -1100,6 +1141,72 @@ backend_answer(const PendingBackfill *p, PgsQueryIdAnswer *answer)
 	return ANSWER_NONE;
 }
 
+
+/* Work out what becomes of the rows of pending row p's statement. */
+static void
+decide(const PendingBackfill *p, BackfillDecision *d)
+{
+	SessionCopy *be;
+	PGPROC	   *proc;
+	bool		running;
+	PgsQueryIdAnswer answer;
+
+	d->fill = false;
+	d->keep = false;
+	/* the backend answered: its statement may have ended since */
+	switch (backend_answer(p, &answer))
+	{
+		case ANSWER_CANNOT_TELL:
+			return;
+		case ANSWER_FOUND:
+			d->fill = true;
+			d->queryid = answer.queryid;
+			d->cmdtype = answer.cmdtype;
+			return;
+		case ANSWER_NONE:
+			break;
+	}
+	be = session_by_pid(p->pid);
+	if (be == NULL)
+		return;					/* gone: cannot be known any more */
+	running = be->state == STATE_RUNNING || be->state == STATE_FASTPATH;
+	if (be->activity_start != p->query_start)
+	{
+		/*
+		 * A newer statement start; with the extended query protocol, the
+		 * Bind or Execute of the statement asked about, which answers when
+		 * it is executed.  Otherwise it cannot be known.
+		 */
+		d->keep = running &&
+			pgs_query_id_requested(p->procno, p->pid, p->query_start);
+		return;
+	}
+	if (be->query_id == 0)
+	{
+		/*
+		 * Still being analysed; or it ended without a query id (an error, a
+		 * cancel, compute_query_id off): it never will have one, and must
+		 * not hold a place while the session idles.
+		 */
+		d->keep = running;
+		return;
+	}
+	d->fill = true;
+	d->queryid = be->query_id;
+	d->cmdtype = PGS_CMD_UNKNOWN;
+	proc = session_proc(be);
+	if (proc &&
+		pgs_read_backend_slot(pgs_proc_number(proc), p->pid, slot_copy))
+	{
+		if (slot_copy->top_queryid == d->queryid)
+			d->cmdtype = slot_copy->top_cmdtype;
+		else if (slot_copy->nested && slot_copy->exec_queryid == d->queryid)
+			d->cmdtype = slot_copy->exec_cmdtype;
+	}
+	/* analysed but not executing yet: the command type comes later */
+	d->keep = d->cmdtype == PGS_CMD_UNKNOWN && running;
+}
+
 /*
  * Rows of earlier samples whose query id was not known yet: find the ones
  * this snapshot completes, drop the ones that can no longer be completed.
@@ -1116,74 +1223,32 @@ find_backfills(Backfill *out)
 	for (i = 0; i < npending; i++)
 	{
 		PendingBackfill *p = &pending[i];
-		SessionCopy *be;
-		PGPROC	   *proc;
-		bool		running;
-		PgsQueryIdAnswer answer;
+		BackfillDecision one;
+		BackfillDecision *d = &one;
 
 		if (p->row_index < oldest_row)
 			continue;
-		/* the backend answered: its statement may have ended since */
-		switch (backend_answer(p, &answer))
+		if (p->procno >= 0 && p->procno < pgs_state->nslots)
+			d = &decisions[p->procno];
+		if (d == &one || d->generation != pid_generation ||
+			d->pid != p->pid || d->query_start != p->query_start)
 		{
-			case ANSWER_CANNOT_TELL:
-				continue;
-			case ANSWER_FOUND:
-				out[nout].row_index = p->row_index;
-				out[nout].pid = p->pid;
-				out[nout].query_start = p->query_start;
-				out[nout].queryid = answer.queryid;
-				out[nout].cmdtype = answer.cmdtype;
-				nout++;
-				continue;
-			case ANSWER_NONE:
-				break;
+			decide(p, d);
+			d->generation = pid_generation;
+			d->pid = p->pid;
+			d->query_start = p->query_start;
 		}
-		be = session_by_pid(p->pid);
-		if (be == NULL)
-			continue;			/* gone: cannot be known any more */
-		running = be->state == STATE_RUNNING || be->state == STATE_FASTPATH;
-		if (be->activity_start != p->query_start)
+		if (d->fill)
 		{
-			/*
-			 * A newer statement start; with the extended query protocol,
-			 * the Bind or Execute of the statement asked about, which
-			 * answers when it is executed.  Otherwise it cannot be known.
-			 */
-			if (running &&
-				pgs_query_id_requested(p->procno, p->pid, p->query_start))
-				pending[keep++] = *p;
-			continue;
+			out[nout].row_index = p->row_index;
+			out[nout].pid = p->pid;
+			out[nout].query_start = p->query_start;
+			out[nout].queryid = d->queryid;
+			out[nout].cmdtype = d->cmdtype;
+			nout++;
 		}
-		if (be->query_id == 0)
-		{
-			/*
-			 * Still being analysed; or it ended without a query id (an
-			 * error, a cancel, compute_query_id off): it never will have
-			 * one, and must not hold a place while the session idles.
-			 */
-			if (running)
-				pending[keep++] = *p;
-			continue;
-		}
-		out[nout].row_index = p->row_index;
-		out[nout].pid = p->pid;
-		out[nout].query_start = p->query_start;
-		out[nout].queryid = be->query_id;
-		out[nout].cmdtype = PGS_CMD_UNKNOWN;
-		proc = session_proc(be);
-		if (proc &&
-			pgs_read_backend_slot(pgs_proc_number(proc), p->pid, slot_copy))
-		{
-			if (slot_copy->top_queryid == out[nout].queryid)
-				out[nout].cmdtype = slot_copy->top_cmdtype;
-			else if (slot_copy->nested && slot_copy->exec_queryid == out[nout].queryid)
-				out[nout].cmdtype = slot_copy->exec_cmdtype;
-		}
-		/* analysed but not executing yet: the command type comes later */
-		if (out[nout].cmdtype == PGS_CMD_UNKNOWN && running)
+		if (d->keep)
 			pending[keep++] = *p;
-		nout++;
 	}
 	npending = keep;
 	return nout;
