@@ -35,7 +35,8 @@ DATA = \
 	pgsentinel--1.4.0.sql \
 	pgsentinel--1.4.0--1.5.0.sql \
 	pgsentinel--1.5.0--1.5.1.sql \
-	pgsentinel--1.5.1--2.0.0.sql
+	pgsentinel--1.5.1--2.0.0.sql \
+	pgsentinel--2.0.0--2.1.0.sql
 PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -62,7 +63,7 @@ override CFLAGS += -Werror
 install: remove-stale-install-scripts
 .PHONY: remove-stale-install-scripts
 remove-stale-install-scripts:
-	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql'
+	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql' '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.1.0.sql'
 
 # The pg_regress and isolation suites under AddressSanitizer and UBSan, on a
 # PostgreSQL 15 built for it (scripts/sanitize-check.sh; its own pg_config,

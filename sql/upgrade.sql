@@ -1,7 +1,7 @@
 --
 -- Drop-in for pgsentinel 1.4 and 1.5: an installation of 1.4.0 works with
 -- this library as it is, and the update chain 1.4.0 -> 1.5.0 -> 1.5.1 ->
--- 2.0.0 ends exactly where a fresh installation does.
+-- 2.0.0 -> 2.1.0 ends exactly where a fresh installation does.
 --
 SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
 

@@ -81,7 +81,7 @@ cmp_ok( $node->safe_psql('postgres',
 	'>=', 5, '1.4.0 view shows the history, rows from before included');
 $node->safe_psql('postgres', 'ALTER EXTENSION pgsentinel UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel'"),
-	'2.0.0', 'updated to 2.0.0');
+	'2.1.0', 'updated to 2.1.0');
 is( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM (
 	  SELECT sample_id, lag(sample_id) OVER (ORDER BY sample_id) AS prev
