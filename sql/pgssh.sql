@@ -38,11 +38,20 @@ BEGIN
     RETURN 1;
 END $$;
 SELECT 'SELECT pgssh_work()' FROM generate_series(1, 20) \gexec
--- the statement is no longer running: the next samples read it once more
-SELECT pgs_wait_samples(3);
-
 SELECT queryid AS work_queryid FROM pg_stat_statements
 WHERE query = 'SELECT pgssh_work()' AND toplevel \gset
+
+-- The newest reading of the statement has the counters pg_stat_statements
+-- has now (the statement is no longer running: it is read once more).
+CREATE FUNCTION pgssh_caught_up(qid bigint) RETURNS boolean
+LANGUAGE sql AS $$
+  SELECT coalesce((SELECT h.calls FROM pg_stat_statements_history h
+                   WHERE h.queryid = qid AND h.toplevel AND h.userid = s.userid
+                   ORDER BY h.sample_id DESC LIMIT 1) = s.calls, false)
+  FROM pg_stat_statements s
+  WHERE s.queryid = qid AND s.toplevel AND s.userid = current_user::regrole
+$$;
+SELECT pgs_wait_for(format('pgssh_caught_up(%s)', :work_queryid));
 
 -- It was sampled, stamped like the ASH samples (a final reading can fall
 -- on a sample where no session was active), and its last reading has all
@@ -120,7 +129,7 @@ WHERE s.queryid = :work_queryid;
 SELECT 'SELECT pgssh_work()' FROM generate_series(1, 8) \gexec
 SELECT pg_stat_statements_reset() IS NOT NULL AS reset_done;
 SELECT 'SELECT pgssh_work()' FROM generate_series(1, 4) \gexec
-SELECT pgs_wait_samples(3);
+SELECT pgs_wait_for(format('pgssh_caught_up(%s)', :work_queryid));
 SELECT bool_or(reset) AS saw_reset,
        count(*) FILTER (WHERE calls_per_s < 0 OR rows_per_s < 0 OR exec_ms_per_s < 0
                         OR shared_blks_hit_per_s < 0 OR wal_bytes_per_s < 0) AS negative_rates,
@@ -134,10 +143,14 @@ WHERE queryid = :work_queryid;
 CREATE ROLE regress_pgssh_bob;
 GRANT EXECUTE ON FUNCTION pgssh_work() TO regress_pgssh_bob;
 SET ROLE regress_pgssh_bob;
-SELECT pgssh_work() AS as_bob, 'as bob' AS tag;
-SELECT pgssh_work() AS as_bob, 'as bob' AS tag;
+-- (long enough to be sampled on a busy host: under SET ROLE the session
+-- may not read its own row to wait for it, as in pg_stat_activity)
+SELECT pgssh_work() AS as_bob, 'as bob' AS tag, pg_sleep(0.25) IS NULL AS slept;
+SELECT pgssh_work() AS as_bob, 'as bob' AS tag, pg_sleep(0.25) IS NULL AS slept;
 RESET ROLE;
-SELECT pgs_wait_samples(3);
+SELECT pgs_wait_for($$EXISTS (SELECT 1 FROM pg_stat_statements s
+                              JOIN pg_stat_statements_history h USING (queryid, dbid, userid)
+                              WHERE s.query LIKE '%AS as_bob%' AND h.calls = s.calls)$$);
 SELECT s.userid = 'regress_pgssh_bob'::regrole AS recorded_under_bob,
        count(h.*) > 0 AS in_history,
        bool_and(h.userid = s.userid) AS history_under_bob,
@@ -179,14 +192,19 @@ DROP EXTENSION pg_stat_statements;
 SELECT pgs_wait_pgssh_state('pg_stat_statements not created');
 SELECT pgssh_message, diagnosis LIKE 'ok%statements history: pg_stat_statements is not created%' AS diagnosis_says_so
 FROM pgsentinel_status();
-SELECT pgs_wait_samples(2);
+-- A statement that ends while pg_stat_statements is not created (which
+-- keeps counting all the same) still gets its final reading once it is.
+SELECT 1 AS while_not_created FROM pgs_sleep_until_sampled();
+SELECT max(sample_id) AS ended_before FROM pg_active_session_history \gset
+SELECT pgs_wait_for(format('(SELECT max(sample_id) FROM pg_active_session_history) > %s', :ended_before));
 CREATE EXTENSION pg_stat_statements;
 SELECT pgs_wait_pgssh_state('ok');
-SELECT pgs_sleep_until_sampled();
-SELECT pgs_wait_samples(2);
+SELECT queryid AS nc_queryid FROM pg_stat_statements
+WHERE query LIKE '%AS while_not_created%' \gset
+SELECT pgs_wait_for(format('pgssh_caught_up(%s)', :nc_queryid));
 SELECT count(*) > 0 AS history_resumed
 FROM pg_stat_statements_history
-WHERE ash_time > (SELECT max(ash_time) - interval '10 s' FROM pg_active_session_history);
+WHERE queryid = :nc_queryid AND sample_id > :ended_before;
 
 -- One statement run by 80 users: a reading returns a row for each (the
 -- statements worker's buffer grows past its first 64 rows).  The sampled
@@ -200,7 +218,10 @@ BEGIN
         RESET ROLE;
     END LOOP;
 END $$;
-SELECT pgs_wait_samples(3);
+-- the same nested statement, sampled after the last role's: read once more
+SELECT pgs_sleep_until_sampled();
+SELECT pgs_wait_for($$(SELECT count(DISTINCT userid) FROM pg_stat_statements_history
+                       WHERE userid::regrole::text LIKE 'regress_pgssh_u%') = 80$$);
 SELECT count(DISTINCT userid) AS users_in_history,
        max(n) >= 65 AS readings_past_64_rows
 FROM (SELECT sample_id, userid, count(*) OVER (PARTITION BY sample_id) AS n

@@ -22,6 +22,24 @@ BEGIN
     END LOOP;
 END $$;
 
+-- Wait until cond, a boolean SQL expression, holds (error after 60 s): tests
+-- wait for what they check, not for a number of samples.
+CREATE FUNCTION pgs_wait_for(cond text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+    ok boolean;
+BEGIN
+    LOOP
+        EXECUTE 'SELECT (' || cond || ')' INTO ok;
+        EXIT WHEN ok;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'not true within 60 s: %', cond;
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+END $$;
+
 -- Sleep in short steps until this session is seen sleeping in the history.
 CREATE FUNCTION pgs_sleep_until_sampled() RETURNS void
 LANGUAGE plpgsql AS $$

@@ -43,7 +43,8 @@ static PgsshKey *union_keys = NULL; /* room for two requests */
 static uint64 keys_dropped = 0;	/* not yet added to the shared counter */
 static int	npublished = 0;
 static uint64 published_seq = 0;
-static bool worker_serving = false; /* as last seen by pgssh_supervise */
+static bool worker_expected = false;	/* a worker will take requests */
+static bool history_expected = false;	/* and it is serving, or starting */
 static BackgroundWorkerHandle *worker_handle = NULL;
 static TimestampTz next_launch = 0;
 static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
@@ -199,12 +200,14 @@ key_in(const PgsshKey *key, const PgsshKey *list, int n)
  * statements still running (current: this sample's own keys) give way
  * first -- they are asked for again at the next sample -- so that the
  * final readings of statements that have gone are kept; what still does
- * not fit is counted in keys_dropped.
+ * not fit is counted in keys_dropped when count_dropped (not while the
+ * history is knowingly off, e.g. pg_stat_statements not created: the
+ * status says so, and a count growing for days would say nothing more).
  */
 static int
 carry_over(const PgsshKey *merged, int nmerged, const PgsshKey *untaken,
 		   int nuntaken, const PgsshKey *current, int ncurrent,
-		   PgsshKey *out, int max)
+		   PgsshKey *out, int max, bool count_dropped)
 {
 	int			nunion = merge_keys(merged, nmerged, untaken, nuntaken,
 									union_keys, 2 * max);
@@ -222,7 +225,7 @@ carry_over(const PgsshKey *merged, int nmerged, const PgsshKey *untaken,
 		{
 			if (n < max)
 				out[n++] = union_keys[i];
-			else
+			else if (count_dropped)
 				keys_dropped++;
 		}
 	for (i = 0; i < nunion && n < max; i++)
@@ -281,14 +284,16 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 
 	/*
 	 * The statements worker serves the newest request only.  If it has not
-	 * taken the last one yet (it rests after each reading, or fell behind),
-	 * this request replaces it: carry its statements over, so that no final
-	 * reading of a statement that has gone is lost.
+	 * taken the last one yet (it rests after each reading, fell behind, is
+	 * starting, or waits for pg_stat_statements to be created), this request
+	 * replaces it: carry its statements over, so that no final reading of a
+	 * statement that has gone is lost.
 	 */
-	if (worker_serving && npublished > 0 &&
+	if (worker_expected && npublished > 0 &&
 		pg_atomic_read_u64(&pgs_state->request_taken_seq) < published_seq)
 		nmerged = carry_over(merged_keys, nmerged, published_keys, npublished,
-							 prev_keys, nprev_keys, keys, max);
+							 prev_keys, nprev_keys, keys, max,
+							 history_expected);
 	else
 		memcpy(keys, merged_keys, sizeof(PgsshKey) * nmerged);
 	memcpy(published_keys, keys, sizeof(PgsshKey) * nmerged);
@@ -376,7 +381,14 @@ pgssh_supervise(void)
 	TimestampTz now;
 	int			state = current_state();
 
-	worker_serving = (state == PGSSH_OK);
+	/*
+	 * A worker that runs takes requests sooner or later; one that cannot
+	 * connect, or none at all, will not.
+	 */
+	worker_expected = (state == PGSSH_OK || state == PGSSH_STARTING ||
+					   state == PGSSH_NOT_CREATED || state == PGSSH_INCOMPATIBLE ||
+					   state == PGSSH_FAILING);
+	history_expected = (state == PGSSH_OK || state == PGSSH_STARTING);
 	if (!pgs_pgssh_enable)
 	{
 		if (state != PGSSH_DISABLED)

@@ -12,8 +12,21 @@
  * file -- and keeps the rows of the requested statements.  When anything is
  * missing or fails, ASH sampling goes on regardless, the state and the
  * remedy are logged once and shown by pgsentinel_status(), and the check is
- * repeated every few seconds, so that CREATE EXTENSION pg_stat_statements
- * later starts the history without a restart.
+ * repeated, so that CREATE EXTENSION pg_stat_statements later starts the
+ * history without a restart.
+ *
+ * A request is taken only when it can be served: at start the worker serves
+ * the one left by the sampler (or by a worker that exited), and while
+ * pg_stat_statements is unusable it leaves requests untaken, so the sampler
+ * merges them (pg_stat_statements keeps counting while the extension is not
+ * created, so those final readings are still there to read).  It looks again
+ * at most every RECHECK_MIN_MS while requests wait, every RECHECK_MS
+ * otherwise.
+ *
+ * SIGTERM (server shutdown, pg_terminate_backend) ends the worker at the top
+ * of its loop, quietly, with exit code 0: the sampler launches it again if
+ * the server is not shutting down.  Its own session has a lock_timeout, so
+ * that a reading can never hold a shutdown up.
  *
  * A reading costs about 2 us per pg_stat_statements entry, whatever is
  * kept (pg_stat_statements(false) builds every entry).  So that a large
@@ -54,6 +67,8 @@
 #include "pgsentinel.h"
 
 #define RECHECK_MS		5000
+#define RECHECK_MIN_MS	200
+#define WORKER_LOCK_TIMEOUT	"10s"
 
 /* rest after a reading, in multiples of its duration: <= 1/(1+9) of a core */
 #define PGSSH_REST_FACTOR	9
@@ -418,24 +433,36 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 	return ok;
 }
 
+/* Sleep until a request, a signal, or timeout_ms. */
+static void
+wait_for_work(long timeout_ms)
+{
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 timeout_ms, pgs_worker_wait_event());
+	ResetLatch(MyLatch);
+}
+
 /* Entry point of the statements worker, launched by the sampler. */
 void
 pgsentinel_pgssh_main(Datum main_arg)
 {
-	uint64		last_seq = 0;
+	uint64		last_seq;
 	bool		usable = false;
 	TimestampTz next_check = 0;
+	TimestampTz last_check = 0;
 	instr_time	rest_start;		/* resting since, see PGSSH_REST_FACTOR */
 	int64		rest_us = 0;	/* for how long */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
+	/* the request a previous worker did not take is ours to serve */
 	(void) pgs_lock_exclusive();
 	pgs_state->pgssh_pid = MyProcPid;
 	pgs_state->pgssh_latch = MyLatch;
-	last_seq = pgs_state->request_seq;
+	last_seq = pg_atomic_read_u64(&pgs_state->request_taken_seq);
 	LWLockRelease(pgs_state->lock);
 	on_shmem_exit(pgssh_worker_exit, (Datum) 0);
 
@@ -445,6 +472,9 @@ pgsentinel_pgssh_main(Datum main_arg)
 
 	/* our own query is not a statement worth tracking */
 	(void) set_config_option("pg_stat_statements.track", "none",
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
+							 true, WARNING, false);
+	(void) set_config_option("lock_timeout", WORKER_LOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
 							 true, WARNING, false);
 
@@ -459,10 +489,12 @@ pgsentinel_pgssh_main(Datum main_arg)
 		int			nkeys = 0;
 		int64		sample_id = 0;
 		TimestampTz ash_time = 0;
-		TimestampTz now;
-		bool		have_request;
+		instr_time	start;
+		instr_time	took;
 
 		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			proc_exit(0);
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -487,14 +519,34 @@ pgsentinel_pgssh_main(Datum main_arg)
 			LWLockRelease(pgs_state->lock);
 			if (left > 0 && pending_keys < pgs_state->request_max_keys / 2)
 			{
-				(void) WaitLatch(MyLatch,
-								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 (long) ((left + 999) / 1000),
-								 pgs_worker_wait_event());
-				ResetLatch(MyLatch);
+				wait_for_work((long) ((left + 999) / 1000));
 				continue;
 			}
 			rest_us = 0;
+		}
+
+		/* unusable: look again, sooner when requests wait; take none */
+		if (!usable)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+			bool		pending;
+
+			LWLockAcquire(pgs_state->lock, LW_SHARED);
+			pending = pgs_state->request_seq != last_seq;
+			LWLockRelease(pgs_state->lock);
+			if (now >= next_check ||
+				(pending && now >= TimestampTzPlusMilliseconds(last_check, RECHECK_MIN_MS)))
+			{
+				last_check = now;
+				usable = serve(false, 0, 0, 0);
+				if (!usable)
+					next_check = TimestampTzPlusMilliseconds(now, RECHECK_MS);
+			}
+			if (!usable)
+			{
+				wait_for_work(pending ? RECHECK_MIN_MS : RECHECK_MS);
+				continue;
+			}
 		}
 
 		/* copy the latest request out */
@@ -512,23 +564,14 @@ pgsentinel_pgssh_main(Datum main_arg)
 		}
 		LWLockRelease(pgs_state->lock);
 
-		/*
-		 * While pg_stat_statements is usable, serve every request; while it
-		 * is not, look again every RECHECK_MS (requests meanwhile are lost).
-		 */
-		now = GetCurrentTimestamp();
-		have_request = (seq != last_seq);
-		last_seq = seq;
-		if (usable ? have_request : now >= next_check)
+		if (seq != last_seq && nkeys > 0)
 		{
-			instr_time	start;
-			instr_time	took;
-
 			INSTR_TIME_SET_CURRENT(start);
-			usable = serve(have_request && nkeys > 0, nkeys, sample_id, ash_time);
+			usable = serve(true, nkeys, sample_id, ash_time);
 			if (!usable)
-				next_check = TimestampTzPlusMilliseconds(now, RECHECK_MS);
-			else if (have_request && nkeys > 0)
+				next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 RECHECK_MS);
+			else
 			{
 				INSTR_TIME_SET_CURRENT(rest_start);
 				took = rest_start;
@@ -537,10 +580,8 @@ pgsentinel_pgssh_main(Datum main_arg)
 							  (int64) PGSSH_REST_MAX_MS * 1000);
 			}
 		}
+		last_seq = seq;
 
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 usable ? 1000L : RECHECK_MS, pgs_worker_wait_event());
-		ResetLatch(MyLatch);
+		wait_for_work(1000L);
 	}
 }

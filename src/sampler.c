@@ -1390,8 +1390,14 @@ pgsentinel_main(Datum main_arg)
 {
 	TimestampTz next_sample;
 
+	/*
+	 * SIGTERM (server shutdown, pg_terminate_backend) ends the sampler at the
+	 * top of its loop, quietly, as core's logical replication launcher: exit
+	 * code 1, so that the postmaster starts it again after bgw_restart_time
+	 * unless the server is shutting down.
+	 */
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
 	/* No database: sampling needs none, and a wrong name cannot stop it. */
@@ -1421,6 +1427,8 @@ pgsentinel_main(Datum main_arg)
 		long		timeout_ms;
 
 		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			proc_exit(1);
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;

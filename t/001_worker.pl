@@ -115,6 +115,9 @@ ok( $node->poll_query_until('postgres',
 		"SELECT worker_pid IS NOT NULL AND worker_pid <> $wpid FROM pgsentinel_status()"),
 	'a new worker was started by the postmaster');
 ok(pgs_wait_samples($node, 10), 'sampling resumed after terminate');
+unlike(substr(slurp_file($node->logfile), $log_off),
+	qr/FATAL:.*terminating background worker "pgsentinel/,
+	'terminated quietly: no FATAL');
 ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'server up');
 
 # --- SIGKILL of the worker: crash cycle, new worker, new rows ---------------
@@ -165,5 +168,17 @@ unlike(slurp_file($plain->logfile), qr/server process .* terminated by signal/,
 	'no crash in the log of the non-preloaded node');
 
 $plain->stop;
-$node->stop;
+
+# --- a clean shutdown: the workers stop quietly -------------------------------
+
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'both workers running before the shutdown');
+$log_off = -s $node->logfile;
+$node->stop('fast');
+my $shutdown_log = substr(slurp_file($node->logfile), $log_off);
+like($shutdown_log, qr/database system is shut down/, 'shut down');
+unlike($shutdown_log, qr/FATAL:  terminating background worker/,
+	'no FATAL from the workers at shutdown');
+like($shutdown_log, qr/background worker "pgsentinel" \(PID \d+\) exited with exit code 1/,
+	'the sampler exited as core\'s logical replication launcher does');
 done_testing();

@@ -67,9 +67,59 @@ is(pgs_status($node, 'worker_pid'), $ash_wpid, 'the sampler was not affected');
 ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
 	'state ok');
 
+# --- a statement that ends while the statements worker is starting: its
+# final reading waits, merged into the requests, until the worker is ready.
+# The new worker is held in "starting" by a lock on pg_extension, which it
+# reads before it can serve anything.
+
+$node->safe_psql('postgres', q{
+CREATE FUNCTION relaunch_probe() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE deadline timestamptz := clock_timestamp() + interval '60 s';
+BEGIN
+  LOOP
+    PERFORM pg_sleep(0.01);
+    EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
+                      WHERE pid = pg_backend_pid() AND query_start = statement_timestamp())
+           OR clock_timestamp() > deadline;
+  END LOOP;
+END $$});
+my $log_off = -s $node->logfile;
+my $locker = pgs_start_bg($node,
+	'BEGIN; LOCK TABLE pg_extension IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600) /* extlock */');
+ok(pgs_wait_sessions($node, 1, '%extlock%'), 'pg_extension locked');
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($spid)"), 't',
+	'terminate the statements worker again');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM ($worker_sql) s WHERE pid <> $spid"),
+	'a new statements worker is launched');
+ok( $node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE backend_type = 'pgsentinel statements' AND wait_event_type = 'Lock'}),
+	'it waits for pg_extension');
+is(pgs_status($node, 'pgssh_state'), 'starting', 'state: starting');
+$node->safe_psql('postgres', 'SELECT relaunch_probe()');
+my $ended = $node->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_active_session_history');
+ok( $node->poll_query_until('postgres',
+		"SELECT max(sample_id) > $ended + 5 FROM pg_active_session_history"),
+	'samples after the statement ended');
+$node->safe_psql('postgres',
+	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%extlock%' AND pid <> pg_backend_pid()");
+pgs_stop_bg($locker);
+ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
+	'ready once pg_extension is free');
+my $probe_qid = $node->safe_psql('postgres',
+	"SELECT queryid FROM pg_stat_statements WHERE query = 'SELECT relaunch_probe()'");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE queryid = $probe_qid AND calls = 1"),
+	'the final reading of the statement is served by the new worker');
+$spid = $node->safe_psql('postgres', $worker_sql);
+unlike(substr(slurp_file($node->logfile), $log_off),
+	qr/FATAL:  terminating background worker/,
+	'terminated quietly: no FATAL');
+
 # --- killed: crash cycle, both workers back -------------------------------------
 
-my $log_off = -s $node->logfile;
+$log_off = -s $node->logfile;
 is(kill('KILL', $spid), 1, 'SIGKILL the statements worker');
 ok($node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_off),
 	'crash cycle');
