@@ -3,6 +3,7 @@
 #
 #   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
+#                       [--repeat N] [--cpu-load]
 #
 # For each version: install what is missing (root only, see scripts/lib.sh),
 # build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
@@ -42,6 +43,15 @@
 # one failure per suite with a sanitizer report or crash).
 # Exit status: 0 when nothing failed, 1 otherwise.
 #
+# Stress mode, to prove the suites do not depend on timing: --repeat N runs
+# every selected suite N times (built and installed once), and --cpu-load
+# keeps every core busy with one spinning process per core for the whole
+# run.  Each run of a suite counts as above, and the summary adds, per
+# suite, how many of its runs failed.  PROVE_TESTS (a list of t/*.pl files)
+# narrows the TAP suite, as in PGXS.  Example:
+#   PROVE_TESTS='t/013_statements_worker.pl t/016_history_restart.pl' \
+#     scripts/test-all.sh --pg 15 --repeat 30 --cpu-load --no-sanitize
+#
 # Environment: PGSENTINEL_SUITE_TIMEOUT (seconds per suite, default 1800),
 # PGSENTINEL_TOTAL_TIMEOUT (seconds for the whole run, default 0 = none: a
 # suite gets at most what is left, a suite with nothing left is not run and
@@ -56,13 +66,17 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	sed -n '2,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
 VERSIONS=()
 TAP=tap
 SANITIZE=yes
+REPEAT=1
+RUN=1
+RUN_LABEL=
+CPU_LOAD=no
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -71,11 +85,15 @@ while [ $# -gt 0 ]; do
 	--no-sanitize) SANITIZE=no; shift ;;
 	--sanitize-only) SANITIZE=only; shift ;;
 	--private-install) export PGSENTINEL_PRIVATE_INSTALL=1; shift ;;
+	--repeat) [ $# -ge 2 ] || usage 2; REPEAT=$2; shift 2 ;;
+	--repeat=*) REPEAT=${1#--repeat=}; shift ;;
+	--cpu-load) CPU_LOAD=yes; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
 done
 [ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 18)
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || pgs_die "--repeat needs a positive number, not '$REPEAT'"
 for v in "${VERSIONS[@]}"; do
 	case $v in 15 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15 or 18)" ;; esac
 done
@@ -100,9 +118,31 @@ fi
 pgs_setup_user
 pgs_prepare_build_root
 
-# On an interrupt, stop the running suite (the process group of its timeout).
+# On an interrupt, stop the running suite (the process group of its timeout)
+# and the CPU load.
 SUITE_PID=
-trap 'pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
+LOAD_PIDS=()
+stop_cpu_load() {
+	[ ${#LOAD_PIDS[@]} -eq 0 ] || kill "${LOAD_PIDS[@]}" 2>/dev/null
+	LOAD_PIDS=()
+}
+trap 'stop_cpu_load; pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
+trap stop_cpu_load EXIT
+if [ "$CPU_LOAD" = yes ]; then
+	for _ in $(seq "$(nproc)"); do
+		nice -n 0 bash -c 'while :; do :; done' &
+		LOAD_PIDS+=($!)
+	done
+	pgs_log "CPU load: ${#LOAD_PIDS[@]} spinning processes (${LOAD_PIDS[*]})"
+fi
+
+# Runs that failed, per suite label, for the stress summary.
+declare -A RUNS_FAILED=()
+declare -A RUNS_DONE=()
+count_run() {
+	RUNS_DONE[$1]=$((${RUNS_DONE[$1]:-0} + 1))
+	[ "$2" = 0 ] || RUNS_FAILED[$1]=$((${RUNS_FAILED[$1]:-0} + 1))
+}
 
 # Report server crashes (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL; not the
 # SIGKILL/SIGTERM that tests send on purpose), PANICs and failed assertions
@@ -195,10 +235,13 @@ run_suite() {
 	fi
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	SUMMARY+=("PostgreSQL $v $kind: $p passed, $f failed ($((SECONDS - t0)) s)")
+	SUMMARY+=("PostgreSQL $v $kind$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
+	count_run "PostgreSQL $v $kind" "$f"
 
 	if [ "$f" != 0 ]; then
 		show_failure "$v" "$kind" "$dir" "$log"
+		# keep what explains it: the next run of the suite starts afresh
+		[ "$REPEAT" = 1 ] || keep_failure_logs "$v" "$kind" "$dir"
 	fi
 	scan_server_logs "$dir"
 }
@@ -289,7 +332,19 @@ run_sanitize() {
 	fi
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	SUMMARY+=("PostgreSQL 15 sanitizer (regress + isolation): $p passed, $f failed ($((SECONDS - t0)) s)")
+	SUMMARY+=("PostgreSQL 15 sanitizer (regress + isolation)$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
+	count_run "PostgreSQL 15 sanitizer" "$f"
+}
+
+# Stress mode: copy the logs and diffs of a failed run aside
+# (build/stress-failures/<suite>-<run>/), before the next run removes them.
+keep_failure_logs() {
+	local v=$1 kind=$2 dir=$3 dest
+	dest=$PGS_BUILD_ROOT/stress-failures/pg$v-$kind-run$RUN
+	mkdir -p "$dest"
+	cp -r "$PGS_BUILD_ROOT/pg$v-$kind.log" "$dir"/regression.diffs "$dir"/output_iso/regression.diffs \
+		"$dir"/log "$dir"/output_iso/log "$dir"/tmp_check/log "$dest"/ 2>/dev/null
+	pgs_log "failure logs kept in $dest"
 }
 
 for v in "${VERSIONS[@]}"; do
@@ -308,15 +363,18 @@ for v in "${VERSIONS[@]}"; do
 		pgs_unlock_install
 		continue
 	fi
-	run_suite "$v" regress "$dir" "${margs[@]}"
-	run_suite "$v" isolation "$dir" "${margs[@]}"
-	if [ "$TAP" = tap ] && [ "$v" = 15 ]; then
-		if compgen -G "$dir/t/*.pl" >/dev/null; then
-			run_suite "$v" tap "$dir" "${margs[@]}"
-		else
-			pgs_log "PostgreSQL $v: no TAP tests (t/*.pl) yet"
+	for RUN in $(seq "$REPEAT"); do
+		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
+		run_suite "$v" regress "$dir" "${margs[@]}"
+		run_suite "$v" isolation "$dir" "${margs[@]}"
+		if [ "$TAP" = tap ] && [ "$v" = 15 ]; then
+			if compgen -G "$dir/t/*.pl" >/dev/null; then
+				run_suite "$v" tap "$dir" "${margs[@]}"
+			else
+				pgs_log "PostgreSQL $v: no TAP tests (t/*.pl) yet"
+			fi
 		fi
-	fi
+	done
 	# The installed library must still be ours after the run.
 	if ! pgs_check_installed "$v" "$pgc"; then
 		FAILED=$((FAILED + 1))
@@ -326,10 +384,22 @@ for v in "${VERSIONS[@]}"; do
 	SUMMARY+=("PostgreSQL $v: $((SECONDS - vstart)) s in total")
 done
 
-[ "$SANITIZE" = no ] || run_sanitize
+if [ "$SANITIZE" != no ]; then
+	for RUN in $(seq "$REPEAT"); do
+		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
+		run_sanitize
+	done
+fi
+stop_cpu_load
 
 echo
 pgs_log "Summary ($((SECONDS - START)) s)"
 printf '  %s\n' "${SUMMARY[@]}"
+if [ "$REPEAT" != 1 ]; then
+	pgs_log "Stress: runs with a failure, per suite$([ "$CPU_LOAD" = yes ] && echo ", all cores kept busy")"
+	for k in "${!RUNS_DONE[@]}"; do
+		printf '  %s: %s of %s runs failed\n' "$k" "${RUNS_FAILED[$k]:-0}" "${RUNS_DONE[$k]}"
+	done | sort
+fi
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
