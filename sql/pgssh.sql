@@ -183,6 +183,17 @@ FROM pg_stat_statements_history WHERE userid <> 'regress_pgssh_bob'::regrole;
 SELECT count(*) AS rates_for_hidden_ids
 FROM pg_stat_statements_history_rates() WHERE userid <> 'regress_pgssh_bob'::regrole;
 RESET ROLE;
+
+-- A member of the statement's role is not that role: pg_stat_statements
+-- hides the query ids from it all the same, and so does the history.
+CREATE ROLE regress_pgssh_carol IN ROLE regress_pgssh_bob;
+SET ROLE regress_pgssh_carol;
+SELECT (SELECT count(*) > 0 AND bool_and(queryid IS NULL) FROM pg_stat_statements
+        WHERE userid = 'regress_pgssh_bob'::regrole) AS core_hides,
+       (SELECT count(*) > 0 AND bool_and(queryid IS NULL) FROM pg_stat_statements_history
+        WHERE userid = 'regress_pgssh_bob'::regrole) AS history_hides;
+RESET ROLE;
+DROP ROLE regress_pgssh_carol;
 DROP ROLE regress_pgssh_bob;
 
 -- pg_stat_statements dropped from the worker's database: ASH goes on, the

@@ -5,8 +5,29 @@
  *		(once per query, without a lock: ring.c) and turned into tuples
  *		from the copy.
  *		Names are resolved from OIDs, wait events decoded, texts looked up
- *		in the copy of the text area, and other roles' texts and query ids
- *		hidden as pg_stat_activity hides them.
+ *		in the copy of the text area, and what pg_stat_activity hides from
+ *		a reader hidden from it too.
+ *
+ * Visibility follows pg_stat_get_activity(), column by column.  A reader
+ * may see a session when it has the privileges of pg_read_all_stats or of
+ * the session's role (superusers have both); core's test, done once per
+ * role here (may_see).  Of a session it may not see, a reader gets:
+ *	- as core: ash_time and sample_id (the sample's own), datid, datname,
+ *	  pid, usesysid, usename, application_name, backend_xid, backend_xmin;
+ *	- "<insufficient privilege>" in top_level_query and query, as core in
+ *	  query;
+ *	- NULL, as core, in leader_pid, client_addr, client_hostname,
+ *	  client_port, backend_start, xact_start, query_start, state_change,
+ *	  wait_event_type, wait_event (never 'CPU'), state, queryid,
+ *	  nested_queryid and backend_type; NULL in cmdtype, which tells what
+ *	  the query text would;
+ *	- blockers, blockerpid and blocking_pids: the pids blocking the
+ *	  session, which core's pg_blocking_pids() and pg_locks show to every
+ *	  role.
+ * blocker_state is the state of another session, the blocker: it is shown
+ * when the reader may see the blocker's role (blocker_usesysid), whoever
+ * the waiter is.  Rows exist for hidden sessions: that a session was busy
+ * at a sample is what a history is, and what its count of rows tells.
  *
  *-------------------------------------------------------------------------
  */
@@ -87,6 +108,13 @@ typedef struct NameCache
 	bool		isnull;
 } NameCache;
 
+/* The answer of may_see() for the last role asked about. */
+typedef struct RoleCheck
+{
+	Oid			role;
+	bool		allowed;
+} RoleCheck;
+
 /* State of a reader (pgs_ash_reader_begin). */
 struct AshReader
 {
@@ -105,8 +133,8 @@ struct AshReader
 	NameCache	dbname;			/* of the last row's database */
 	NameCache	username;		/* of the last row's role */
 	bool		read_all;		/* pg_read_all_stats or superuser */
-	Oid			last_checked_role;
-	bool		last_role_allowed;
+	RoleCheck	session_role;	/* of the last row's session */
+	RoleCheck	blocker_role;	/* of the last row's blocker */
 	WaitCacheEntry wait_cache[WAIT_CACHE_SIZE];
 };
 
@@ -244,19 +272,23 @@ client_addr_datum(const AshRow *row, bool *isnull)
 	return CStringGetTextDatum(buf);
 }
 
-/* May the current user see this role's texts and query ids? */
+/*
+ * May the current user see the sessions of this role?  pg_stat_activity's
+ * rule (see the file banner); the last answer is kept in *check, since rows
+ * of one role usually follow one another.
+ */
 static bool
-may_see(AshReader *rd, Oid role)
+may_see(AshReader *rd, RoleCheck *check, Oid role)
 {
 	if (rd->read_all)
 		return true;
-	if (role != rd->last_checked_role)
+	if (role != check->role)
 	{
-		rd->last_checked_role = role;
-		rd->last_role_allowed = OidIsValid(role) &&
+		check->role = role;
+		check->allowed = OidIsValid(role) &&
 			has_privs_of_role(GetUserId(), role);
 	}
-	return rd->last_role_allowed;
+	return check->allowed;
 }
 
 /* Wait event type and name, 'CPU' for an active session not waiting. */
@@ -335,7 +367,8 @@ cached_name(AshReader *rd, NameCache *c, Oid oid, char *(*lookup) (Oid),
 /*
  * Fill a row's values in 2.0's column order.  The columns that take more
  * than a load (names, texts, addresses, arrays) are computed only when
- * want[column] is set (want NULL: all), and are NULL otherwise.
+ * want[column] is set (want NULL: all), and are NULL otherwise.  Columns
+ * the reader may not see are NULL (see the file banner).
  */
 #define WANT(c)	(want == NULL || want[c])
 
@@ -343,12 +376,11 @@ static void
 row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 		   const bool *want)
 {
-	bool		visible = may_see(rd, row->usesysid);
-	const char *s;
-	bool		wait_null;
+	bool		visible = may_see(rd, &rd->session_role, row->usesysid);
 
 	memset(nulls, 0, sizeof(bool) * ASH_COLS);
 
+	/* what every reader sees */
 	values[0] = TimestampTzGetDatum(row->ash_time);
 	values[1] = ObjectIdGetDatum(row->datid);
 	nulls[1] = !OidIsValid(row->datid);
@@ -358,8 +390,6 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 		values[2] = cached_name(rd, &rd->dbname, row->datid, database_name,
 								&nulls[2]);
 	values[3] = Int32GetDatum(row->pid);
-	values[4] = Int32GetDatum(row->leader_pid);
-	nulls[4] = (row->leader_pid == 0);
 	values[5] = ObjectIdGetDatum(row->usesysid);
 	nulls[5] = !OidIsValid(row->usesysid);
 	if (!WANT(6))
@@ -367,12 +397,48 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	else
 		values[6] = cached_name(rd, &rd->username, row->usesysid, role_name,
 								&nulls[6]);
-	nulls[7] = nulls[8] = nulls[9] = true;
+	nulls[7] = true;
 	if (WANT(7))
 		values[7] = text_datum(rd, row->application_name, &nulls[7]);
+	values[18] = TransactionIdGetDatum(row->backend_xid);
+	nulls[18] = !TransactionIdIsValid(row->backend_xid);
+	values[19] = TransactionIdGetDatum(row->backend_xmin);
+	nulls[19] = !TransactionIdIsValid(row->backend_xmin);
+	values[26] = Int32GetDatum(row->blockers);
+	values[27] = Int32GetDatum(row->blockerpid);
+	nulls[27] = (row->blockers == 0);
+	values[29] = Int64GetDatum(row->sample_id);
+	if (WANT(30))
+		values[30] = blocking_pids_datum(rd, row, &nulls[30]);
+	else
+		nulls[30] = true;
+
+	/* the state of another session: as its own row would show it */
+	values[28] = rd->state_names[Min(row->blocker_state, PGS_STATE_OTHER)];
+	nulls[28] = row->blockers == 0 ||
+		pgs_state_name(row->blocker_state) == NULL ||
+		!may_see(rd, &rd->blocker_role, row->blocker_usesysid);
+
+	if (!visible)
+	{
+		values[20] = values[21] = rd->insufficient_privilege;
+		nulls[4] = true;
+		nulls[8] = nulls[9] = nulls[10] = true;
+		nulls[11] = nulls[12] = nulls[13] = nulls[14] = true;
+		nulls[15] = nulls[16] = nulls[17] = true;
+		nulls[22] = nulls[23] = nulls[24] = nulls[25] = true;
+		return;
+	}
+
+	/* what only a reader who may see the session sees */
+	values[4] = Int32GetDatum(row->leader_pid);
+	nulls[4] = (row->leader_pid == 0);
+	nulls[8] = nulls[9] = true;
 	if (WANT(8))
 		values[8] = client_addr_datum(row, &nulls[8]);
-	if (WANT(9))
+	/* core shows a host name only with an IP address ("[local]": NULL) */
+	if (WANT(9) && (row->client_family == AF_INET ||
+					row->client_family == AF_INET6))
 		values[9] = text_datum(rd, row->client_hostname, &nulls[9]);
 	values[10] = Int32GetDatum(row->client_port);
 	nulls[10] = (row->client_port == 0);
@@ -384,29 +450,20 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	nulls[13] = (row->query_start == 0);
 	values[14] = TimestampTzGetDatum(row->state_change);
 	nulls[14] = (row->state_change == 0);
-	wait_event_datums(rd, row, &values[15], &values[16], &wait_null);
-	nulls[15] = nulls[16] = wait_null;
+	wait_event_datums(rd, row, &values[15], &values[16], &nulls[15]);
+	nulls[16] = nulls[15];
 	values[17] = rd->state_names[Min(row->state, PGS_STATE_OTHER)];
 	nulls[17] = (pgs_state_name(row->state) == NULL);
-	values[18] = TransactionIdGetDatum(row->backend_xid);
-	nulls[18] = !TransactionIdIsValid(row->backend_xid);
-	values[19] = TransactionIdGetDatum(row->backend_xmin);
-	nulls[19] = !TransactionIdIsValid(row->backend_xmin);
-	if (!visible)
-		values[20] = values[21] = rd->insufficient_privilege;
-	else
-	{
-		nulls[20] = nulls[21] = true;
-		if (WANT(20))
-			values[20] = text_datum(rd, row->top_level_query, &nulls[20]);
-		if (WANT(21))
-			values[21] = text_datum(rd, row->query, &nulls[21]);
-	}
+	nulls[20] = nulls[21] = true;
+	if (WANT(20))
+		values[20] = text_datum(rd, row->top_level_query, &nulls[20]);
+	if (WANT(21))
+		values[21] = text_datum(rd, row->query, &nulls[21]);
 	values[22] = rd->cmdtype_names[Min(row->cmdtype, PGS_CMD_NOTHING)];
 	values[23] = Int64GetDatum((int64) row->queryid);
-	nulls[23] = !visible || row->queryid == 0;
+	nulls[23] = (row->queryid == 0);
 	values[24] = Int64GetDatum((int64) row->nested_queryid);
-	nulls[24] = !visible || row->nested_queryid == 0;
+	nulls[24] = (row->nested_queryid == 0);
 	if (!WANT(25))
 		nulls[25] = true;
 	else if (row->backend_type_name != PGS_TEXT_NONE)
@@ -425,17 +482,6 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 		}
 		values[25] = rd->last_backend_type_name;
 	}
-	values[26] = Int32GetDatum(row->blockers);
-	values[27] = Int32GetDatum(row->blockerpid);
-	nulls[27] = (row->blockers == 0);
-	s = row->blockers > 0 ? pgs_state_name(row->blocker_state) : NULL;
-	values[28] = rd->state_names[Min(row->blocker_state, PGS_STATE_OTHER)];
-	nulls[28] = (s == NULL);
-	values[29] = Int64GetDatum(row->sample_id);
-	if (WANT(30))
-		values[30] = blocking_pids_datum(rd, row, &nulls[30]);
-	else
-		nulls[30] = true;
 }
 
 /*
@@ -549,7 +595,6 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 		rd->cmdtype_names[i] = CStringGetTextDatum(pgs_cmdtype_name((uint8) i));
 	rd->cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
 	rd->read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	rd->last_checked_role = InvalidOid;
 	MemoryContextSwitchTo(oldcxt);
 	return rd;
 }

@@ -85,6 +85,7 @@ typedef struct AshRow
 	int32		blockerpid;
 	Oid			datid;
 	Oid			usesysid;
+	Oid			blocker_usesysid;	/* role of blockerpid, for blocker_state */
 	uint32		wait_event_info;
 	TransactionId backend_xid;
 	TransactionId backend_xmin;

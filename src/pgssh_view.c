@@ -2,8 +2,12 @@
  *
  * pgssh_view.c
  *		pg_stat_statements_history(): the statements ring, copied out
- *		without a lock (ring.c) and turned into tuples from the copy.  Other
- *		roles' query ids are hidden as pg_stat_statements hides them.
+ *		without a lock (ring.c) and turned into tuples from the copy.
+ *
+ * Visibility is pg_stat_statements' (pg_stat_statements_internal()): every
+ * row is shown, and its queryid only to a reader with the privileges of
+ * pg_read_all_stats or who is the statement's user itself (the same role,
+ * not a member of it).  The rows carry no session-level column.
  *
  *-------------------------------------------------------------------------
  */
@@ -60,15 +64,14 @@ statements_history(FunctionCallInfo fcinfo)
 	int64		nrows;
 	int64		i;
 	bool		read_all;
-	Oid			last_role = InvalidOid;
-	bool		last_allowed = false;
+	Oid			userid = GetUserId();
 	int			map[PGS_MAX_COLUMNS];
 
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, pgssh_columns, pgssh_column_types, PGSSH_COLS, map);
 	rows = pgs_pgssh_copy_out(&nrows);
-	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	read_all = has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS);
 
 	for (i = 0; i < nrows; i++)
 	{
@@ -78,17 +81,12 @@ statements_history(FunctionCallInfo fcinfo)
 		int			c = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!read_all && r->userid != last_role)
-		{
-			last_role = r->userid;
-			last_allowed = has_privs_of_role(GetUserId(), r->userid);
-		}
 		memset(nulls, 0, sizeof(nulls));
 		values[c++] = TimestampTzGetDatum(r->ash_time);
 		values[c++] = ObjectIdGetDatum(r->userid);
 		values[c++] = ObjectIdGetDatum(r->dbid);
 		values[c] = Int64GetDatum((int64) r->queryid);
-		nulls[c++] = !(read_all || last_allowed);
+		nulls[c++] = !(read_all || r->userid == userid);
 		values[c++] = Int64GetDatum(r->calls);
 		values[c++] = Float8GetDatum(r->total_exec_time);
 		values[c++] = Int64GetDatum(r->rows);

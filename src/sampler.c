@@ -920,7 +920,10 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 	row->blockerpid = pids[0];
 	blocker = blocker_session(memo, pids[0]);
 	if (blocker != NULL)
+	{
 		row->blocker_state = state_of(blocker->state);
+		row->blocker_usesysid = blocker->userid;
+	}
 
 	if (pids == stored->pids && list_len == stored->len &&
 		pgs_text_batch_reuse(text_batch, stored->ref, &len, row_index))
