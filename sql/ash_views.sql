@@ -22,6 +22,7 @@ SELECT wait_event_type, wait_event, state, cmdtype, backend_type,
 FROM pg_active_session_history
 WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
   AND top_level_query = 'SELECT pgs_spin_until_sampled();'
+  AND sample_id <= current_setting('pgs.seen_sample')::bigint
 ORDER BY sample_id DESC
 LIMIT 1;
 

@@ -57,20 +57,25 @@ BEGIN
     END LOOP;
 END $$;
 
--- Burn CPU until this session is seen on CPU in the history.
+-- Burn CPU until this session is seen on CPU in the history.  The sample
+-- seen is left in pgs.seen_sample: rows sampled after the function returned
+-- (its statement still ending) are not those of the running function.
 CREATE FUNCTION pgs_spin_until_sampled() RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     deadline timestamptz := clock_timestamp() + interval '60 s';
     x float8 := 0;
+    seen bigint;
 BEGIN
     LOOP
         FOR i IN 1..20000 LOOP
             x := x + sqrt(i);
         END LOOP;
-        EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
-                          WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
-                            AND query_start = statement_timestamp());
+        SELECT max(sample_id) INTO seen FROM pg_active_session_history
+        WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
+          AND query_start = statement_timestamp();
+        PERFORM set_config('pgs.seen_sample', seen::text, false);
+        EXIT WHEN seen IS NOT NULL;
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'this session was not sampled on CPU within 60 s';
         END IF;
