@@ -61,6 +61,7 @@
 
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/shmem.h"
 #include "utils/memutils.h"
 
 #include "pgsentinel.h"
