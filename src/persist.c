@@ -27,7 +27,9 @@
  * or major version, short, corrupt) is logged and ignored, so the server
  * always starts.  Settings may have changed in between: the newest rows
  * that fit each ring are kept, and the newest texts that fit the text area
- * (in its first lap).  Restored rows take ring indexes from 0, restored
+ * (in its first lap).  What pgsentinel_reset() hid from readers is not
+ * written (pgs_ring_whole_range(), pgs_text_visible_tail()); the reset
+ * itself is not remembered.  Restored rows take ring indexes from 0, restored
  * texts positions from 0; the rows' references are mapped from the old
  * positions, and a reference to a text not restored becomes none (the
  * column shows NULL, as for a text dropped while the server ran).  Sample
@@ -175,8 +177,9 @@ pgs_history_save(int code, Datum arg)
 	if (code != 0 || pgs_state == NULL || !pgs_save_history)
 		return;
 
+	/* what readers see: nothing from before pgsentinel_reset() */
 	head = pg_atomic_read_u64(&pgs_state->text_head);
-	tail = pg_atomic_read_u64(&pgs_state->text_tail);
+	tail = Min(head, pgs_text_visible_tail());
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = HISTORY_MAGIC;
 	hdr.format = HISTORY_FORMAT;

@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * pgssh_view.c
- *		pg_stat_statements_history(): the statements ring, copied out
- *		without a lock (ring.c) and turned into tuples from the copy.  Other
- *		roles' query ids are hidden as pg_stat_statements hides them.
+ *		pg_stat_statements_history(): the statements ring, read a chunk at
+ *		a time without a lock, within bounds fixed once per query (ring.c),
+ *		into the function's result (a tuplestore, which spills to disk
+ *		beyond work_mem).  Other roles' query ids are hidden as
+ *		pg_stat_statements hides them.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,9 +58,11 @@ static Datum
 statements_history(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PgsshRow   *rows;
-	int64		nrows;
-	int64		i;
+	PgsRingCursor cursor;
+	const PgsshRow *r;
+	uint64		first;
+	uint64		end;
+	int64		reset_sample_id;
 	bool		read_all;
 	Oid			last_role = InvalidOid;
 	bool		last_allowed = false;
@@ -67,17 +71,23 @@ statements_history(FunctionCallInfo fcinfo)
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, pgssh_columns, pgssh_column_types, PGSSH_COLS, map);
-	rows = pgs_pgssh_copy_out(&nrows);
+	pgs_ring_query_bounds(&pgs_state->pgssh,
+						  rsinfo->econtext->ecxt_per_query_memory,
+						  &first, &end);
+	pgs_ring_cursor_open(&cursor, &pgs_state->pgssh, first, end);
+	/* readings of samples up to a reset, written just after it, are hidden */
+	reset_sample_id = (int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
 	read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
-	for (i = 0; i < nrows; i++)
+	while ((r = pgs_ring_cursor_next(&cursor)) != NULL)
 	{
-		const PgsshRow *r = &rows[i];
 		Datum		values[PGSSH_COLS];
 		bool		nulls[PGSSH_COLS];
 		int			c = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		if (r->sample_id <= reset_sample_id)
+			continue;
 		if (!read_all && r->userid != last_role)
 		{
 			last_role = r->userid;
@@ -115,6 +125,14 @@ statements_history(FunctionCallInfo fcinfo)
 		Assert(c == PGSSH_COLS);
 		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
 	}
+	pfree(cursor.chunk);
+	if (cursor.lost > 0)
+		ereport(NOTICE,
+				(errmsg("%llu rows of the statements history were overwritten before this query read them",
+						(unsigned long long) cursor.lost),
+				 errdetail("The statements worker went around the ring of %d rows while the query ran; the query skipped those rows.",
+						   pgs_state->pgssh_capacity),
+				 errhint("Read the history in shorter queries, or raise pgsentinel_pgssh.max_entries.")));
 	return (Datum) 0;
 }
 
