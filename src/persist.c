@@ -127,7 +127,28 @@ skip_bytes(HistoryFile *hf, uint64 len)
 	return !hf->failed;
 }
 
-/* Whole rows of a ring, for the header. */
+/*
+ * Is the row at ring index i saved?  Whole, and of a sample after the last
+ * reset: readings of the statements history for samples up to a reset can
+ * be written just after it (reset.c).  Both row types begin with their
+ * sample id.
+ */
+StaticAssertDecl(offsetof(AshRow, sample_id) == 0 &&
+				 offsetof(PgsshRow, sample_id) == 0,
+				 "rows begin with their sample id");
+
+static bool
+row_saved(PgsRing *ring, uint64 i)
+{
+	int64		sample_id;
+
+	if (!pgs_ring_row_whole(ring, i))
+		return false;
+	memcpy(&sample_id, pgs_ring_row(ring, i), sizeof(int64));
+	return sample_id > (int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
+}
+
+/* Rows of a ring saved, for the header. */
 static uint64
 count_whole_rows(PgsRing *ring)
 {
@@ -138,7 +159,7 @@ count_whole_rows(PgsRing *ring)
 
 	pgs_ring_whole_range(ring, &first, &end);
 	for (i = first; i < end; i++)
-		if (pgs_ring_row_whole(ring, i))
+		if (row_saved(ring, i))
 			n++;
 	return n;
 }
@@ -152,7 +173,7 @@ put_whole_rows(HistoryFile *hf, PgsRing *ring)
 
 	pgs_ring_whole_range(ring, &first, &end);
 	for (i = first; i < end; i++)
-		if (pgs_ring_row_whole(ring, i))
+		if (row_saved(ring, i))
 			put_bytes(hf, pgs_ring_row(ring, i), ring->row_size);
 }
 

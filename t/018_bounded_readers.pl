@@ -11,7 +11,9 @@
 #    and for the set-returning function that 1.4's declarations read;
 #  - a scan that the sampler laps (the reader is held in the middle of its
 #    scan while the ring is overwritten twice) skips the overwritten rows,
-#    reads no row newer than the query's bounds, and says so in a NOTICE.
+#    reads no row newer than the query's bounds, and says so in a NOTICE;
+#  - the history saved at a clean shutdown starts at the last
+#    pgsentinel_reset(), as readers see it.
 
 use strict;
 use warnings;
@@ -138,9 +140,23 @@ like($bg->{err},
 	'a NOTICE says how many rows it skipped');
 
 $holder->quit;
+
+# --- the history saved at shutdown starts at the last reset -------------------
+
+my $last = $node->safe_psql('postgres',
+	'SELECT max(sample_id) FROM pg_active_session_history');
+$node->safe_psql('postgres', 'SELECT pgsentinel_reset()');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE sample_id > $last"),
+	'new rows after the reset');
 $node->safe_psql('postgres',
 	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%sleepers%' AND pid <> pg_backend_pid()");
 pgs_stop_bg($sleepers, wait => 1);
+$node->restart;
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FILTER (WHERE sample_id <= $last) || ' ' || (count(*) > 0)::text FROM pg_active_session_history"),
+	'0 true',
+	'after a restart: the rows since the reset, none from before it');
 $node->stop;
 
 done_testing();
