@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ring.c
- *		Rings of fixed-size rows with one writer and readers that copy
- *		them out without taking any lock.
+ *		Rings of fixed-size rows with one writer and readers that stream
+ *		them, a chunk at a time, without taking any lock.
  *
  * The ASH ring and the statements ring are each written by one process
  * (the sampler, the statements worker).  Readers used to copy them under
@@ -50,7 +50,9 @@
  * later one.  A query therefore reads only untorn rows of its bounds, in
  * order, some of the oldest possibly skipped when the writer laps a long
  * scan; a row changed in place between two scans of one query shows the
- * change in the later scan only.
+ * change in the later scan only.  A scan that reads no column (count(*):
+ * pgs_ring_cursor_skip) copies nothing: it only reads claimed once per
+ * chunk to leave out the rows overwritten by then.
  *
  * The alternative, spilling one consistent copy of the rows to a temporary
  * file, would keep every scan of a query identical even when lapped, but
