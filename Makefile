@@ -22,6 +22,7 @@ OBJS = \
 	src/ash_view.o \
 	src/ash_fdw.o \
 	src/status.o \
+	src/reset.o \
 	src/pgssh_request.o \
 	src/pgssh_worker.o \
 	src/pgssh_view.o \
@@ -43,7 +44,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # Regression and isolation tests run in their own preloaded temporary instance
 # (--temp-instance), so they never depend on a system cluster.
-REGRESS = setup ash_views settings status redaction pgssh upgrade
+REGRESS = setup ash_views settings status redaction pgssh upgrade reset
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transaction parallel_leader concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso

@@ -11,8 +11,9 @@
  * cost of reading the history.  As a foreign table the ring is scanned
  * like a table instead: rows are streamed as virtual tuples, and only the
  * columns the query uses (its target list and its conditions, which the
- * planner hands us) are computed; count(*) computes none.  The ring is
- * still copied once per query, without a lock (ash_view.c, ring.c).
+ * planner hands us) are computed; count(*) computes none and copies no
+ * row.  The ring is read a chunk at a time, without a lock, within bounds
+ * fixed once per query (ash_view.c, ring.c).
  *
  * The planner also gets a real row estimate (the rows in the ring) where
  * a function scan is always assumed to return 1000 rows.
@@ -60,12 +61,9 @@ typedef struct AshScanState
 static double
 rows_in_ring(void)
 {
-	uint64		written;
-
 	if (pgs_state == NULL)
 		return 1000.0;
-	written = pgs_ring_written(&pgs_state->ash);
-	return (double) Min(written, (uint64) pgs_state->ash_capacity);
+	return (double) pgs_ring_visible_rows(&pgs_state->ash);
 }
 
 static void
@@ -81,7 +79,7 @@ ash_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 static void
 ash_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
-	/* copying the ring, then a little per row, as a sequential scan */
+	/* reading the ring, then a little per row, as a sequential scan */
 	Cost		startup = baserel->tuples * cpu_operator_cost;
 	Cost		total = startup + baserel->tuples * cpu_tuple_cost;
 

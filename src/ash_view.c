@@ -1,12 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * ash_view.c
- *		pg_active_session_history(): the rows of the ASH ring, copied out
- *		(once per query, without a lock: ring.c) and turned into tuples
- *		from the copy.
+ *		pg_active_session_history(): the rows of the ASH ring, read a chunk
+ *		at a time (without a lock, within bounds fixed once per query:
+ *		ring.c) and turned into tuples.
  *		Names are resolved from OIDs, wait events decoded, texts looked up
- *		in the copy of the text area, and what pg_stat_activity hides from
- *		a reader hidden from it too.
+ *		one at a time in the text area, and what pg_stat_activity hides from
+ *		a reader hidden from it too.  A reader's memory is bounded: one
+ *		chunk of rows, the largest text it read, and the datums it reuses
+ *		(reset beyond CACHE_MEMORY_LIMIT).
  *
  * Visibility follows pg_stat_get_activity(), column by column.  A reader
  * may see a session when it has the privileges of pg_read_all_stats or of
@@ -120,9 +122,8 @@ struct AshReader
 {
 	MemoryContext reader_cxt;	/* the reader and its fixed datums */
 	MemoryContext cache_cxt;	/* datums reused across rows, bounded */
-	PgsAshCopy *copy;
-	int64		next_row;
-	PgsTextSnapshot *text;
+	PgsRingCursor rows;
+	PgsTextReader text;
 	Datum		state_names[PGS_STATE_OTHER + 1];
 	Datum		cmdtype_names[PGS_CMD_NOTHING + 1];
 	Datum		empty_array;	/* '{}'::int[] */
@@ -208,7 +209,7 @@ text_datum(AshReader *rd, PgsTextRef ref, bool *isnull)
 		return ce->datum;
 	}
 	ce->ref = ref;
-	ce->isnull = !pgs_text_lookup(rd->text, ref, &data, &len);
+	ce->isnull = !pgs_text_lookup(&rd->text, ref, &data, &len);
 	ce->datum = (Datum) 0;
 	if (!ce->isnull)
 	{
@@ -236,7 +237,7 @@ blocking_pids_datum(AshReader *rd, const AshRow *row, bool *isnull)
 	*isnull = false;
 	if (row->blocking_pids == PGS_TEXT_NONE)
 		return rd->empty_array;
-	if (!pgs_text_lookup(rd->text, row->blocking_pids, &data, &len))
+	if (!pgs_text_lookup(&rd->text, row->blocking_pids, &data, &len))
 	{
 		*isnull = true;
 		return (Datum) 0;
@@ -484,69 +485,6 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	}
 }
 
-/*
- * One read of the ring per query.  Every scan of the history within a
- * query (a self-join, or "WHERE sample_id = (SELECT max(sample_id) FROM
- * pg_active_session_history)") sees the same rows, as it would a table;
- * otherwise a sample taken between two scans makes them disagree.  The
- * copy lives in the query's memory and is forgotten when that memory is
- * reset or deleted, so a new query (also inside a PL/pgSQL loop) reads the
- * ring again.  Queries nest (a function called by a query may read the
- * history in a query of its own), so each query's copy is remembered
- * separately, in a list whose entries live in, and are unlinked with, the
- * memory of their query.
- */
-typedef struct QueryCopy
-{
-	MemoryContext query_cxt;
-	PgsAshCopy	copy;
-	MemoryContextCallback forget;
-	struct QueryCopy *next;
-} QueryCopy;
-
-static QueryCopy *query_copies = NULL;
-
-static void
-forget_query_copy(void *arg)
-{
-	QueryCopy **link;
-
-	for (link = &query_copies; *link != NULL; link = &(*link)->next)
-	{
-		if (*link == (QueryCopy *) arg)
-		{
-			*link = (*link)->next;
-			break;
-		}
-	}
-}
-
-static PgsAshCopy *
-ash_copy_for_query(MemoryContext query_cxt)
-{
-	QueryCopy  *qc;
-
-	for (qc = query_copies; qc != NULL; qc = qc->next)
-	{
-		if (qc->query_cxt == query_cxt)
-			return &qc->copy;
-	}
-	qc = MemoryContextAllocZero(query_cxt, sizeof(QueryCopy));
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(query_cxt);
-
-		pgs_ash_copy_out(&qc->copy);
-		MemoryContextSwitchTo(oldcxt);
-	}
-	qc->query_cxt = query_cxt;
-	qc->forget.func = forget_query_copy;
-	qc->forget.arg = qc;
-	MemoryContextRegisterResetCallback(query_cxt, &qc->forget);
-	qc->next = query_copies;
-	query_copies = qc;
-	return &qc->copy;
-}
-
 /* Drop the datums reused across rows (they are rebuilt as needed). */
 static void
 reset_cache(AshReader *rd)
@@ -560,10 +498,9 @@ reset_cache(AshReader *rd)
 }
 
 /*
- * Start reading the history: the rows of the copy of the ring made for the
- * query whose memory is query_cxt (made now if it is the query's first
- * reader).  The reader lives in a context of its own under parent_cxt;
- * pgs_ash_reader_end() frees it.
+ * Start reading the history: the rows of the ring that the query whose
+ * memory is query_cxt reads (pgs_ring_query_bounds()).  The reader lives in
+ * a context of its own under parent_cxt; pgs_ash_reader_end() frees it.
  */
 AshReader *
 pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
@@ -571,6 +508,8 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	MemoryContext reader_cxt;
 	MemoryContext oldcxt;
 	AshReader  *rd;
+	uint64		first;
+	uint64		end;
 	int			i;
 
 	pgs_check_loaded();
@@ -581,8 +520,9 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	rd->reader_cxt = reader_cxt;
 	rd->cache_cxt = AllocSetContextCreate(reader_cxt, "pgsentinel reader cache",
 										  ALLOCSET_DEFAULT_SIZES);
-	rd->copy = ash_copy_for_query(query_cxt);
-	rd->text = &rd->copy->text;
+	pgs_ring_query_bounds(&pgs_state->ash, query_cxt, &first, &end);
+	pgs_ring_cursor_open(&rd->rows, &pgs_state->ash, first, end);
+	pgs_text_reader_init(&rd->text, reader_cxt);
 	rd->empty_array = PointerGetDatum(construct_empty_array(INT4OID));
 	rd->insufficient_privilege = CStringGetTextDatum(INSUFFICIENT_PRIVILEGE);
 	for (i = 0; i <= PGS_STATE_OTHER; i++)
@@ -599,11 +539,23 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	return rd;
 }
 
-/* Free a reader (the copy of the ring stays with its query). */
+/*
+ * Free a reader.  Rows the sampler overwrote before the reader got to them
+ * (it went round the whole ring during the scan) were skipped: say so.
+ */
 void
 pgs_ash_reader_end(AshReader *rd)
 {
+	uint64		lost = rd->rows.lost;
+
 	MemoryContextDelete(rd->reader_cxt);
+	if (lost > 0)
+		ereport(NOTICE,
+				(errmsg("%llu rows of the active session history were overwritten before this query read them",
+						(unsigned long long) lost),
+				 errdetail("The sampler went around the ring of %d rows while the query ran; the query skipped those rows.",
+						   pgs_state->ash_capacity),
+				 errhint("Read the history in shorter queries, or raise pgsentinel_ash.max_entries.")));
 }
 
 /*
@@ -616,12 +568,14 @@ bool
 pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 					const bool *want)
 {
-	if (rd->next_row >= rd->copy->nrows)
+	const AshRow *row = pgs_ring_cursor_next(&rd->rows);
+
+	if (row == NULL)
 		return false;
 	/* the previous row is consumed: its cached datums may go */
 	if (MemoryContextMemAllocated(rd->cache_cxt, false) > CACHE_MEMORY_LIMIT)
 		reset_cache(rd);
-	row_values(rd, &rd->copy->rows[rd->next_row++], values, nulls, want);
+	row_values(rd, row, values, nulls, want);
 	return true;
 }
 
@@ -629,17 +583,14 @@ pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 bool
 pgs_ash_reader_skip(AshReader *rd)
 {
-	if (rd->next_row >= rd->copy->nrows)
-		return false;
-	rd->next_row++;
-	return true;
+	return pgs_ring_cursor_skip(&rd->rows);
 }
 
-/* Read again from the oldest row. */
+/* Read again from the oldest row of the query. */
 void
 pgs_ash_reader_rewind(AshReader *rd)
 {
-	rd->next_row = 0;
+	pgs_ring_cursor_rewind(&rd->rows);
 }
 
 /*

@@ -27,7 +27,9 @@
  * or major version, short, corrupt) is logged and ignored, so the server
  * always starts.  Settings may have changed in between: the newest rows
  * that fit each ring are kept, and the newest texts that fit the text area
- * (in its first lap).  Restored rows take ring indexes from 0, restored
+ * (in its first lap).  What pgsentinel_reset() hid from readers is not
+ * written (pgs_ring_whole_range(), pgs_text_visible_tail()); the reset
+ * itself is not remembered.  Restored rows take ring indexes from 0, restored
  * texts positions from 0; the rows' references are mapped from the old
  * positions, and a reference to a text not restored becomes none (the
  * column shows NULL, as for a text dropped while the server ran).  Sample
@@ -125,7 +127,28 @@ skip_bytes(HistoryFile *hf, uint64 len)
 	return !hf->failed;
 }
 
-/* Whole rows of a ring, for the header. */
+/*
+ * Is the row at ring index i saved?  Whole, and of a sample after the last
+ * reset: readings of the statements history for samples up to a reset can
+ * be written just after it (reset.c).  Both row types begin with their
+ * sample id.
+ */
+StaticAssertDecl(offsetof(AshRow, sample_id) == 0 &&
+				 offsetof(PgsshRow, sample_id) == 0,
+				 "rows begin with their sample id");
+
+static bool
+row_saved(PgsRing *ring, uint64 i)
+{
+	int64		sample_id;
+
+	if (!pgs_ring_row_whole(ring, i))
+		return false;
+	memcpy(&sample_id, pgs_ring_row(ring, i), sizeof(int64));
+	return sample_id > (int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
+}
+
+/* Rows of a ring saved, for the header. */
 static uint64
 count_whole_rows(PgsRing *ring)
 {
@@ -136,7 +159,7 @@ count_whole_rows(PgsRing *ring)
 
 	pgs_ring_whole_range(ring, &first, &end);
 	for (i = first; i < end; i++)
-		if (pgs_ring_row_whole(ring, i))
+		if (row_saved(ring, i))
 			n++;
 	return n;
 }
@@ -150,7 +173,7 @@ put_whole_rows(HistoryFile *hf, PgsRing *ring)
 
 	pgs_ring_whole_range(ring, &first, &end);
 	for (i = first; i < end; i++)
-		if (pgs_ring_row_whole(ring, i))
+		if (row_saved(ring, i))
 			put_bytes(hf, pgs_ring_row(ring, i), ring->row_size);
 }
 
@@ -175,8 +198,9 @@ pgs_history_save(int code, Datum arg)
 	if (code != 0 || pgs_state == NULL || !pgs_save_history)
 		return;
 
+	/* what readers see: nothing from before pgsentinel_reset() */
 	head = pg_atomic_read_u64(&pgs_state->text_head);
-	tail = pg_atomic_read_u64(&pgs_state->text_tail);
+	tail = Min(head, pgs_text_visible_tail());
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = HISTORY_MAGIC;
 	hdr.format = HISTORY_FORMAT;

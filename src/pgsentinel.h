@@ -222,6 +222,7 @@ typedef struct PgsRing
 	Size		seqs_offset;	/* pg_atomic_uint32 per chunk */
 	pg_atomic_uint64 written;	/* rows ever appended; next goes at % capacity */
 	pg_atomic_uint64 claimed;	/* rows appended or being appended */
+	pg_atomic_uint64 visible_from;	/* first row readers see (reset.c) */
 } PgsRing;
 
 /*
@@ -252,6 +253,17 @@ typedef struct PgsSharedState
 	pg_atomic_uint64 text_tail; /* oldest entry still stored */
 	uint64		texts_stored;	/* entries ever written */
 	uint64		texts_dropped;	/* evicted while a row in the ring used them */
+
+	/*
+	 * pgsentinel_reset() (reset.c): written under lock, the atomics also
+	 * read without it.  Readers see no text before text_visible_from and no
+	 * statements row of a sample up to reset_sample_id; each ring has its
+	 * own visible_from.
+	 */
+	pg_atomic_uint64 text_visible_from;
+	pg_atomic_uint64 reset_sample_id;	/* an int64 */
+	pg_atomic_uint64 resets;	/* resets so far */
+	TimestampTz reset_time;		/* of the last one, 0 = none */
 
 	/* Worker status: protected by lock. */
 	int32		worker_pid;		/* 0 when not running */
@@ -315,14 +327,33 @@ extern bool pgs_pgssh_enable;
 extern bool pgs_save_history;
 extern void pgs_define_settings(void);
 
-/* A reader's copy of the text area (text_area.c) */
-typedef struct PgsTextSnapshot
+/*
+ * A reader of the text area (text_area.c): the last text it looked up, in
+ * a buffer as large as the largest text it has looked up.
+ */
+typedef struct PgsTextReader
 {
-	char	   *area;			/* copy of logical positions [base, head) */
-	uint64		base;
-	uint64		tail;			/* entries from here on are whole */
-	uint64		head;
-} PgsTextSnapshot;
+	MemoryContext cxt;
+	char	   *buf;
+	Size		buf_size;
+} PgsTextReader;
+
+/*
+ * A reader of a ring (ring.c): rows [first, end), fetched a chunk at a
+ * time into a buffer of one chunk.
+ */
+typedef struct PgsRingCursor
+{
+	PgsRing    *ring;
+	uint64		first;
+	uint64		end;
+	uint64		next;			/* ring index of the next row to fetch */
+	char	   *chunk;			/* rows fetched, chunk_rows of them at most */
+	uint32		chunk_len;		/* rows fetched */
+	uint32		chunk_pos;		/* next of them to return */
+	bool		chunk_copied;	/* false: only counted (pgs_ring_cursor_skip) */
+	uint64		lost;			/* rows overwritten before they were read */
+} PgsRingCursor;
 
 /* shmem.c */
 extern PgsSharedState *pgs_state;
@@ -336,14 +367,6 @@ extern PgsBackendSlot *pgs_backend_slot(int procno);
 extern PgsshRow *pgs_pgssh_rows(void);
 extern PgsshKey *pgs_request_keys(void);
 
-typedef struct PgsAshCopy
-{
-	AshRow	   *rows;			/* oldest first */
-	int64		nrows;
-	PgsTextSnapshot text;
-} PgsAshCopy;
-extern void pgs_ash_copy_out(PgsAshCopy *copy);
-extern PgsshRow *pgs_pgssh_copy_out(int64 *nrows);
 extern int64 pgs_lock_exclusive(void);
 extern void pgs_prefault(const void *start, Size size);
 
@@ -356,7 +379,15 @@ extern uint64 pgs_ring_written(PgsRing *ring);
 extern void pgs_ring_append(PgsRing *ring, const void *rows, uint64 n);
 extern void *pgs_ring_begin_update(PgsRing *ring, uint64 row_index);
 extern void pgs_ring_end_update(PgsRing *ring, uint64 row_index);
-extern char *pgs_ring_copy_out(PgsRing *ring, int64 *nrows);
+extern void pgs_ring_hide_before(PgsRing *ring, uint64 index);
+extern uint64 pgs_ring_visible_rows(PgsRing *ring);
+extern void pgs_ring_query_bounds(PgsRing *ring, MemoryContext query_cxt,
+								  uint64 *first, uint64 *end);
+extern void pgs_ring_cursor_open(PgsRingCursor *c, PgsRing *ring,
+								 uint64 first, uint64 end);
+extern const void *pgs_ring_cursor_next(PgsRingCursor *c);
+extern bool pgs_ring_cursor_skip(PgsRingCursor *c);
+extern void pgs_ring_cursor_rewind(PgsRingCursor *c);
 extern void pgs_ring_whole_range(PgsRing *ring, uint64 *first, uint64 *end);
 extern bool pgs_ring_row_whole(PgsRing *ring, uint64 index);
 extern const void *pgs_ring_row(PgsRing *ring, uint64 index);
@@ -373,9 +404,13 @@ extern bool pgs_text_batch_reuse_same(PgsTextBatch *batch, PgsTextRef ref,
 									  const char *data, uint32 len,
 									  uint64 row_index);
 extern void pgs_text_batch_publish(PgsTextBatch *batch);
+extern bool pgs_text_batch_reset_missed(PgsTextBatch *batch);
 
-extern bool pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
+/* text_area.c: reader side */
+extern void pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt);
+extern bool pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref,
 							const char **data, uint32 *len);
+extern uint64 pgs_text_visible_tail(void);
 
 /* text_area.c: saving and restoring the area (persist.c) */
 extern bool pgs_text_next_entry(uint64 *pos, uint64 head, const char **data,

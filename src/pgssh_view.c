@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * pgssh_view.c
- *		pg_stat_statements_history(): the statements ring, copied out
- *		without a lock (ring.c) and turned into tuples from the copy.
+ *		pg_stat_statements_history(): the statements ring, read a chunk at
+ *		a time without a lock, within bounds fixed once per query (ring.c),
+ *		into the function's result (a tuplestore, which spills to disk
+ *		beyond work_mem).
  *
  * Visibility is pg_stat_statements' (pg_stat_statements_internal()): every
  * row is shown, and its queryid only to a reader with the privileges of
@@ -60,9 +62,11 @@ static Datum
 statements_history(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PgsshRow   *rows;
-	int64		nrows;
-	int64		i;
+	PgsRingCursor cursor;
+	const PgsshRow *r;
+	uint64		first;
+	uint64		end;
+	int64		reset_sample_id;
 	bool		read_all;
 	Oid			userid = GetUserId();
 	int			map[PGS_MAX_COLUMNS];
@@ -70,17 +74,23 @@ statements_history(FunctionCallInfo fcinfo)
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, pgssh_columns, pgssh_column_types, PGSSH_COLS, map);
-	rows = pgs_pgssh_copy_out(&nrows);
+	pgs_ring_query_bounds(&pgs_state->pgssh,
+						  rsinfo->econtext->ecxt_per_query_memory,
+						  &first, &end);
+	pgs_ring_cursor_open(&cursor, &pgs_state->pgssh, first, end);
+	/* readings of samples up to a reset, written just after it, are hidden */
+	reset_sample_id = (int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
 	read_all = has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS);
 
-	for (i = 0; i < nrows; i++)
+	while ((r = pgs_ring_cursor_next(&cursor)) != NULL)
 	{
-		const PgsshRow *r = &rows[i];
 		Datum		values[PGSSH_COLS];
 		bool		nulls[PGSSH_COLS];
 		int			c = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		if (r->sample_id <= reset_sample_id)
+			continue;
 		memset(nulls, 0, sizeof(nulls));
 		values[c++] = TimestampTzGetDatum(r->ash_time);
 		values[c++] = ObjectIdGetDatum(r->userid);
@@ -113,6 +123,14 @@ statements_history(FunctionCallInfo fcinfo)
 		Assert(c == PGSSH_COLS);
 		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
 	}
+	pfree(cursor.chunk);
+	if (cursor.lost > 0)
+		ereport(NOTICE,
+				(errmsg("%llu rows of the statements history were overwritten before this query read them",
+						(unsigned long long) cursor.lost),
+				 errdetail("The statements worker went around the ring of %d rows while the query ran; the query skipped those rows.",
+						   pgs_state->pgssh_capacity),
+				 errhint("Read the history in shorter queries, or raise pgsentinel_pgssh.max_entries.")));
 	return (Datum) 0;
 }
 

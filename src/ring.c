@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ring.c
- *		Rings of fixed-size rows with one writer and readers that copy
- *		them out without taking any lock.
+ *		Rings of fixed-size rows with one writer and readers that stream
+ *		them, a chunk at a time, without taking any lock.
  *
  * The ASH ring and the statements ring are each written by one process
  * (the sampler, the statements worker).  Readers used to copy them under
@@ -32,17 +32,39 @@
  * chunk's counter: the row keeps its place and identity, and a reader gets
  * it either before or after the change.
  *
- * Reader (pgs_ring_copy_out): reads written, then copies rows [written -
- * capacity, written) chunk by chunk; a chunk whose counter was odd, or
- * changed while it was copied, is copied again.  A consistent chunk may
- * still hold rows newer than the reader asked for, written after it read
- * written (the ring wrapped meanwhile): after the copy it reads claimed,
- * and any row older than claimed - capacity is dropped from the result.
- * If the copy of a chunk holds any byte of an append, the reader saw that
- * chunk's counter after the append's second increment, so (a read barrier
- * between) it sees the append's claimed or a later one.  The result is
- * therefore always a contiguous, untorn run of rows, the newest up to the
- * value of written first read, some of the oldest possibly dropped.
+ * Reader (PgsRingCursor): a query reads the rows [first, end) fixed when
+ * it first reads the ring (pgs_ring_query_bounds: end is written as read
+ * then, first the oldest row then in the ring and visible), and every scan
+ * of the ring in that query reads the same bounds, a chunk at a time, into
+ * a buffer of one chunk: a reader's memory does not grow with the ring
+ * (8.8 GB at the largest max_entries; copying it whole for each query let
+ * a few readers with PUBLIC rights exhaust the server's memory).  A chunk
+ * whose counter was odd, or changed while it was copied, is copied again.
+ * A consistent copy may still hold rows newer than the query's, written
+ * after the query fixed its bounds (the ring wrapped meanwhile): after
+ * each copy the reader reads claimed, and the rows older than claimed -
+ * capacity are skipped and counted in the cursor's lost rows (the views
+ * report them, ash_view.c).  If the copy of a chunk holds any byte of an
+ * append, the reader saw that chunk's counter after the append's second
+ * increment, so (a read barrier between) it sees the append's claimed or a
+ * later one.  A query therefore reads only untorn rows of its bounds, in
+ * order, some of the oldest possibly skipped when the writer laps a long
+ * scan; a row changed in place between two scans of one query shows the
+ * change in the later scan only.  A scan that reads no column (count(*):
+ * pgs_ring_cursor_skip) copies nothing: it only reads claimed once per
+ * chunk to leave out the rows overwritten by then.
+ *
+ * The alternative, spilling one consistent copy of the rows to a temporary
+ * file, would keep every scan of a query identical even when lapped, but
+ * writes the whole ring to disk for every query (a count(*) of 100000
+ * rows would write 17 MB) where streaming copies 64 kB at a time through
+ * the processor's cache; a lapped scan needs a long query over a ring
+ * that turns over in minutes, and is reported.
+ *
+ * Visible rows: pgsentinel_reset() moves visible_from, the first row
+ * readers see, to written, under the lock (no append is in progress then);
+ * a writer that hides rows it appends stores visible_from before its
+ * append, so a reader that sees the append's written sees it too.
  *
  * Between the two increments of a counter the writer only copies and
  * stores: nothing there may raise an error or accept an interrupt.  A
@@ -104,6 +126,7 @@ pgs_ring_init(PgsRing *ring, Size row_size, uint64 capacity, Size offset)
 	ring->seqs_offset = offset + MAXALIGN(mul_size(row_size, capacity));
 	pg_atomic_init_u64(&ring->written, 0);
 	pg_atomic_init_u64(&ring->claimed, 0);
+	pg_atomic_init_u64(&ring->visible_from, 0);
 
 	nchunks = (capacity + ring->chunk_rows - 1) / ring->chunk_rows;
 	seqs = (pg_atomic_uint32 *) ((char *) pgs_state + ring->seqs_offset);
@@ -225,44 +248,211 @@ copy_chunk(PgsRing *ring, uint64 at, uint64 count, char *dst)
 }
 
 /*
- * Copy the ring out for a reader, oldest row first, into memory allocated
- * in the current context.  Takes no lock.  Returns the first row and sets
- * *nrows.
+ * Hide the rows before ring index index from readers (reset.c).  Only a
+ * holder of pgs_state->lock in exclusive mode calls this, before any
+ * append of the rows it does not hide.
  */
-char *
-pgs_ring_copy_out(PgsRing *ring, int64 *nrows)
+void
+pgs_ring_hide_before(PgsRing *ring, uint64 index)
 {
-	uint64		capacity = ring->capacity;
-	uint64		written;
-	uint64		claimed;
-	uint64		first;
-	uint64		keep_from;
-	uint64		idx;
-	char	   *buf;
+	Assert(LWLockHeldByMeInMode(pgs_state->lock, LW_EXCLUSIVE));
+	pg_atomic_write_u64(&ring->visible_from, index);
+	pg_memory_barrier();
+}
 
-	written = pg_atomic_read_u64(&ring->written);
+/* The rows a reader starting now would read: [*first, *end). */
+static void
+ring_bounds(PgsRing *ring, uint64 *first, uint64 *end)
+{
+	uint64		written = pg_atomic_read_u64(&ring->written);
+	uint64		from;
+
 	pg_read_barrier();
-	first = written - Min(written, capacity);
-	buf = MemoryContextAllocHuge(CurrentMemoryContext,
-								 Max(written - first, 1) * ring->row_size);
-	for (idx = first; idx < written;)
-	{
-		uint64		at = idx % capacity;
-		uint64		chunk_end = (at / ring->chunk_rows + 1) * ring->chunk_rows;
-		uint64		count = Min(written - idx, Min(chunk_end, capacity) - at);
+	from = pg_atomic_read_u64(&ring->visible_from);
+	*end = written;
+	*first = Min(written, Max(from, written - Min(written, ring->capacity)));
+}
 
-		copy_chunk(ring, at, count, buf + (idx - first) * ring->row_size);
-		idx += count;
+/* How many rows a reader starting now would read. */
+uint64
+pgs_ring_visible_rows(PgsRing *ring)
+{
+	uint64		first;
+	uint64		end;
+
+	ring_bounds(ring, &first, &end);
+	return end - first;
+}
+
+/*
+ * One set of bounds per ring and query.  Every scan of the history within
+ * a query (a self-join, or "WHERE sample_id = (SELECT max(sample_id) FROM
+ * pg_active_session_history)") reads the same rows, as it would a table;
+ * otherwise a sample taken between two scans makes them disagree.  The
+ * bounds live in the query's memory and are forgotten when that memory is
+ * reset or deleted, so a new query (also inside a PL/pgSQL loop) reads the
+ * ring's bounds again.  Queries nest (a function called by a query may
+ * read the history in a query of its own), so each query's bounds are
+ * remembered separately, in a list whose entries live in, and are unlinked
+ * with, the memory of their query.
+ */
+typedef struct QueryBounds
+{
+	MemoryContext query_cxt;
+	PgsRing    *ring;
+	uint64		first;
+	uint64		end;
+	MemoryContextCallback forget;
+	struct QueryBounds *next;
+} QueryBounds;
+
+static QueryBounds *query_bounds = NULL;
+
+static void
+forget_query_bounds(void *arg)
+{
+	QueryBounds **link;
+
+	for (link = &query_bounds; *link != NULL; link = &(*link)->next)
+	{
+		if (*link == (QueryBounds *) arg)
+		{
+			*link = (*link)->next;
+			break;
+		}
+	}
+}
+
+/*
+ * The rows [*first, *end) of ring that the query whose memory is query_cxt
+ * reads: fixed by its first call for that query.
+ */
+void
+pgs_ring_query_bounds(PgsRing *ring, MemoryContext query_cxt,
+					  uint64 *first, uint64 *end)
+{
+	QueryBounds *qb;
+
+	for (qb = query_bounds; qb != NULL; qb = qb->next)
+	{
+		if (qb->query_cxt == query_cxt && qb->ring == ring)
+			break;
+	}
+	if (qb == NULL)
+	{
+		qb = MemoryContextAllocZero(query_cxt, sizeof(QueryBounds));
+		qb->query_cxt = query_cxt;
+		qb->ring = ring;
+		ring_bounds(ring, &qb->first, &qb->end);
+		qb->forget.func = forget_query_bounds;
+		qb->forget.arg = qb;
+		MemoryContextRegisterResetCallback(query_cxt, &qb->forget);
+		qb->next = query_bounds;
+		query_bounds = qb;
+	}
+	*first = qb->first;
+	*end = qb->end;
+}
+
+/*
+ * Start reading rows [first, end) of ring, oldest first.  The buffer of one
+ * chunk is allocated in the current memory context.
+ */
+void
+pgs_ring_cursor_open(PgsRingCursor *c, PgsRing *ring, uint64 first,
+					 uint64 end)
+{
+	memset(c, 0, sizeof(PgsRingCursor));
+	c->ring = ring;
+	c->first = first;
+	c->end = end;
+	c->next = first;
+	c->chunk = palloc((Size) ring->chunk_rows * ring->row_size);
+}
+
+/*
+ * Fetch the next rows, up to the end of their chunk: copy them when copy
+ * is set, else only count them.  Rows the writer overwrote before they
+ * were fetched are skipped and counted as lost.  False when no row is
+ * left.
+ */
+static bool
+cursor_fetch(PgsRingCursor *c, bool copy)
+{
+	PgsRing    *ring = c->ring;
+
+	for (;;)
+	{
+		uint64		at;
+		uint64		chunk_end;
+		uint64		count;
+		uint64		claimed;
+		uint64		oldest;
+
+		if (c->next >= c->end)
+		{
+			c->chunk_len = c->chunk_pos = 0;
+			return false;
+		}
+		at = c->next % ring->capacity;
+		chunk_end = (at / ring->chunk_rows + 1) * ring->chunk_rows;
+		count = Min(c->end - c->next, Min(chunk_end, ring->capacity) - at);
+		if (copy)
+			copy_chunk(ring, at, count, c->chunk);
+
+		/* rows older than this were (or are being) overwritten */
+		pg_read_barrier();
+		claimed = pg_atomic_read_u64(&ring->claimed);
+		oldest = claimed - Min(claimed, ring->capacity);
+		if (oldest < c->next + count)
+		{
+			c->chunk_pos = (uint32) (Max(oldest, c->next) - c->next);
+			c->chunk_len = (uint32) count;
+			c->chunk_copied = copy;
+			c->lost += c->chunk_pos;
+			c->next += count;
+			return true;
+		}
+		/* the writer lapped this reader: on to the oldest row left */
+		c->lost += Min(oldest, c->end) - c->next;
+		c->next = Min(oldest, c->end);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
 
-	/* drop what the writer may have overwritten while we copied */
-	pg_read_barrier();
-	claimed = pg_atomic_read_u64(&ring->claimed);
-	keep_from = Max(first, claimed - Min(claimed, capacity));
-	keep_from = Min(keep_from, written);
-	*nrows = (int64) (written - keep_from);
-	return buf + (keep_from - first) * ring->row_size;
+/*
+ * The next row, oldest first, or NULL after the last.  The row is valid
+ * until the next call.
+ */
+const void *
+pgs_ring_cursor_next(PgsRingCursor *c)
+{
+	if (c->chunk_pos >= c->chunk_len || !c->chunk_copied)
+	{
+		/* rows only counted so far: copy them from the next one on */
+		c->next -= c->chunk_len - c->chunk_pos;
+		if (!cursor_fetch(c, true))
+			return NULL;
+	}
+	return c->chunk + (Size) c->chunk_pos++ * c->ring->row_size;
+}
+
+/* Move past the next row without copying it; false after the last. */
+bool
+pgs_ring_cursor_skip(PgsRingCursor *c)
+{
+	if (c->chunk_pos >= c->chunk_len && !cursor_fetch(c, false))
+		return false;
+	c->chunk_pos++;
+	return true;
+}
+
+/* Read again from the first row (the rows lost stay counted). */
+void
+pgs_ring_cursor_rewind(PgsRingCursor *c)
+{
+	c->next = c->first;
+	c->chunk_len = c->chunk_pos = 0;
 }
 
 /*
@@ -270,7 +460,7 @@ pgs_ring_copy_out(PgsRing *ring, int64 *nrows)
  * postmaster at shutdown, after every other process has exited, and at
  * startup, before any exists.
  *
- * The rows of ring indexes [*first, *end) that are whole.  A writer killed
+ * The rows of ring indexes [*first, *end) that are whole and visible.  A writer killed
  * in the middle of an append or an update (immediate shutdown) left the
  * rows of [written, claimed) unfinished and, if the ring wrapped, the
  * oldest rows partly overwritten; and the counter of the chunk it was in
@@ -281,9 +471,10 @@ pgs_ring_whole_range(PgsRing *ring, uint64 *first, uint64 *end)
 {
 	uint64		written = pg_atomic_read_u64(&ring->written);
 	uint64		claimed = Max(pg_atomic_read_u64(&ring->claimed), written);
+	uint64		from = pg_atomic_read_u64(&ring->visible_from);
 
 	*end = written;
-	*first = Min(written, claimed - Min(claimed, ring->capacity));
+	*first = Min(written, Max(from, claimed - Min(claimed, ring->capacity)));
 }
 
 bool

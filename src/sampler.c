@@ -1276,6 +1276,17 @@ publish_sample(const AshRow *rows, int nrows, const Backfill *fills,
 
 	pgs_text_batch_publish(text_batch);
 
+	/*
+	 * pgsentinel_reset() ran while this sample was prepared: it may use
+	 * texts readers no longer show, and it was taken before the reset, so
+	 * it is hidden with the rows before it (and its statements rows).
+	 */
+	if (pgs_text_batch_reset_missed(text_batch))
+	{
+		pg_atomic_write_u64(&pgs_state->reset_sample_id, (uint64) sample_id);
+		pgs_ring_hide_before(&pgs_state->ash, ash_written + nrows);
+	}
+
 	pgs_ring_append(&pgs_state->ash, rows, (uint64) nrows);
 	ash_written += nrows;
 	pgs_state->last_sample_id = sample_id;

@@ -1,8 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *		pgsentinel's one shared-memory allocation: its size, its layout, and
- *		the copy-in / copy-out of the ASH ring.
+ *		pgsentinel's one shared-memory allocation: its size and its layout.
  *
  * LOCKING RULES (the only place they are written down)
  * ----------------------------------------------------
@@ -44,12 +43,17 @@
  *	  held the sampler up for a scheduler time slice (20 ms measured on a
  *	  loaded host).  The rings use per-chunk sequence counters and the
  *	  claimed/written counters described in ring.c; the text area is
- *	  written in an order that lets a copy tell which entries it holds
- *	  whole: the writer moves text_tail past the entries it will overwrite
- *	  before it writes any byte, and moves text_head past the new entries
- *	  after their last byte; a reader reads text_head, copies, then reads
- *	  text_tail, and uses only the entries between the two
- *	  (text_copy_out()).  No reader sees a torn row or text.
+ *	  written in an order that lets a copy tell whether an entry it copied
+ *	  is whole: the writer moves text_tail past the entries it will
+ *	  overwrite before it writes any byte, and moves text_head past the new
+ *	  entries after their last byte; a reader reads text_head, copies one
+ *	  entry, then reads text_tail, and uses the entry only if it lies
+ *	  between the two (pgs_text_lookup()).  No reader sees a torn row or
+ *	  text.  Readers copy a ring a chunk at a time and the text area an
+ *	  entry at a time: their memory does not grow with either (ring.c).
+ *	- pgsentinel_reset() (reset.c) takes the lock exclusively to move each
+ *	  area's first visible row or entry; readers read those atomics without
+ *	  it.
  *	- Layout fields (capacities, offsets, sizes) are set once by the
  *	  postmaster before any other process exists and are read without lock.
  *
@@ -72,9 +76,6 @@
 #include "utils/timestamp.h"
 
 #include "pgsentinel.h"
-
-/* Bytes of text a reader copies between checks for interrupts. */
-#define COPY_CHUNK_BYTES	(1024 * 1024)
 
 PgsSharedState *pgs_state = NULL;
 
@@ -184,6 +185,9 @@ pgs_shmem_startup(void)
 		offset += MAXALIGN(s->text_size);
 		pg_atomic_init_u64(&s->text_head, 0);
 		pg_atomic_init_u64(&s->text_tail, 0);
+		pg_atomic_init_u64(&s->text_visible_from, 0);
+		pg_atomic_init_u64(&s->reset_sample_id, 0);
+		pg_atomic_init_u64(&s->resets, 0);
 
 		s->nslots = MaxBackends;
 		s->slot_size = backend_slot_size();
@@ -288,64 +292,6 @@ pgs_lock_exclusive(void)
 	before = GetCurrentTimestamp();
 	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
 	return GetCurrentTimestamp() - before;
-}
-
-/*
- * Copy the live part of the text area out for a reader, without the lock
- * (see the rules above), into a buffer of logical positions [base, head).
- * An entry is usable if it lies between the tail read after the copy
- * (anything older may have been overwritten while copying) and the head
- * read before it (anything newer may be incomplete).  Only the bytes
- * between the tail and the head as they were when the copy began are
- * copied (and allocated): older ones could not be used anyway.
- */
-static void
-text_copy_out(PgsTextSnapshot *snap)
-{
-	Size		size = pgs_state->text_size;
-	uint64		pos;
-
-	snap->head = pg_atomic_read_u64(&pgs_state->text_head);
-	snap->base = pg_atomic_read_u64(&pgs_state->text_tail);
-	pg_read_barrier();
-	/* (the two reads may come from different publishes: clamp) */
-	snap->base = Min(snap->base, snap->head);
-	snap->base = Max(snap->base, snap->head - Min(snap->head, (uint64) size));
-	snap->area = MemoryContextAllocHuge(CurrentMemoryContext,
-										Max(snap->head - snap->base, 1));
-	for (pos = snap->base; pos < snap->head;)
-	{
-		Size		phys = pos % size;
-		Size		n = Min(Min(snap->head - pos, size - phys), COPY_CHUNK_BYTES);
-
-		memcpy(snap->area + (pos - snap->base), pgs_text_area() + phys, n);
-		pos += n;
-		CHECK_FOR_INTERRUPTS();
-	}
-	pg_read_barrier();
-	snap->tail = Max(pg_atomic_read_u64(&pgs_state->text_tail), snap->base);
-}
-
-/*
- * Copy the ASH ring (oldest row first) and then the text area out for a
- * reader.  Rows are copied before texts, so every text a row refers to was
- * written before the text copy began (the sampler publishes a sample's
- * texts before its rows, and the ring copy ends with a read barrier before
- * text_head is read); one overwritten since then shows as NULL, never as
- * another text.
- */
-void
-pgs_ash_copy_out(PgsAshCopy *copy)
-{
-	copy->rows = (AshRow *) pgs_ring_copy_out(&pgs_state->ash, &copy->nrows);
-	text_copy_out(&copy->text);
-}
-
-/* Copy the statements ring out for a reader, oldest row first. */
-PgsshRow *
-pgs_pgssh_copy_out(int64 *nrows)
-{
-	return (PgsshRow *) pgs_ring_copy_out(&pgs_state->pgssh, nrows);
 }
 
 /*

@@ -30,6 +30,9 @@ typedef struct StatusCopy
 	int64		max_sample_us;
 	int64		max_lock_wait_us;
 	uint64		ash_written;
+	uint64		ash_rows;		/* visible */
+	bool		ash_wrapped;	/* rows written since a reset overwritten */
+	TimestampTz reset_time;
 	TimestampTz oldest_time;
 	uint64		text_used;
 	uint64		texts_stored;
@@ -42,6 +45,7 @@ typedef struct StatusCopy
 	char		pgssh_message[PGSSH_MESSAGE_LEN];
 	int32		pgssh_pid;
 	uint64		pgssh_written;
+	uint64		pgssh_rows;		/* visible */
 	uint64		pgssh_samples;
 	int64		pgssh_last_us;
 	int64		pgssh_max_us;
@@ -55,6 +59,8 @@ static void
 status_copy_out(StatusCopy *c)
 {
 	uint64		capacity = (uint64) pgs_state->ash_capacity;
+	uint64		ash_from;
+	uint64		text_head;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
 	c->worker_pid = pgs_state->worker_pid;
@@ -65,15 +71,20 @@ status_copy_out(StatusCopy *c)
 	c->max_sample_us = pgs_state->max_sample_us;
 	c->max_lock_wait_us = pgs_state->max_lock_wait_us;
 	c->ash_written = pgs_ring_written(&pgs_state->ash);
+	c->ash_rows = pgs_ring_visible_rows(&pgs_state->ash);
+	ash_from = pg_atomic_read_u64(&pgs_state->ash.visible_from);
+	c->ash_wrapped = c->ash_written > capacity &&
+		c->ash_written - capacity > ash_from;
+	c->reset_time = pgs_state->reset_time;
 	c->oldest_time = 0;
-	if (c->ash_written > 0)
+	if (c->ash_rows > 0)
 	{
-		uint64		oldest = c->ash_written > capacity ? c->ash_written - capacity : 0;
+		uint64		oldest = c->ash_written - c->ash_rows;
 
 		c->oldest_time = pgs_ash_rows()[oldest % capacity].ash_time;
 	}
-	c->text_used = pg_atomic_read_u64(&pgs_state->text_head) -
-		pg_atomic_read_u64(&pgs_state->text_tail);
+	text_head = pg_atomic_read_u64(&pgs_state->text_head);
+	c->text_used = text_head - Min(text_head, pgs_text_visible_tail());
 	c->texts_stored = pgs_state->texts_stored;
 	c->texts_dropped = pgs_state->texts_dropped;
 	c->rows_backfilled = pgs_state->rows_backfilled;
@@ -85,6 +96,7 @@ status_copy_out(StatusCopy *c)
 	memcpy(c->pgssh_message, pgs_state->pgssh_message, PGSSH_MESSAGE_LEN);
 	c->pgssh_pid = pgs_state->pgssh_pid;
 	c->pgssh_written = pgs_ring_written(&pgs_state->pgssh);
+	c->pgssh_rows = pgs_ring_visible_rows(&pgs_state->pgssh);
 	c->pgssh_samples = pgs_state->pgssh_samples;
 	c->pgssh_last_us = pgs_state->pgssh_last_us;
 	c->pgssh_max_us = pgs_state->pgssh_max_us;
@@ -116,10 +128,14 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 	else if (c->ash_written == 0)
 		appendStringInfoString(&buf,
 							   "sampling works, but no session was active at any sample yet (idle sessions are not recorded unless pgsentinel_ash.track_idle_trans is on for idle-in-transaction ones)");
+	else if (c->ash_rows == 0)
+		appendStringInfo(&buf,
+						 "sampling works, but no session was active at any sample since pgsentinel_reset() emptied the history at %s",
+						 timestamptz_to_str(c->reset_time));
 	else
 	{
 		appendStringInfoString(&buf, "ok");
-		if (c->ash_written > (uint64) pgs_state->ash_capacity)
+		if (c->ash_wrapped)
 			appendStringInfoString(&buf,
 								   "; the ring has wrapped: older rows were overwritten, raise pgsentinel_ash.max_entries to keep more");
 		if (c->texts_dropped > 0)
@@ -164,7 +180,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i] = Int64GetDatum(c.max_sample_us);
 	nulls[i++] = (c.samples_taken == 0);
 	values[i++] = Int64GetDatum(c.max_lock_wait_us);
-	values[i++] = Int64GetDatum((int64) Min(c.ash_written, (uint64) pgs_state->ash_capacity));
+	values[i++] = Int64GetDatum((int64) c.ash_rows);
 	values[i++] = Int32GetDatum(pgs_state->ash_capacity);
 	values[i++] = Int64GetDatum((int64) c.ash_written);
 	values[i] = TimestampTzGetDatum(c.oldest_time);
@@ -187,7 +203,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	nulls[i++] = (c.pgssh_message[0] == '\0');
 	values[i] = Int32GetDatum(c.pgssh_pid);
 	nulls[i++] = (c.pgssh_pid == 0);
-	values[i++] = Int64GetDatum((int64) Min(c.pgssh_written, (uint64) pgs_state->pgssh_capacity));
+	values[i++] = Int64GetDatum((int64) c.pgssh_rows);
 	values[i++] = Int32GetDatum(pgs_state->pgssh_capacity);
 	values[i++] = Int64GetDatum((int64) c.pgssh_samples);
 	values[i] = Int64GetDatum(c.pgssh_last_us);

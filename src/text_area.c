@@ -21,8 +21,16 @@
  * than reused, so recent rows do not lose their text when the old copy is
  * overwritten.
  *
- * Reader side: pgs_text_lookup() resolves a reference in a copy of the area
- * taken, without the lock, by text_copy_out() in shmem.c.
+ * Reader side: pgs_text_lookup() copies the one entry a reference names
+ * out of the shared area, without the lock, and validates the copy (see
+ * the rules in shmem.c): a reader's memory is the largest text it read,
+ * whatever the size of the area.
+ *
+ * pgsentinel_reset() (reset.c) moves text_visible_from to the head: readers
+ * show no text before it, and the sampler stops using the entries before
+ * it for new rows.  A sample the sampler prepared before a reset may refer
+ * to such entries: pgs_text_batch_reset_missed() tells it to hide that
+ * sample.
  *
  *-------------------------------------------------------------------------
  */
@@ -69,6 +77,8 @@ struct PgsTextBatch
 	uint64		start_head;		/* shared head when the batch began */
 	uint64		head;			/* head after this batch */
 	uint64		tail;			/* tail after this batch */
+	uint64		floor;			/* text_visible_from when the batch began */
+	uint64		resets;			/* pgs_state->resets then */
 	uint64		dropped;		/* texts of live rows evicted, or refused */
 	uint64		stored;			/* entries this batch adds */
 	char	   *staging;		/* bytes of [start_head, head) */
@@ -96,6 +106,9 @@ pgs_text_batch_create(MemoryContext mcxt)
 	/* only this process moves them (see shmem.c) */
 	b->start_head = b->head = pg_atomic_read_u64(&pgs_state->text_head);
 	b->tail = pg_atomic_read_u64(&pgs_state->text_tail);
+	b->resets = pg_atomic_read_u64(&pgs_state->resets);
+	pg_read_barrier();
+	b->floor = pg_atomic_read_u64(&pgs_state->text_visible_from);
 	b->staging_cap = 64 * 1024;
 	b->staging = MemoryContextAlloc(mcxt, b->staging_cap);
 	b->touched_cap = 256;
@@ -110,6 +123,10 @@ void
 pgs_text_batch_reset(PgsTextBatch *b)
 {
 	b->start_head = b->head;
+	/* resets first: a reset moves text_visible_from, then counts itself */
+	b->resets = pg_atomic_read_u64(&pgs_state->resets);
+	pg_read_barrier();
+	b->floor = pg_atomic_read_u64(&pgs_state->text_visible_from);
 	b->dropped = 0;
 	b->stored = 0;
 	b->ntouched = 0;
@@ -191,12 +208,13 @@ evict_until_fits(PgsTextBatch *b, uint64 end, uint64 oldest_live_row)
 /*
  * Is the entry at pos recent enough to be used by a new row?  Entries in
  * the older half of the area are stored again instead, so that a text in
- * use does not get evicted soon after its row was written.
+ * use does not get evicted soon after its row was written; and so are
+ * entries that readers no longer show since a reset.
  */
 static inline bool
 recent(PgsTextBatch *b, uint64 pos)
 {
-	return pos >= b->tail && pos + b->size / 2 >= b->head;
+	return pos >= b->tail && pos >= b->floor && pos + b->size / 2 >= b->head;
 }
 
 /*
@@ -336,6 +354,9 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 
 	oldest_live_row = row_index >= (uint64) pgs_state->ash_capacity ?
 		row_index - pgs_state->ash_capacity + 1 : 0;
+	/* rows hidden by a reset no longer count (a stale value only miscounts) */
+	oldest_live_row = Max(oldest_live_row,
+						  pg_atomic_read_u64(&pgs_state->ash.visible_from));
 	if (!evict_until_fits(b, end, oldest_live_row))
 	{
 		b->dropped++;
@@ -403,26 +424,85 @@ pgs_text_batch_publish(PgsTextBatch *b)
 }
 
 /*
- * Resolve a reference in a reader's copy.  False when there is no text or
- * it has been overwritten since the row was written.
+ * Has pgsentinel_reset() run since this batch began?  Then the batch may
+ * use entries readers no longer show.  Called with pgs_state->lock held.
  */
 bool
-pgs_text_lookup(PgsTextSnapshot *snap, PgsTextRef ref,
-				const char **data, uint32 *len)
+pgs_text_batch_reset_missed(PgsTextBatch *b)
 {
+	return pg_atomic_read_u64(&pgs_state->resets) != b->resets;
+}
+
+/* Set up a reader; its buffer will be allocated in cxt. */
+void
+pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt)
+{
+	tr->cxt = cxt;
+	tr->buf = NULL;
+	tr->buf_size = 0;
+}
+
+/* The oldest logical position whose entries readers may show. */
+uint64
+pgs_text_visible_tail(void)
+{
+	return Max(pg_atomic_read_u64(&pgs_state->text_tail),
+			   pg_atomic_read_u64(&pgs_state->text_visible_from));
+}
+
+/*
+ * Resolve a reference: copy its entry out of the shared area into the
+ * reader's buffer, without the lock.  False when there is no text, it has
+ * been overwritten since the row was written (or while it was copied), or
+ * a reset hid it.  *data stays valid until the next lookup.
+ *
+ * The protocol of text_area's writer (shmem.c): it moves text_tail past
+ * what it will overwrite before writing a byte, and text_head past new
+ * entries after their last byte.  So an entry read after text_head was
+ * seen past it is complete, and a copy that text_tail, read after the
+ * copy, has not passed is untorn.  The header is validated that way
+ * before its length is trusted, then the text.
+ */
+bool
+pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
+				uint32 *len)
+{
+	Size		size = pgs_state->text_size;
+	const char *area = pgs_text_area();
 	uint64		pos;
-	PgsTextEntry *e;
+	uint64		head;
+	PgsTextEntry e;
 
 	if (ref == PGS_TEXT_NONE)
 		return false;
 	pos = ref - 1;
-	if (pos < snap->tail || pos + sizeof(PgsTextEntry) > snap->head)
+	head = pg_atomic_read_u64(&pgs_state->text_head);
+	pg_read_barrier();
+	if (pos < pgs_text_visible_tail() || pos + sizeof(PgsTextEntry) > head ||
+		pos % size + sizeof(PgsTextEntry) > size)
 		return false;
-	e = (PgsTextEntry *) (snap->area + (pos - snap->base));
-	if (e->len == PGS_TEXT_PAD || pos + ENTRY_SIZE(e->len) > snap->head)
+	memcpy(&e, area + pos % size, sizeof(PgsTextEntry));
+	pg_read_barrier();
+	if (pos < pg_atomic_read_u64(&pgs_state->text_tail))
 		return false;
-	*data = (char *) e + sizeof(PgsTextEntry);
-	*len = e->len;
+	if (e.len == PGS_TEXT_PAD || pos + ENTRY_SIZE(e.len) > head ||
+		pos % size + ENTRY_SIZE(e.len) > size)
+		return false;
+	if (e.len > tr->buf_size)
+	{
+		Size		want = Max(Max(tr->buf_size * 2, 1024), (Size) e.len);
+
+		if (tr->buf != NULL)
+			pfree(tr->buf);
+		tr->buf = MemoryContextAlloc(tr->cxt, want);
+		tr->buf_size = want;
+	}
+	memcpy(tr->buf, area + pos % size + sizeof(PgsTextEntry), e.len);
+	pg_read_barrier();
+	if (pos < pg_atomic_read_u64(&pgs_state->text_tail))
+		return false;
+	*data = tr->buf;
+	*len = e.len;
 	return true;
 }
 

@@ -57,7 +57,7 @@ my ($rows, $dups, $ordered, $contig, $incomplete, $oldest_ok, $torn) =
   split /\|/, $res;
 # The copy is taken in 128 kB chunks, the lock released in between: a sample
 # written meanwhile overwrites the oldest rows, and the copy then keeps only
-# the newest contiguous part (src/shmem.c, ring_copy_out).  One sample is 5
+# the newest contiguous part (src/ring.c, cursor_fetch).  One sample is 5
 # rows; a reader this short can lose at most a couple of them.
 cmp_ok($rows, '>=', 990, "the view returns the newest rows ($rows)");
 cmp_ok($rows, '<=', 1000, 'never more than the capacity');
