@@ -352,7 +352,9 @@ typedef struct PgsRingCursor
 	uint32		chunk_len;		/* rows fetched */
 	uint32		chunk_pos;		/* next of them to return */
 	bool		chunk_copied;	/* false: only counted (pgs_ring_cursor_skip) */
-	uint64		lost;			/* rows overwritten before they were read */
+	bool		started;		/* a row was returned or skipped */
+	uint64		lost;			/* rows overwritten before they were read,
+								 * after the first (see ring.c) */
 } PgsRingCursor;
 
 /* shmem.c */

@@ -43,8 +43,11 @@
  * A consistent copy may still hold rows newer than the query's, written
  * after the query fixed its bounds (the ring wrapped meanwhile): after
  * each copy the reader reads claimed, and the rows older than claimed -
- * capacity are skipped and counted in the cursor's lost rows (the views
- * report them, ash_view.c).  If the copy of a chunk holds any byte of an
+ * capacity are skipped.  Those skipped before the scan returned its first
+ * row only move its start, as if the query had begun a moment later (with
+ * a full ring the oldest rows are the next to go, and a scan starts with
+ * them); those skipped after are a gap in what the query reads, counted in
+ * the cursor's lost rows (the views report them in a NOTICE).  If the copy of a chunk holds any byte of an
  * append, the reader saw that chunk's counter after the append's second
  * increment, so (a read barrier between) it sees the append's claimed or a
  * later one.  A query therefore reads only untorn rows of its bounds, in
@@ -409,12 +412,14 @@ cursor_fetch(PgsRingCursor *c, bool copy)
 			c->chunk_pos = (uint32) (Max(oldest, c->next) - c->next);
 			c->chunk_len = (uint32) count;
 			c->chunk_copied = copy;
-			c->lost += c->chunk_pos;
+			if (c->started)
+				c->lost += c->chunk_pos;
 			c->next += count;
 			return true;
 		}
 		/* the writer lapped this reader: on to the oldest row left */
-		c->lost += Min(oldest, c->end) - c->next;
+		if (c->started)
+			c->lost += Min(oldest, c->end) - c->next;
 		c->next = Min(oldest, c->end);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -434,6 +439,7 @@ pgs_ring_cursor_next(PgsRingCursor *c)
 		if (!cursor_fetch(c, true))
 			return NULL;
 	}
+	c->started = true;
 	return c->chunk + (Size) c->chunk_pos++ * c->ring->row_size;
 }
 
@@ -443,6 +449,7 @@ pgs_ring_cursor_skip(PgsRingCursor *c)
 {
 	if (c->chunk_pos >= c->chunk_len && !cursor_fetch(c, false))
 		return false;
+	c->started = true;
 	c->chunk_pos++;
 	return true;
 }
