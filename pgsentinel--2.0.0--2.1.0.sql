@@ -153,3 +153,15 @@ SELECT d.ash_time, d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
 FROM pg_stat_statements_history_deltas(since, until) d;
 END;
 
+
+-- Permissions (docs/security.md).  The two views stay readable by PUBLIC
+-- as in 1.4: the C code shows another role's sessions and statements the
+-- way pg_stat_activity and pg_stat_statements do.  A view's function calls
+-- are checked against the caller, so the functions the views and helpers
+-- read stay executable by PUBLIC as well (they return what the views do).
+-- The foreign-data wrapper's handler and validator are internal: nobody
+-- needs to call them (the planner and CREATE SERVER do not check EXECUTE),
+-- and the foreign table, server and wrapper are left without grants (the
+-- view reads the table with its owner's rights).
+REVOKE ALL ON FUNCTION pgsentinel_fdw_handler() FROM PUBLIC;
+REVOKE ALL ON FUNCTION pgsentinel_fdw_validator(text[], oid) FROM PUBLIC;

@@ -56,7 +56,13 @@ SELECT d.classid, d.objid,
        END AS member
 FROM pg_depend d
 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgsentinel');
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgsentinel')
+  -- (PostgreSQL 18 lists the row types of our relations, and their
+  -- arrays, as members too: they come and go with the relations)
+  AND NOT EXISTS (SELECT 1 FROM pg_type t
+                  LEFT JOIN pg_type e ON e.oid = t.typelem
+                  WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                    AND (t.typrelid <> 0 OR e.typrelid <> 0));
 CREATE TEMP VIEW pgs_refs AS
 SELECT d.refclassid, d.refobjid
 FROM pg_depend d
