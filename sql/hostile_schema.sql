@@ -273,7 +273,8 @@ RESET ROLE;
 
 -- Every member of the extension, called or read.  A member without a call
 -- fails this test: add one.  %1$I is the installation schema.
-CREATE TEMP TABLE pgs_calls (member text PRIMARY KEY, call text);
+CREATE TEMP TABLE pgs_calls (member text PRIMARY KEY, call text,
+                             last boolean DEFAULT false);
 INSERT INTO pgs_calls VALUES
   ('relation pg_active_session_history',
    'SELECT count(*) >= 0 FROM %1$I.pg_active_session_history'),
@@ -300,6 +301,10 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fdw_validator(''{}'', ''pg_foreign_table''::regclass)) v'),
   ('foreign-data wrapper pgsentinel_fdw', NULL),
   ('server pgsentinel_server', NULL);
+-- called after the others: it empties the history they read
+INSERT INTO pgs_calls VALUES
+  ('function pgsentinel_reset()',
+   'SELECT %1$I.pgsentinel_reset() IS NOT NULL', true);
 
 -- Calls them all with the installation schema first in the search_path (a
 -- call must not resolve names then either), and says what each returned.
@@ -314,7 +319,7 @@ DECLARE
 BEGIN
     FOR m IN SELECT p.member, c.call, c.member IS NULL AS missing
              FROM pgs_members p LEFT JOIN pgs_calls c ON c.member = p.member
-             ORDER BY p.member
+             ORDER BY coalesce(c.last, false), p.member
     LOOP
         member := m.member;
         IF m.missing THEN
@@ -338,19 +343,26 @@ BEGIN
     PERFORM pg_sleep(0.03);
     RETURN 1;
 END $$;
-SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
-DO $$
+CREATE FUNCTION pgs_hostile_wait() RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     deadline timestamptz := clock_timestamp() + interval '60 s';
+    s name := (SELECT n.nspname FROM pg_extension e
+               JOIN pg_namespace n ON n.oid = e.extnamespace
+               WHERE e.extname = 'pgsentinel');
+    found boolean;
 BEGIN
     LOOP
-        EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_statements_history_rates());
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.pg_stat_statements_history_rates())',
+                       s) INTO found;
+        EXIT WHEN found;
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'no interval in the statements history within 60 s';
         END IF;
         PERFORM pg_sleep(0.01);
     END LOOP;
 END $$;
+SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
+SELECT pgs_hostile_wait();
 
 -- 1. A fresh installation into the attacker's schema (1.4.0 and every
 -- update script), everything called by a superuser.
@@ -361,6 +373,9 @@ SELECT * FROM pgs_call_everything();
 SELECT * FROM pgs_bound_plants ORDER BY 1;
 SELECT count(*) > 0 AS binds_pg_catalog_operators
 FROM pgs_catalog_refs r JOIN pg_operator o ON o.oid = r.oid;
+-- (the history again, after pgsentinel_reset())
+SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
+SELECT pgs_hostile_wait();
 
 -- 2. 1.4.0 installed there, called, then updated from 1.0 step by step to
 -- 2.0.0 and to the default version, called at each step.
@@ -375,6 +390,8 @@ ALTER EXTENSION pgsentinel UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
 SELECT * FROM pgs_call_everything();
 SELECT * FROM pgs_bound_plants ORDER BY 1;
+SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
+SELECT pgs_hostile_wait();
 
 -- 3. A 2.0.0 installation made by the unqualified script of 2.0.0, which
 -- bound the planted operators (rebuilt here as that script did, with the
@@ -425,5 +442,5 @@ DROP SCHEMA pgs_trap CASCADE;
 RESET client_min_messages;
 DROP TABLE pgs_names, pgs_types;
 DROP ROLE regress_pgs_attacker;
-DROP FUNCTION pgs_call_everything(), pgs_hostile_work();
+DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait();
 CREATE EXTENSION pgsentinel;

@@ -2,9 +2,11 @@
 -- Who may use what (docs/security.md): the two views, their functions and
 -- the helpers are for everybody, as pg_stat_activity and
 -- pg_stat_statements are (the C code hides other roles' sessions and
--- statements the way they do); the foreign-data wrapper's functions, the
--- foreign table and the server are for nobody but superusers.  A new
--- object of the extension shows up in the table below: state its rights.
+-- statements the way they do); pgsentinel_reset() is for superusers and
+-- the roles they grant it to, as pg_stat_statements_reset(); the
+-- foreign-data wrapper's functions, the foreign table and the server are
+-- for nobody but superusers.  A new object of the extension shows up in
+-- the table below: state its rights.
 --
 
 -- The rights of PUBLIC, pg_monitor and pg_read_all_stats on every member.
@@ -68,6 +70,7 @@ SELECT count(*) >= 0 AS calls FROM pg_stat_statements_history_deltas();
 SELECT count(*) >= 0 AS calls FROM pg_stat_statements_history_rates();
 SELECT count(*) FROM pgsentinel_ash_ring;
 SELECT pgsentinel_fdw_validator('{}', 'pg_foreign_table'::regclass);
+SELECT pgsentinel_reset();
 CREATE FOREIGN TABLE pgs_reader_schema.my_ring (ash_time timestamptz)
   SERVER pgsentinel_server;
 RESET ROLE;
