@@ -3,6 +3,13 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION pgsentinel UPDATE TO '2.0.0'" to load this file. \quit
 
+-- This released script was edited after its release only to schema-qualify
+-- the operators and functions the statements-history helpers bind (and to
+-- write the casts the unqualified operators made implicitly), as PostgreSQL
+-- did for its own contrib scripts (CVE-2020-14350, CVE-2022-2625): the
+-- objects it creates and what they return are unchanged.  See
+-- docs/security.md.
+
 -- 2.0.0 replaces the objects of 1.5.1: the views gain columns, the
 -- internal get_parsedinfo() goes, pgsentinel_status() and the statements
 -- history helpers are new.  The two views are not dropped, so that views
@@ -210,10 +217,17 @@ GRANT SELECT ON pg_stat_statements_history TO PUBLIC;
 -- function and the next are SQL-standard (BEGIN ATOMIC): their references
 -- are bound when they are created, so they keep working wherever the
 -- extension is installed or moved (it is relocatable) and whatever the
--- caller's search_path.
+-- caller's search_path.  Being bound while this script runs with the
+-- search_path set to the installation schema, every operator and function
+-- of pg_catalog they use is qualified, and the operands of the "=" hidden
+-- in NULLIF have exactly the types of a pg_catalog operator (bigint =
+-- integer, double precision = double precision): otherwise an operator or
+-- function with a closer match, created in that schema by its owner, would
+-- be bound and would run with the rights of whoever calls the helper.
+-- (EXTRACT's SQL syntax calls pg_catalog.extract already.)
 CREATE FUNCTION pg_stat_statements_history_deltas(
-    since timestamptz DEFAULT now() - interval '1 hour',
-    until timestamptz DEFAULT now())
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now())
 RETURNS TABLE (
     ash_time timestamptz,
     prev_ash_time timestamptz,
@@ -240,62 +254,69 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH readings AS (
     SELECT h.*,
-           lag(h.ash_time) OVER w AS p_ash_time,
-           lag(h.calls) OVER w AS p_calls,
-           lag(h.rows) OVER w AS p_rows,
-           lag(h.total_exec_time) OVER w AS p_exec,
-           lag(h.plans) OVER w AS p_plans,
-           lag(h.total_plan_time) OVER w AS p_plan,
-           lag(h.shared_blks_hit) OVER w AS p_hit,
-           lag(h.shared_blks_read) OVER w AS p_read,
-           lag(h.shared_blks_dirtied) OVER w AS p_dirtied,
-           lag(h.shared_blks_written) OVER w AS p_written,
-           lag(h.temp_blks_read) OVER w AS p_temp_read,
-           lag(h.temp_blks_written) OVER w AS p_temp_written,
-           lag(h.wal_bytes) OVER w AS p_wal_bytes
+           pg_catalog.lag(h.ash_time) OVER w AS p_ash_time,
+           pg_catalog.lag(h.calls) OVER w AS p_calls,
+           pg_catalog.lag(h.rows) OVER w AS p_rows,
+           pg_catalog.lag(h.total_exec_time) OVER w AS p_exec,
+           pg_catalog.lag(h.plans) OVER w AS p_plans,
+           pg_catalog.lag(h.total_plan_time) OVER w AS p_plan,
+           pg_catalog.lag(h.shared_blks_hit) OVER w AS p_hit,
+           pg_catalog.lag(h.shared_blks_read) OVER w AS p_read,
+           pg_catalog.lag(h.shared_blks_dirtied) OVER w AS p_dirtied,
+           pg_catalog.lag(h.shared_blks_written) OVER w AS p_written,
+           pg_catalog.lag(h.temp_blks_read) OVER w AS p_temp_read,
+           pg_catalog.lag(h.temp_blks_written) OVER w AS p_temp_written,
+           pg_catalog.lag(h.wal_bytes) OVER w AS p_wal_bytes
     FROM pg_stat_statements_history h
-    WHERE h.ash_time >= since AND h.ash_time <= until
+    WHERE h.ash_time OPERATOR(pg_catalog.>=) since
+      AND h.ash_time OPERATOR(pg_catalog.<=) until
       AND h.queryid IS NOT NULL
     WINDOW w AS (PARTITION BY h.userid, h.dbid, h.queryid, h.toplevel
                  ORDER BY h.ash_time, h.sample_id)
 ), intervals AS (
     SELECT r.*,
-           (r.calls < r.p_calls OR r.rows < r.p_rows OR r.total_exec_time < r.p_exec
-            OR r.plans < r.p_plans OR r.total_plan_time < r.p_plan
-            OR r.shared_blks_hit < r.p_hit OR r.shared_blks_read < r.p_read
-            OR r.shared_blks_dirtied < r.p_dirtied
-            OR r.shared_blks_written < r.p_written
-            OR r.temp_blks_read < r.p_temp_read
-            OR r.temp_blks_written < r.p_temp_written
-            OR r.wal_bytes < r.p_wal_bytes) AS was_reset
+           (r.calls OPERATOR(pg_catalog.<) r.p_calls
+            OR r.rows OPERATOR(pg_catalog.<) r.p_rows
+            OR r.total_exec_time OPERATOR(pg_catalog.<) r.p_exec
+            OR r.plans OPERATOR(pg_catalog.<) r.p_plans
+            OR r.total_plan_time OPERATOR(pg_catalog.<) r.p_plan
+            OR r.shared_blks_hit OPERATOR(pg_catalog.<) r.p_hit
+            OR r.shared_blks_read OPERATOR(pg_catalog.<) r.p_read
+            OR r.shared_blks_dirtied OPERATOR(pg_catalog.<) r.p_dirtied
+            OR r.shared_blks_written OPERATOR(pg_catalog.<) r.p_written
+            OR r.temp_blks_read OPERATOR(pg_catalog.<) r.p_temp_read
+            OR r.temp_blks_written OPERATOR(pg_catalog.<) r.p_temp_written
+            OR r.wal_bytes OPERATOR(pg_catalog.<) r.p_wal_bytes) AS was_reset
     FROM readings r
     WHERE r.p_ash_time IS NOT NULL
 )
 SELECT i.ash_time, i.p_ash_time, i.sample_id, i.userid, i.dbid, i.queryid,
        i.toplevel,
-       extract(epoch FROM i.ash_time - i.p_ash_time)::double precision,
+       extract(epoch FROM i.ash_time OPERATOR(pg_catalog.-) i.p_ash_time)::double precision,
        i.was_reset,
-       CASE WHEN NOT i.was_reset THEN i.calls - i.p_calls END,
-       CASE WHEN NOT i.was_reset THEN i.rows - i.p_rows END,
-       CASE WHEN NOT i.was_reset THEN i.total_exec_time - i.p_exec END,
-       CASE WHEN NOT i.was_reset THEN i.plans - i.p_plans END,
-       CASE WHEN NOT i.was_reset THEN i.total_plan_time - i.p_plan END,
-       CASE WHEN NOT i.was_reset THEN i.shared_blks_hit - i.p_hit END,
-       CASE WHEN NOT i.was_reset THEN i.shared_blks_read - i.p_read END,
-       CASE WHEN NOT i.was_reset THEN i.shared_blks_dirtied - i.p_dirtied END,
-       CASE WHEN NOT i.was_reset THEN i.shared_blks_written - i.p_written END,
-       CASE WHEN NOT i.was_reset THEN i.temp_blks_read - i.p_temp_read END,
-       CASE WHEN NOT i.was_reset THEN i.temp_blks_written - i.p_temp_written END,
-       CASE WHEN NOT i.was_reset THEN i.wal_bytes - i.p_wal_bytes END
+       CASE WHEN NOT i.was_reset THEN i.calls OPERATOR(pg_catalog.-) i.p_calls END,
+       CASE WHEN NOT i.was_reset THEN i.rows OPERATOR(pg_catalog.-) i.p_rows END,
+       CASE WHEN NOT i.was_reset THEN i.total_exec_time OPERATOR(pg_catalog.-) i.p_exec END,
+       CASE WHEN NOT i.was_reset THEN i.plans OPERATOR(pg_catalog.-) i.p_plans END,
+       CASE WHEN NOT i.was_reset THEN i.total_plan_time OPERATOR(pg_catalog.-) i.p_plan END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_hit OPERATOR(pg_catalog.-) i.p_hit END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_read OPERATOR(pg_catalog.-) i.p_read END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_dirtied OPERATOR(pg_catalog.-) i.p_dirtied END,
+       CASE WHEN NOT i.was_reset THEN i.shared_blks_written OPERATOR(pg_catalog.-) i.p_written END,
+       CASE WHEN NOT i.was_reset THEN i.temp_blks_read OPERATOR(pg_catalog.-) i.p_temp_read END,
+       CASE WHEN NOT i.was_reset THEN i.temp_blks_written OPERATOR(pg_catalog.-) i.p_temp_written END,
+       CASE WHEN NOT i.was_reset THEN i.wal_bytes OPERATOR(pg_catalog.-) i.p_wal_bytes END
 FROM intervals i;
 END;
 
 -- The same intervals as per-second rates (divided by the real seconds
 -- elapsed between the two readings) and per-call figures.  exec_ms_per_s
--- is the average number of executions running (x 1000).
+-- is the average number of executions running (x 1000).  The bigint
+-- figures are cast to double precision, as they were implicitly before
+-- being qualified, so that each division is exactly a pg_catalog operator.
 CREATE FUNCTION pg_stat_statements_history_rates(
-    since timestamptz DEFAULT now() - interval '1 hour',
-    until timestamptz DEFAULT now())
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now())
 RETURNS TABLE (
     ash_time timestamptz,
     sample_id bigint,
@@ -322,18 +343,18 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 SELECT d.ash_time, d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
        d.seconds, d.reset,
-       d.calls / nullif(d.seconds, 0),
-       d.rows / nullif(d.seconds, 0),
-       d.exec_ms / nullif(d.seconds, 0),
-       d.exec_ms / nullif(d.calls, 0),
-       d.rows::double precision / nullif(d.calls, 0),
-       d.plans / nullif(d.seconds, 0),
-       d.shared_blks_hit / nullif(d.seconds, 0),
-       d.shared_blks_read / nullif(d.seconds, 0),
-       d.shared_blks_dirtied / nullif(d.seconds, 0),
-       d.shared_blks_written / nullif(d.seconds, 0),
-       d.temp_blks_read / nullif(d.seconds, 0),
-       d.temp_blks_written / nullif(d.seconds, 0),
-       d.wal_bytes::double precision / nullif(d.seconds, 0)
+       d.calls::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.rows::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.exec_ms OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.exec_ms OPERATOR(pg_catalog./) nullif(d.calls, 0)::double precision,
+       d.rows::double precision OPERATOR(pg_catalog./) nullif(d.calls, 0)::double precision,
+       d.plans::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.shared_blks_hit::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.shared_blks_read::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.shared_blks_dirtied::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.shared_blks_written::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.temp_blks_read::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.temp_blks_written::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision),
+       d.wal_bytes::double precision OPERATOR(pg_catalog./) nullif(d.seconds, 0::double precision)
 FROM pg_stat_statements_history_deltas(since, until) d;
 END;

@@ -1,0 +1,446 @@
+--
+-- Installing or updating pgsentinel in a schema where another role may
+-- create objects never binds nor runs that role's objects (docs/security.md).
+-- The extension's scripts run as superuser with the search_path set to the
+-- installation schema, so an operator or function that matches a reference
+-- of ours more closely than pg_catalog's would be bound into our views and
+-- SQL-standard function bodies, and run by whoever calls them.
+--
+-- EVERY NEW SQL OBJECT OF pgsentinel JOINS THIS TEST: give each new function,
+-- view or table a call in pgs_calls below (the test prints "NOT CALLED" for
+-- a member without one).  The planted objects need no editing: they are
+-- derived from pg_depend (every pg_catalog operator, function, aggregate and
+-- window function that our objects reference, each planted for every
+-- combination of the types listed in pgs_types), and the list is printed so
+-- that a new name shows in the expected output.
+--
+
+-- The attacker: an ordinary role that owns a schema.  Whatever a planted
+-- object runs records itself in gotcha and tries to make its owner
+-- superuser.
+CREATE ROLE regress_pgs_attacker;
+CREATE SCHEMA pgs_trap AUTHORIZATION regress_pgs_attacker;
+SET ROLE regress_pgs_attacker;
+CREATE TABLE pgs_trap.gotcha (planted text PRIMARY KEY, run_by name);
+GRANT INSERT ON pgs_trap.gotcha TO PUBLIC;
+CREATE FUNCTION pgs_trap.gotcha(planted text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO pgs_trap.gotcha VALUES (planted, current_user)
+    ON CONFLICT DO NOTHING;
+    IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles
+            WHERE rolname = 'regress_pgs_attacker') THEN
+        BEGIN
+            ALTER ROLE regress_pgs_attacker SUPERUSER;
+        EXCEPTION WHEN insufficient_privilege THEN
+            NULL;
+        END;
+    END IF;
+END $$;
+RESET ROLE;
+
+-- What our objects depend on, from pg_depend: what the rewrite rules of
+-- views and the bodies (BEGIN ATOMIC) and parameter defaults of functions
+-- reference.  pg_depend omits the pinned objects of pg_catalog but records
+-- every other: a planted object bound by our SQL shows here.
+CREATE TEMP VIEW pgs_members AS
+SELECT d.classid, d.objid,
+       CASE d.classid
+         WHEN 'pg_proc'::regclass THEN
+           (SELECT 'function ' || p.proname || '(' ||
+                   oidvectortypes(p.proargtypes) || ')'
+            FROM pg_proc p WHERE p.oid = d.objid)
+         WHEN 'pg_class'::regclass THEN
+           (SELECT 'relation ' || c.relname FROM pg_class c WHERE c.oid = d.objid)
+         ELSE pg_describe_object(d.classid, d.objid, 0)
+       END AS member
+FROM pg_depend d
+WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgsentinel')
+  -- (PostgreSQL 18 lists the row types of our relations, and their
+  -- arrays, as members too: they come and go with the relations)
+  AND NOT EXISTS (SELECT 1 FROM pg_type t
+                  LEFT JOIN pg_type e ON e.oid = t.typelem
+                  WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                    AND (t.typrelid <> 0 OR e.typrelid <> 0));
+CREATE TEMP VIEW pgs_refs AS
+SELECT d.refclassid, d.refobjid
+FROM pg_depend d
+JOIN (SELECT classid, objid FROM pgs_members
+      UNION ALL
+      SELECT 'pg_rewrite'::regclass, r.oid
+      FROM pg_rewrite r JOIN pgs_members m
+        ON m.classid = 'pg_class'::regclass AND r.ev_class = m.objid) o
+  ON d.classid = o.classid AND d.objid = o.objid
+WHERE d.deptype = 'n';
+
+-- Referenced objects that the attacker planted (none may ever be).
+CREATE TEMP VIEW pgs_bound_plants AS
+SELECT pg_describe_object(r.refclassid, r.refobjid, 0) AS bound_plant
+FROM pgs_refs r
+WHERE (pg_identify_object(r.refclassid, r.refobjid, 0)).schema = 'pgs_trap'
+  AND NOT EXISTS (SELECT 1 FROM pgs_members m
+                  WHERE m.classid = r.refclassid AND m.objid = r.refobjid);
+
+-- The pg_catalog operators and functions our SQL uses, read from the
+-- parse trees stored for our views, function bodies and parameter
+-- defaults (the operators of expressions, NULLIF and IN, sorting and
+-- grouping; functions, casts, aggregates and window functions).
+CREATE TEMP VIEW pgs_catalog_refs AS
+SELECT DISTINCT x[1] AS field, x[2]::oid AS oid
+FROM (SELECT p.prosqlbody::text AS tree
+      FROM pgs_members m JOIN pg_proc p
+        ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+      WHERE p.prosqlbody IS NOT NULL
+      UNION ALL
+      SELECT p.proargdefaults::text
+      FROM pgs_members m JOIN pg_proc p
+        ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+      WHERE p.proargdefaults IS NOT NULL
+      UNION ALL
+      SELECT r.ev_action::text
+      FROM pgs_members m JOIN pg_rewrite r
+        ON m.classid = 'pg_class'::regclass AND r.ev_class = m.objid) t,
+     regexp_matches(t.tree, ':(opno|eqop|sortop|funcid|aggfnoid|winfnoid) ([0-9]+)', 'g') x;
+
+-- The names to plant, from the normal installation of setup.sql (public).
+CREATE TEMP TABLE pgs_names AS
+SELECT DISTINCT 'operator' AS kind, o.oprname::text AS name,
+       CASE o.oprkind WHEN 'b' THEN 2 ELSE 1 END AS nargs
+FROM pgs_catalog_refs r JOIN pg_operator o ON o.oid = r.oid
+WHERE r.field IN ('opno', 'eqop', 'sortop')
+  AND o.oprnamespace = 'pg_catalog'::regnamespace
+UNION
+SELECT DISTINCT CASE p.prokind WHEN 'f' THEN 'function' WHEN 'w' THEN 'window'
+                ELSE 'aggregate' END, p.proname::text, p.pronargs::int
+FROM pgs_catalog_refs r JOIN pg_proc p ON p.oid = r.oid
+WHERE r.field IN ('funcid', 'aggfnoid', 'winfnoid')
+  AND p.pronamespace = 'pg_catalog'::regnamespace;
+SELECT kind, name, nargs FROM pgs_names ORDER BY 1, 2, 3;
+
+-- The operand types: those of our columns and arguments and of what we
+-- reference, and the usual suspects of arithmetic and comparisons.
+CREATE TEMP TABLE pgs_types AS
+SELECT DISTINCT t.oid::regtype AS type
+FROM pg_type t
+WHERE t.typtype IN ('b', 'd', 'e', 'r') AND t.typisdefined
+  AND (t.oid IN (SELECT unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]))
+                 FROM pgs_members m JOIN pg_proc p
+                   ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid)
+       OR t.oid IN (SELECT a.atttypid FROM pgs_members m JOIN pg_attribute a
+                      ON m.classid = 'pg_class'::regclass AND a.attrelid = m.objid
+                    WHERE a.attnum > 0)
+       OR t.oid IN (SELECT unnest(ARRAY[o.oprleft, o.oprright, o.oprresult])
+                    FROM pgs_catalog_refs r JOIN pg_operator o ON o.oid = r.oid
+                    WHERE r.field IN ('opno', 'eqop', 'sortop'))
+       OR t.oid IN (SELECT unnest(p.proargtypes::oid[] || p.prorettype)
+                    FROM pgs_catalog_refs r JOIN pg_proc p ON p.oid = r.oid
+                    WHERE r.field IN ('funcid', 'aggfnoid', 'winfnoid'))
+       OR t.oid IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+                    'real'::regtype, 'double precision'::regtype, 'numeric'::regtype,
+                    'text'::regtype, 'boolean'::regtype, 'oid'::regtype,
+                    'timestamptz'::regtype, 'timestamp'::regtype, 'interval'::regtype));
+GRANT SELECT ON pgs_names, pgs_types TO regress_pgs_attacker;
+
+-- The attacker plants, in pgs_trap, each name for every combination of
+-- those types that pg_catalog resolves (with implicit casts, possibly: a
+-- plant with the exact types then wins), returning what pg_catalog would.
+-- Aggregates and window functions are planted as aggregates (usable with
+-- OVER).  Functions with more than two arguments get the same type in all.
+SET ROLE regress_pgs_attacker;
+DO $do$
+DECLARE
+    n record;
+    l regtype;
+    r regtype;
+    sig text;
+    args text;
+    res regtype;
+    i int := 0;
+BEGIN
+    FOR n IN SELECT * FROM pgs_names ORDER BY kind, name, nargs LOOP
+        FOR l, r IN
+            SELECT t1.type, t2.type FROM pgs_types t1, pgs_types t2
+            WHERE n.nargs = 2
+               OR (n.nargs = 0 AND t1.type = 'integer'::regtype AND t2.type = t1.type)
+               OR (n.nargs NOT IN (0, 2) AND t2.type = t1.type)
+        LOOP
+            i := i + 1;
+            IF n.nargs = 0 THEN
+                sig := '';
+                args := '';
+            ELSIF n.nargs = 1 THEN
+                sig := format('%s', l);
+                args := format('NULL::%s', l);
+            ELSIF n.nargs = 2 THEN
+                sig := format('%s, %s', l, r);
+                args := format('NULL::%s, NULL::%s', l, r);
+            ELSE
+                sig := array_to_string(array_fill(l::text, ARRAY[n.nargs]), ', ');
+                args := array_to_string(array_fill('NULL::' || l, ARRAY[n.nargs]), ', ');
+            END IF;
+            BEGIN
+                IF n.kind = 'operator' AND n.nargs = 2 THEN
+                    EXECUTE format('SELECT pg_typeof(NULL::%s OPERATOR(pg_catalog.%s) NULL::%s)',
+                                   l, n.name, r) INTO res;
+                ELSIF n.kind = 'operator' THEN
+                    EXECUTE format('SELECT pg_typeof(OPERATOR(pg_catalog.%s) NULL::%s)',
+                                   n.name, l) INTO res;
+                ELSIF n.kind = 'window' THEN
+                    EXECUTE format('SELECT pg_typeof(pg_catalog.%I(%s) OVER ())',
+                                   n.name, args) INTO res;
+                ELSE
+                    EXECUTE format('SELECT pg_typeof(pg_catalog.%I(%s))',
+                                   n.name, args) INTO res;
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                CONTINUE;       -- pg_catalog cannot do it: nothing to shadow
+            END;
+            IF res IN ('record'::regtype, 'void'::regtype, 'unknown'::regtype) THEN
+                CONTINUE;
+            END IF;
+            IF n.kind = 'operator' THEN
+                EXECUTE format($f$
+                    CREATE FUNCTION pgs_trap.plant_%s(%s) RETURNS %s
+                    LANGUAGE plpgsql AS $b$
+                    BEGIN
+                        PERFORM pgs_trap.gotcha(%L);
+                        RETURN %s;
+                    END $b$ $f$,
+                    i, sig, res,
+                    format('operator %s(%s)', n.name, sig),
+                    CASE WHEN n.nargs = 2 THEN format('$1 OPERATOR(pg_catalog.%s) $2', n.name)
+                         ELSE format('OPERATOR(pg_catalog.%s) $1', n.name) END);
+                IF n.nargs = 2 THEN
+                    EXECUTE format('CREATE OPERATOR pgs_trap.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = pgs_trap.plant_%s)',
+                                   n.name, l, r, i);
+                ELSE
+                    EXECUTE format('CREATE OPERATOR pgs_trap.%s (RIGHTARG = %s, FUNCTION = pgs_trap.plant_%s)',
+                                   n.name, l, i);
+                END IF;
+            ELSIF n.kind = 'function' THEN
+                EXECUTE format($f$
+                    CREATE FUNCTION pgs_trap.%I(%s) RETURNS %s
+                    LANGUAGE plpgsql AS $b$
+                    BEGIN
+                        PERFORM pgs_trap.gotcha(%L);
+                        RETURN pg_catalog.%I(%s);
+                    END $b$ $f$,
+                    n.name, sig, res, format('function %s(%s)', n.name, sig), n.name,
+                    (SELECT string_agg('$' || k, ', ') FROM generate_series(1, n.nargs) k));
+            ELSE
+                -- an aggregate whose state is the last value (or NULL)
+                EXECUTE format($f$
+                    CREATE FUNCTION pgs_trap.plant_%s(%s) RETURNS %s
+                    LANGUAGE plpgsql AS $b$
+                    BEGIN
+                        PERFORM pgs_trap.gotcha(%L);
+                        RETURN %s;
+                    END $b$ $f$,
+                    i, concat_ws(', ', res::text, nullif(sig, '')), res,
+                    format('%s %s(%s)', n.kind, n.name, sig),
+                    CASE WHEN l = res AND n.nargs > 0 THEN '$2' ELSE '$1' END);
+                EXECUTE format('CREATE AGGREGATE pgs_trap.%I(%s) (SFUNC = pgs_trap.plant_%s, STYPE = %s)',
+                               n.name, CASE WHEN n.nargs = 0 THEN '*' ELSE sig END, i, res);
+            END IF;
+        END LOOP;
+    END LOOP;
+END $do$;
+RESET ROLE;
+
+-- Planted: each name, for type combinations (operators: many of them).
+SELECT n.kind, n.name,
+       CASE WHEN n.kind = 'operator' THEN count(p.name) >= 20
+            ELSE count(p.name) > 0 END AS planted
+FROM pgs_names n
+LEFT JOIN (SELECT 'operator' AS kind, oprname::text AS name FROM pg_operator
+           WHERE oprnamespace = 'pgs_trap'::regnamespace
+           UNION ALL
+           SELECT CASE prokind WHEN 'f' THEN 'function' ELSE 'aggregate' END, proname::text
+           FROM pg_proc WHERE pronamespace = 'pgs_trap'::regnamespace) p
+  ON p.name = n.name AND (p.kind = n.kind OR (n.kind = 'window' AND p.kind = 'aggregate'))
+GROUP BY 1, 2 ORDER BY 1, 2;
+
+-- The attacker also overloads our own functions: a variadic overload must
+-- lose to ours, never be chosen.
+SET ROLE regress_pgs_attacker;
+CREATE FUNCTION pgs_trap.get_parsedinfo(VARIADIC int[]) RETURNS SETOF record
+LANGUAGE plpgsql AS $$ BEGIN PERFORM pgs_trap.gotcha('get_parsedinfo(VARIADIC int[])'); END $$;
+CREATE FUNCTION pgs_trap.pg_stat_statements_history_deltas(VARIADIC timestamptz[])
+RETURNS SETOF record
+LANGUAGE plpgsql AS $$ BEGIN PERFORM pgs_trap.gotcha('pg_stat_statements_history_deltas(VARIADIC timestamptz[])'); END $$;
+RESET ROLE;
+
+-- Every member of the extension, called or read.  A member without a call
+-- fails this test: add one.  %1$I is the installation schema.
+CREATE TEMP TABLE pgs_calls (member text PRIMARY KEY, call text,
+                             last boolean DEFAULT false);
+INSERT INTO pgs_calls VALUES
+  ('relation pg_active_session_history',
+   'SELECT count(*) >= 0 FROM %1$I.pg_active_session_history'),
+  ('relation pg_stat_statements_history',
+   'SELECT count(*) >= 0 FROM %1$I.pg_stat_statements_history'),
+  ('relation pgsentinel_ash_ring',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_ring'),
+  ('function pg_active_session_history()',
+   'SELECT count(*) >= 0 FROM %1$I.pg_active_session_history()'),
+  ('function pg_stat_statements_history()',
+   'SELECT count(*) >= 0 FROM %1$I.pg_stat_statements_history()'),
+  ('function get_parsedinfo(integer)',
+   'SELECT count(*) = 1 FROM %1$I.get_parsedinfo(pg_backend_pid())'),
+  ('function pgsentinel_status()',
+   'SELECT count(*) = 1 FROM %1$I.pgsentinel_status()'),
+  -- rows to compute, so that the planted operators would run if bound
+  ('function pg_stat_statements_history_deltas(timestamp with time zone, timestamp with time zone)',
+   'SELECT count(*) > 0 FROM %1$I.pg_stat_statements_history_deltas()'),
+  ('function pg_stat_statements_history_rates(timestamp with time zone, timestamp with time zone)',
+   'SELECT count(*) > 0 FROM %1$I.pg_stat_statements_history_rates()'),
+  -- the handler runs when the ring is read, above
+  ('function pgsentinel_fdw_handler()', NULL),
+  ('function pgsentinel_fdw_validator(text[], oid)',
+   'SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fdw_validator(''{}'', ''pg_foreign_table''::regclass)) v'),
+  ('foreign-data wrapper pgsentinel_fdw', NULL),
+  ('server pgsentinel_server', NULL);
+-- called after the others: it empties the history they read
+INSERT INTO pgs_calls VALUES
+  ('function pgsentinel_reset()',
+   'SELECT %1$I.pgsentinel_reset() IS NOT NULL', true);
+
+-- Calls them all with the installation schema first in the search_path (a
+-- call must not resolve names then either), and says what each returned.
+CREATE FUNCTION pgs_call_everything() RETURNS TABLE (member text, result text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    m record;
+    ok boolean;
+    s name := (SELECT n.nspname FROM pg_extension e
+               JOIN pg_namespace n ON n.oid = e.extnamespace
+               WHERE e.extname = 'pgsentinel');
+BEGIN
+    FOR m IN SELECT p.member, c.call, c.member IS NULL AS missing
+             FROM pgs_members p LEFT JOIN pgs_calls c ON c.member = p.member
+             ORDER BY coalesce(c.last, false), p.member
+    LOOP
+        member := m.member;
+        IF m.missing THEN
+            result := 'NOT CALLED: add a call to pgs_calls in hostile_schema.sql';
+        ELSIF m.call IS NULL THEN
+            result := 'nothing to call';
+        ELSE
+            PERFORM set_config('search_path', s || ', public', true);
+            EXECUTE format(m.call, s) INTO ok;
+            PERFORM set_config('search_path', 'public', true);
+            result := CASE WHEN ok THEN 'ok' ELSE 'unexpected result' END;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END $$;
+
+-- A statement with readings in the statements history, so that the
+-- helpers have intervals to compute (wait for them, 60 s at most).
+CREATE FUNCTION pgs_hostile_work() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_sleep(0.03);
+    RETURN 1;
+END $$;
+CREATE FUNCTION pgs_hostile_wait() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+    s name := (SELECT n.nspname FROM pg_extension e
+               JOIN pg_namespace n ON n.oid = e.extnamespace
+               WHERE e.extname = 'pgsentinel');
+    found boolean;
+BEGIN
+    LOOP
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.pg_stat_statements_history_rates())',
+                       s) INTO found;
+        EXIT WHEN found;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'no interval in the statements history within 60 s';
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+END $$;
+SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
+SELECT pgs_hostile_wait();
+
+-- 1. A fresh installation into the attacker's schema (1.4.0 and every
+-- update script), everything called by a superuser.
+DROP EXTENSION pgsentinel;
+CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
+SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
+SELECT * FROM pgs_call_everything();
+SELECT * FROM pgs_bound_plants ORDER BY 1;
+SELECT count(*) > 0 AS binds_pg_catalog_operators
+FROM pgs_catalog_refs r JOIN pg_operator o ON o.oid = r.oid;
+-- (the history again, after pgsentinel_reset())
+SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
+SELECT pgs_hostile_wait();
+
+-- 2. 1.4.0 installed there, called, then updated from 1.0 step by step to
+-- 2.0.0 and to the default version, called at each step.
+DROP EXTENSION pgsentinel;
+CREATE EXTENSION pgsentinel VERSION '1.4.0' SCHEMA pgs_trap;
+SELECT * FROM pgs_call_everything();
+UPDATE pg_extension SET extversion = '1.0' WHERE extname = 'pgsentinel';
+ALTER EXTENSION pgsentinel UPDATE TO '2.0.0';
+SELECT * FROM pgs_call_everything();
+SELECT * FROM pgs_bound_plants ORDER BY 1;
+ALTER EXTENSION pgsentinel UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
+SELECT * FROM pgs_call_everything();
+SELECT * FROM pgs_bound_plants ORDER BY 1;
+SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
+SELECT pgs_hostile_wait();
+
+-- 3. A 2.0.0 installation made by the unqualified script of 2.0.0, which
+-- bound the planted operators (rebuilt here as that script did, with the
+-- search_path it had), is repaired by the update.
+DROP EXTENSION pgsentinel;
+CREATE EXTENSION pgsentinel VERSION '2.0.0' SCHEMA pgs_trap;
+SET search_path = pgs_trap;
+CREATE OR REPLACE FUNCTION pg_stat_statements_history_rates(
+    since timestamptz DEFAULT now() - interval '1 hour',
+    until timestamptz DEFAULT now())
+RETURNS TABLE (
+    ash_time timestamptz, sample_id bigint, userid oid, dbid oid,
+    queryid bigint, toplevel boolean, seconds double precision,
+    reset boolean, calls_per_s double precision, rows_per_s double precision,
+    exec_ms_per_s double precision, ms_per_call double precision,
+    rows_per_call double precision, plans_per_s double precision,
+    shared_blks_hit_per_s double precision, shared_blks_read_per_s double precision,
+    shared_blks_dirtied_per_s double precision, shared_blks_written_per_s double precision,
+    temp_blks_read_per_s double precision, temp_blks_written_per_s double precision,
+    wal_bytes_per_s double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+SELECT d.ash_time, d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
+       d.seconds, d.reset,
+       d.calls / nullif(d.seconds, 0), d.rows / nullif(d.seconds, 0),
+       d.exec_ms / nullif(d.seconds, 0), d.exec_ms / nullif(d.calls, 0),
+       d.rows::double precision / nullif(d.calls, 0), d.plans / nullif(d.seconds, 0),
+       d.shared_blks_hit / nullif(d.seconds, 0), d.shared_blks_read / nullif(d.seconds, 0),
+       d.shared_blks_dirtied / nullif(d.seconds, 0), d.shared_blks_written / nullif(d.seconds, 0),
+       d.temp_blks_read / nullif(d.seconds, 0), d.temp_blks_written / nullif(d.seconds, 0),
+       d.wal_bytes::double precision / nullif(d.seconds, 0)
+FROM pg_stat_statements_history_deltas(since, until) d;
+END;
+RESET search_path;
+SELECT count(*) > 0 AS unqualified_2_0_0_binds_plants FROM pgs_bound_plants;
+ALTER EXTENSION pgsentinel UPDATE;
+SELECT * FROM pgs_bound_plants ORDER BY 1;
+SELECT * FROM pgs_call_everything();
+
+-- Nothing planted ever ran, and the attacker is still no superuser.
+SELECT planted, run_by FROM pgs_trap.gotcha ORDER BY planted;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_pgs_attacker';
+
+-- Back to the normal installation for the next tests.
+DROP EXTENSION pgsentinel;
+SET client_min_messages = warning;
+DROP SCHEMA pgs_trap CASCADE;
+RESET client_min_messages;
+DROP TABLE pgs_names, pgs_types;
+DROP ROLE regress_pgs_attacker;
+DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait();
+CREATE EXTENSION pgsentinel;
