@@ -122,7 +122,7 @@ my ($pspid) = slurp_file($node->data_dir . '/postmaster.pid') =~ /^(\d+)/;
 my $children = `ps -o args= --ppid $pspid`;
 # (a worker's title ends with its name; backends of the test's OS user,
 # pgsentinel_test, closing meanwhile are not workers)
-unlike($children, qr/: pgsentinel(?: statements)?\s*$/m,
+unlike($children, qr/: pgsentinel(?: sampler| statements)?\s*$/m,
 	"no pgsentinel child of the postmaster ($pspid)");
 like( $node->safe_psql('postgres', 'SELECT coalesce(worker_pid::text, \'none\') || \' \' || diagnosis FROM pgsentinel_status()'),
 	qr/^none the sampler worker is not running/, 'status says no worker in binary-upgrade mode');
