@@ -32,13 +32,22 @@ pgs_shmem_request_hook(void)
 	pgs_shmem_request();
 }
 
-/* shmem_startup_hook: attach to it. */
+/*
+ * shmem_startup_hook: attach to it.  When the postmaster (or a standalone
+ * backend) creates it, before any other process exists: bring back the
+ * history saved at the last clean shutdown, and save it at this one
+ * (persist.c).
+ */
 static void
 pgs_shmem_startup_hook(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	pgs_shmem_startup();
+	if (pgs_shmem_startup() && !IsUnderPostmaster)
+	{
+		pgs_history_load();
+		on_shmem_exit(pgs_history_save, (Datum) 0);
+	}
 }
 
 /*

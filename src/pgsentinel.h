@@ -361,7 +361,7 @@ typedef struct PgsRingCursor
 extern PgsSharedState *pgs_state;
 extern Size pgs_shmem_size(void);
 extern void pgs_shmem_request(void);
-extern void pgs_shmem_startup(void);
+extern bool pgs_shmem_startup(void);
 extern void pgs_check_loaded(void);
 extern AshRow *pgs_ash_rows(void);
 extern char *pgs_text_area(void);

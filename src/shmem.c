@@ -156,9 +156,10 @@ pgs_shmem_request(void)
 
 /*
  * Attach to (or create and lay out) the allocation.  Runs in the
- * postmaster's shmem_startup_hook, and in EXEC_BACKEND children.
+ * postmaster's shmem_startup_hook, and in EXEC_BACKEND children.  Returns
+ * true when this call created it.
  */
-void
+bool
 pgs_shmem_startup(void)
 {
 	bool		found;
@@ -213,17 +214,7 @@ pgs_shmem_startup(void)
 		Assert(offset <= pgs_shmem_size());
 	}
 	LWLockRelease(AddinShmemInitLock);
-
-	/*
-	 * Created by the postmaster (or a standalone backend), before any other
-	 * process: bring back the history saved at the last clean shutdown, and
-	 * save it at this one (persist.c).
-	 */
-	if (!found && !IsUnderPostmaster)
-	{
-		pgs_history_load();
-		on_shmem_exit(pgs_history_save, (Datum) 0);
-	}
+	return !found;
 }
 
 /*
