@@ -27,7 +27,7 @@ OBJS = \
 	src/pgssh_worker.o \
 	src/pgssh_view.o \
 	src/columns.o \
-	src/parsedinfo.o
+	src/legacy_get_parsedinfo.o
 
 EXTENSION = pgsentinel
 DATA = \

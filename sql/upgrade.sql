@@ -30,6 +30,19 @@ LIMIT 1;
 SELECT count(*) >= 0 AS statements_history_readable FROM pg_stat_statements_history;
 SELECT pid = pg_backend_pid() AS own_pid, queryid IS NOT NULL AS has_queryid, query, cmdtype
 FROM get_parsedinfo(pg_backend_pid());
+-- Of another session (the statements worker's, a superuser's), a role that
+-- may not see it gets neither its query id, nor its text, nor its command
+-- type, as pg_stat_activity would show it.
+CREATE ROLE regress_pgs_carol;
+SELECT pgs_wait_for($$EXISTS (SELECT 1 FROM pg_stat_activity a, get_parsedinfo(a.pid)
+                           WHERE a.backend_type = 'pgsentinel statements')$$);
+SELECT pid AS sw_pid FROM pg_stat_activity WHERE backend_type = 'pgsentinel statements' \gset
+SET ROLE regress_pgs_carol;
+SELECT pid = :sw_pid AS its_pid, queryid IS NULL AS queryid_hidden, query,
+       cmdtype IS NULL AS cmdtype_hidden
+FROM get_parsedinfo(:sw_pid);
+RESET ROLE;
+DROP ROLE regress_pgs_carol;
 
 -- A database still at 1.0 or 1.3.1 (same objects as 1.4.0; their update
 -- scripts changed no SQL) follows the chain too.

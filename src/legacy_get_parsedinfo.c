@@ -1,10 +1,13 @@
 /*-------------------------------------------------------------------------
  *
- * parsedinfo.c
- *		get_parsedinfo(pid): pgsentinel 1.4's per-backend view of what a
- *		session is executing, kept so that 1.4 and 1.5 installations keep
- *		working with this library until they are updated (the update to
- *		2.0.0 drops the function).  Read from the backend's slot (hooks.c).
+ * legacy_get_parsedinfo.c
+ *		For 1.4 and 1.5 installations only: get_parsedinfo(pid), 1.4's
+ *		per-backend view of what a session is executing, kept so that they
+ *		keep working with this library until they are updated (the update
+ *		to 2.0.0 drops the function).  Read from the backend's slot
+ *		(hooks.c).  Of another session, the reader sees the query id, text
+ *		and command type under pg_stat_activity's rule (may it see the
+ *		session's role?); its own session it always sees.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,9 +47,9 @@ get_parsedinfo(PG_FUNCTION_ARGS)
 	if (!pgs_read_backend_slot(pgs_proc_number(proc), pid, copy))
 		return (Datum) 0;
 
-	/* texts and ids of other sessions need pg_read_all_stats */
 	visible = pid == MyProcPid ||
-		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) ||
+		(OidIsValid(proc->roleId) && has_privs_of_role(GetUserId(), proc->roleId));
 
 	values[0] = Int32GetDatum(pid);
 	values[1] = Int64GetDatum((int64) (copy->nested ? copy->exec_queryid
@@ -61,6 +64,7 @@ get_parsedinfo(PG_FUNCTION_ARGS)
 		nulls[2] = true;
 	values[3] = CStringGetTextDatum(pgs_cmdtype_name(copy->nested ? copy->exec_cmdtype
 													 : copy->top_cmdtype));
+	nulls[3] = !visible;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }
