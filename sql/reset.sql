@@ -48,6 +48,46 @@ SELECT min(sample_id) > :before_max AS ids_go_on, count(*) > 0 AS new_rows
 FROM pg_active_session_history;
 SELECT min(sample_id) > :before_max AS ids_go_on FROM pg_stat_statements_history;
 
+-- A query that began before a reset goes on reading its rows with their
+-- texts: three statements with texts of their own are sampled, then a
+-- cursor over this session's sleeping rows (no sort: rows are read as they
+-- are fetched) reads one row, the history is reset, and it reads the rest.
+SELECT 1 AS one FROM pgs_sleep_until_sampled() /* before the reset: one */;
+SELECT 2 AS two FROM pgs_sleep_until_sampled() /* before the reset: two */;
+SELECT 3 AS three FROM pgs_sleep_until_sampled() /* before the reset: three */;
+CREATE FUNCTION pgs_texts_across_reset(OUT rows_after bigint,
+                                       OUT rows_without_text bigint,
+                                       OUT texts_seen bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    c refcursor;
+    r record;
+    seen text[] := '{}';
+BEGIN
+    rows_after := 0;
+    rows_without_text := 0;
+    OPEN c FOR SELECT top_level_query FROM pg_active_session_history
+               WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep';
+    FETCH c INTO r;
+    PERFORM pgsentinel_reset();
+    LOOP
+        FETCH c INTO r;
+        EXIT WHEN NOT FOUND;
+        rows_after := rows_after + 1;
+        IF r.top_level_query IS NULL THEN
+            rows_without_text := rows_without_text + 1;
+        ELSIF r.top_level_query LIKE '%before the reset: %'
+              AND NOT r.top_level_query = ANY (seen) THEN
+            seen := seen || r.top_level_query;
+        END IF;
+    END LOOP;
+    CLOSE c;
+    texts_seen := cardinality(seen);
+END $$;
+SELECT rows_after > 0 AS read_after_reset, rows_without_text, texts_seen
+FROM pgs_texts_across_reset();
+DROP FUNCTION pgs_texts_across_reset();
+
 -- A role without the privilege gets an error; one granted it may reset.
 CREATE ROLE regress_reset_plain;
 CREATE ROLE regress_reset_granted;
@@ -64,3 +104,11 @@ WHERE sample_id <= :before_max;
 REVOKE EXECUTE ON FUNCTION pgsentinel_reset() FROM regress_reset_granted;
 DROP ROLE regress_reset_plain, regress_reset_granted;
 DROP FUNCTION pgs_wait_rows_after(bigint);
+
+-- The functions behind the views fix their rows once per query: parallel
+-- workers, which would fix their own, do not run them.
+SELECT p.oid::regprocedure AS function, p.proparallel
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgsentinel')
+  AND d.deptype = 'e' AND p.proname IN ('pg_active_session_history', 'pg_stat_statements_history')
+ORDER BY 1::text;

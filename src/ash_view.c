@@ -508,8 +508,7 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	MemoryContext reader_cxt;
 	MemoryContext oldcxt;
 	AshReader  *rd;
-	uint64		first;
-	uint64		end;
+	PgsQueryBounds bounds;
 	int			i;
 
 	pgs_check_loaded();
@@ -520,9 +519,9 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	rd->reader_cxt = reader_cxt;
 	rd->cache_cxt = AllocSetContextCreate(reader_cxt, "pgsentinel reader cache",
 										  ALLOCSET_DEFAULT_SIZES);
-	pgs_ring_query_bounds(&pgs_state->ash, query_cxt, &first, &end);
-	pgs_ring_cursor_open(&rd->rows, &pgs_state->ash, first, end);
-	pgs_text_reader_init(&rd->text, reader_cxt);
+	pgs_ring_query_bounds(&pgs_state->ash, query_cxt, &bounds);
+	pgs_ring_cursor_open(&rd->rows, &pgs_state->ash, bounds.first, bounds.end);
+	pgs_text_reader_init(&rd->text, reader_cxt, bounds.text_floor);
 	rd->empty_array = PointerGetDatum(construct_empty_array(INT4OID));
 	rd->insufficient_privilege = CStringGetTextDatum(INSUFFICIENT_PRIVILEGE);
 	for (i = 0; i <= PGS_STATE_OTHER; i++)

@@ -336,7 +336,21 @@ typedef struct PgsTextReader
 	MemoryContext cxt;
 	char	   *buf;
 	Size		buf_size;
+	uint64		floor;			/* text_visible_from of the reader's query */
 } PgsTextReader;
+
+/*
+ * What one query reads of a ring (ring.c, pgs_ring_query_bounds): its rows,
+ * and the reset state when it fixed them, so that every scan of the query
+ * sees the same texts and readings whatever a reset does meanwhile.
+ */
+typedef struct PgsQueryBounds
+{
+	uint64		first;			/* rows [first, end) */
+	uint64		end;
+	uint64		text_floor;		/* text_visible_from */
+	int64		reset_sample_id;
+} PgsQueryBounds;
 
 /*
  * A reader of a ring (ring.c): rows [first, end), fetched a chunk at a
@@ -384,7 +398,7 @@ extern void pgs_ring_end_update(PgsRing *ring, uint64 row_index);
 extern void pgs_ring_hide_before(PgsRing *ring, uint64 index);
 extern uint64 pgs_ring_visible_rows(PgsRing *ring);
 extern void pgs_ring_query_bounds(PgsRing *ring, MemoryContext query_cxt,
-								  uint64 *first, uint64 *end);
+								  PgsQueryBounds *bounds);
 extern void pgs_ring_cursor_open(PgsRingCursor *c, PgsRing *ring,
 								 uint64 first, uint64 end);
 extern const void *pgs_ring_cursor_next(PgsRingCursor *c);
@@ -409,7 +423,8 @@ extern void pgs_text_batch_publish(PgsTextBatch *batch);
 extern bool pgs_text_batch_reset_missed(PgsTextBatch *batch);
 
 /* text_area.c: reader side */
-extern void pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt);
+extern void pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt,
+								 uint64 floor);
 extern bool pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref,
 							const char **data, uint32 *len);
 extern uint64 pgs_text_visible_tail(void);

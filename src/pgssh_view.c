@@ -21,6 +21,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
@@ -64,9 +65,9 @@ statements_history(FunctionCallInfo fcinfo)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PgsRingCursor cursor;
 	const PgsshRow *r;
-	uint64		first;
-	uint64		end;
-	int64		reset_sample_id;
+	PgsQueryBounds bounds;
+	MemoryContext row_cxt;
+	MemoryContext oldcxt;
 	bool		read_all;
 	Oid			userid = GetUserId();
 	int			map[PGS_MAX_COLUMNS];
@@ -75,11 +76,12 @@ statements_history(FunctionCallInfo fcinfo)
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, pgssh_columns, pgssh_column_types, PGSSH_COLS, map);
 	pgs_ring_query_bounds(&pgs_state->pgssh,
-						  rsinfo->econtext->ecxt_per_query_memory,
-						  &first, &end);
-	pgs_ring_cursor_open(&cursor, &pgs_state->pgssh, first, end);
-	/* readings of samples up to a reset, written just after it, are hidden */
-	reset_sample_id = (int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
+						  rsinfo->econtext->ecxt_per_query_memory, &bounds);
+	pgs_ring_cursor_open(&cursor, &pgs_state->pgssh, bounds.first, bounds.end);
+	/* a row's datums are built here and freed once the row is stored */
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext,
+									"pgsentinel statements row",
+									ALLOCSET_SMALL_SIZES);
 	read_all = has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS);
 
 	while ((r = pgs_ring_cursor_next(&cursor)) != NULL)
@@ -89,8 +91,10 @@ statements_history(FunctionCallInfo fcinfo)
 		int			c = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		if (r->sample_id <= reset_sample_id)
+		/* readings of samples up to a reset, written just after it */
+		if (r->sample_id <= bounds.reset_sample_id)
 			continue;
+		oldcxt = MemoryContextSwitchTo(row_cxt);
 		memset(nulls, 0, sizeof(nulls));
 		values[c++] = TimestampTzGetDatum(r->ash_time);
 		values[c++] = ObjectIdGetDatum(r->userid);
@@ -121,9 +125,12 @@ statements_history(FunctionCallInfo fcinfo)
 		values[c++] = BoolGetDatum(r->toplevel);
 		values[c++] = Float8GetDatum(r->total_exec_time);
 		Assert(c == PGSSH_COLS);
+		MemoryContextSwitchTo(oldcxt);
 		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
+		MemoryContextReset(row_cxt);
 	}
 	pfree(cursor.chunk);
+	MemoryContextDelete(row_cxt);
 	if (cursor.lost > 0)
 		ereport(NOTICE,
 				(errmsg("%llu rows of the statements history were overwritten before this query read them",

@@ -303,8 +303,7 @@ typedef struct QueryBounds
 {
 	MemoryContext query_cxt;
 	PgsRing    *ring;
-	uint64		first;
-	uint64		end;
+	PgsQueryBounds bounds;
 	MemoryContextCallback forget;
 	struct QueryBounds *next;
 } QueryBounds;
@@ -327,12 +326,16 @@ forget_query_bounds(void *arg)
 }
 
 /*
- * The rows [*first, *end) of ring that the query whose memory is query_cxt
- * reads: fixed by its first call for that query.
+ * What the query whose memory is query_cxt reads of ring: fixed by its
+ * first call for that query.  A reset (reset.c) stores the rings' visible
+ * starts, then the text floor, with barriers between: the text floor is
+ * read before the bounds, so that rows of the bounds never lose their
+ * texts to a reset, and reset_sample_id after them, so that bounds from
+ * after a reset come with its sample id.
  */
 void
 pgs_ring_query_bounds(PgsRing *ring, MemoryContext query_cxt,
-					  uint64 *first, uint64 *end)
+					  PgsQueryBounds *bounds)
 {
 	QueryBounds *qb;
 
@@ -346,15 +349,19 @@ pgs_ring_query_bounds(PgsRing *ring, MemoryContext query_cxt,
 		qb = MemoryContextAllocZero(query_cxt, sizeof(QueryBounds));
 		qb->query_cxt = query_cxt;
 		qb->ring = ring;
-		ring_bounds(ring, &qb->first, &qb->end);
+		qb->bounds.text_floor = pg_atomic_read_u64(&pgs_state->text_visible_from);
+		pg_read_barrier();
+		ring_bounds(ring, &qb->bounds.first, &qb->bounds.end);
+		pg_read_barrier();
+		qb->bounds.reset_sample_id =
+			(int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
 		qb->forget.func = forget_query_bounds;
 		qb->forget.arg = qb;
 		MemoryContextRegisterResetCallback(query_cxt, &qb->forget);
 		qb->next = query_bounds;
 		query_bounds = qb;
 	}
-	*first = qb->first;
-	*end = qb->end;
+	*bounds = qb->bounds;
 }
 
 /*
@@ -454,12 +461,13 @@ pgs_ring_cursor_skip(PgsRingCursor *c)
 	return true;
 }
 
-/* Read again from the first row (the rows lost stay counted). */
+/* Read again from the first row (the rows lost so far stay counted). */
 void
 pgs_ring_cursor_rewind(PgsRingCursor *c)
 {
 	c->next = c->first;
 	c->chunk_len = c->chunk_pos = 0;
+	c->started = false;			/* each scan counts its own gap */
 }
 
 /*

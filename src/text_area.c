@@ -433,13 +433,18 @@ pgs_text_batch_reset_missed(PgsTextBatch *b)
 	return pg_atomic_read_u64(&pgs_state->resets) != b->resets;
 }
 
-/* Set up a reader; its buffer will be allocated in cxt. */
+/*
+ * Set up a reader; its buffer will be allocated in cxt.  floor: the text
+ * floor of its query's bounds (PgsQueryBounds), below which texts are
+ * hidden by a reset.
+ */
 void
-pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt)
+pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt, uint64 floor)
 {
 	tr->cxt = cxt;
 	tr->buf = NULL;
 	tr->buf_size = 0;
+	tr->floor = floor;
 }
 
 /* The oldest logical position whose entries readers may show. */
@@ -478,14 +483,16 @@ pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
 	pos = ref - 1;
 	head = pg_atomic_read_u64(&pgs_state->text_head);
 	pg_read_barrier();
-	if (pos < pgs_text_visible_tail() || pos + sizeof(PgsTextEntry) > head ||
+	if (pos < Max(pg_atomic_read_u64(&pgs_state->text_tail), tr->floor) ||
+		pos + sizeof(PgsTextEntry) > head ||
 		pos % size + sizeof(PgsTextEntry) > size)
 		return false;
 	memcpy(&e, area + pos % size, sizeof(PgsTextEntry));
 	pg_read_barrier();
 	if (pos < pg_atomic_read_u64(&pgs_state->text_tail))
 		return false;
-	if (e.len == PGS_TEXT_PAD || pos + ENTRY_SIZE(e.len) > head ||
+	if (e.len == PGS_TEXT_PAD || e.len > size / 4 ||
+		pos + ENTRY_SIZE(e.len) > head ||
 		pos % size + ENTRY_SIZE(e.len) > size)
 		return false;
 	if (e.len > tr->buf_size)
