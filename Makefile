@@ -18,6 +18,8 @@ OBJS = \
 	src/persist.o \
 	src/hooks.o \
 	src/sampler.o \
+	src/backend_status_reader.o \
+	src/queryid_backfill.o \
 	src/blockers.o \
 	src/ash_view.o \
 	src/ash_fdw.o \

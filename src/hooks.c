@@ -21,10 +21,7 @@
  * so a depth left over by an error (ExecutorEnd is not called then) never
  * outlives the statement that failed.  Within a statement, the
  * subtransaction callback puts the depth back when a PL/pgSQL exception
- * block catches an error.  (Extended-protocol statements used to be
- * published as nested in themselves: the slot kept saying so after they
- * ended, and the next statement's parse and lock waits were recorded with
- * the previous statement's text and query ids.)
+ * block catches an error.
  *
  * Statements that are not top-level do not reset the depth, and nest_stack
  * points to their source texts, which an aborting transaction frees (a
@@ -34,12 +31,15 @@
  * statement; a backend that only runs top-level statements (the hot path)
  * never pays for it.
  *
+ * A top-level statement also answers the sampler's request for a query id,
+ * when there is one (queryid_backfill.c owns that exchange).  The slots are
+ * read by backend_status_reader.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "parser/scansup.h"
@@ -88,11 +88,6 @@ static bool xact_callback_registered = false;
 
 static void pgs_xact_callback(XactEvent event, void *arg);
 
-#define SLOT_BEGIN_WRITE(slot) \
-	do { (slot)->changecount++; pg_write_barrier(); } while (0)
-#define SLOT_END_WRITE(slot) \
-	do { pg_write_barrier(); (slot)->changecount++; } while (0)
-
 /* Map core's CmdType to ours. */
 static inline uint8
 cmdtype_of(CmdType op)
@@ -129,7 +124,7 @@ get_my_slot(void)
 	my_slot = pgs_backend_slot(pgs_my_proc_number());
 	if (my_slot != NULL)
 	{
-		SLOT_BEGIN_WRITE(my_slot);
+		PGS_SLOT_BEGIN_WRITE(my_slot);
 		my_slot->pid = MyProcPid;
 		my_slot->top_queryid = 0;
 		my_slot->top_cmdtype = PGS_CMD_UNKNOWN;
@@ -139,7 +134,7 @@ get_my_slot(void)
 		my_slot->text_len = 0;
 		my_slot->answer_request = 0;
 		/* query_id_wanted is kept: it may be about our first statement */
-		SLOT_END_WRITE(my_slot);
+		PGS_SLOT_END_WRITE(my_slot);
 	}
 	return my_slot;
 }
@@ -174,14 +169,14 @@ publish_nested(PgsBackendSlot *slot, const NestedStatement *st)
 		len = Min(len, pgstat_track_activity_query_size - 1);
 	}
 
-	SLOT_BEGIN_WRITE(slot);
+	PGS_SLOT_BEGIN_WRITE(slot);
 	slot->nested = 1;
 	slot->exec_queryid = st->queryid;
 	slot->exec_cmdtype = st->cmdtype;
 	if (len > 0)
 		memcpy(slot->text, text, len);
 	slot->text_len = len;
-	SLOT_END_WRITE(slot);
+	PGS_SLOT_END_WRITE(slot);
 }
 
 /* Back to the statement one level up (or to the top-level one). */
@@ -193,64 +188,11 @@ publish_parent(PgsBackendSlot *slot, int depth)
 		publish_nested(slot, &nest_stack[depth]);
 	else if (slot->nested)
 	{
-		SLOT_BEGIN_WRITE(slot);
+		PGS_SLOT_BEGIN_WRITE(slot);
 		slot->nested = 0;
 		slot->text_len = 0;
-		SLOT_END_WRITE(slot);
+		PGS_SLOT_END_WRITE(slot);
 	}
-}
-
-/*
- * Is the statement at location/len the only one of its query string?  The
- * raw parser gives the first statement location 0, and a length of 0 when
- * it runs to the end of the string.
- */
-static bool
-sole_statement(const char *source, int location, int len)
-{
-	const char *p;
-
-	if (location > 0)
-		return false;
-	if (len <= 0)
-		return true;
-	for (p = source + len; *p != '\0'; p++)
-		if (!scanner_isspace(*p) && *p != ';')
-			return false;
-	return true;
-}
-
-/*
- * The sampler asked for the query id of a statement it saw without one
- * (see PgsBackendSlot): this top-level statement answers with its own,
- * whether it started when the one asked about did, and a hash of its text,
- * from which the sampler decides whether it is that statement.  One that
- * shares its query string with other statements (same start, same text:
- * any of them could be the one asked about) answers 0, "cannot tell", as
- * one without a query id does.
- */
-static pg_noinline void
-answer_query_id_request(PgsBackendSlot *slot, uint64 queryid, uint8 cmdtype,
-						const char *source, int location, int len)
-{
-	TimestampTz request = (TimestampTz)
-		pg_atomic_exchange_u64(&slot->query_id_wanted, 0);
-	const char *text = debug_query_string;
-
-	if (request == 0 || text == NULL)
-		return;
-	if (source == NULL || !sole_statement(source, location, len))
-		queryid = 0;
-	SLOT_BEGIN_WRITE(slot);
-	slot->answer_request = request;
-	slot->answer_queryid = queryid;
-	slot->answer_text_hash = pgs_statement_text_hash(text);
-	slot->answer_cmdtype = cmdtype;
-	slot->answer_same_start = GetCurrentStatementStartTimestamp() == request;
-	slot->answer_text_whole =
-		strnlen(text, pgstat_track_activity_query_size) <
-		(size_t) pgstat_track_activity_query_size - 1;
-	SLOT_END_WRITE(slot);
 }
 
 /*
@@ -276,18 +218,18 @@ statement_opened(bool top, uint64 queryid, uint8 cmdtype, const char *source,
 		return;
 	if (top)
 	{
-		if (unlikely(pg_atomic_read_u64(&slot->query_id_wanted) != 0))
-			answer_query_id_request(slot, queryid, cmdtype, source, location,
-									len);
+		if (unlikely(pgs_query_id_wanted(slot)))
+			pgs_answer_query_id_request(slot, queryid, cmdtype, source,
+										location, len);
 		if (slot->top_queryid != queryid || slot->top_cmdtype != cmdtype ||
 			slot->nested)
 		{
-			SLOT_BEGIN_WRITE(slot);
+			PGS_SLOT_BEGIN_WRITE(slot);
 			slot->top_queryid = queryid;
 			slot->top_cmdtype = cmdtype;
 			slot->nested = 0;
 			slot->text_len = 0;
-			SLOT_END_WRITE(slot);
+			PGS_SLOT_END_WRITE(slot);
 		}
 		return;
 	}
@@ -392,7 +334,7 @@ pgs_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			   my_slot->top_queryid == pgs_queryid_from(queryDesc->plannedstmt->queryId) &&
 			   !my_slot->nested &&
 			   my_slot->top_cmdtype == cmdtype_of(queryDesc->operation) &&
-			   pg_atomic_read_u64(&my_slot->query_id_wanted) == 0))
+			   !pgs_query_id_wanted(my_slot)))
 	{
 		nest_depth = 1;
 		next_ExecutorStart(queryDesc, eflags);
@@ -501,134 +443,4 @@ pgs_install_hooks(void)
 	prev_ProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = pgs_ProcessUtility;
 	RegisterSubXactCallback(pgs_subxact_callback, NULL);
-}
-
-/*
- * The reader's side of the slots' changecount protocol, as
- * pgstat_begin_read_activity() and pgstat_read_activity_complete() are
- * core's: copy between slot_read_begin() and slot_read_done(), and retry
- * (a bounded number of times: a writer never stays long) until done.
- */
-#define SLOT_READ_ATTEMPTS 1000
-
-static inline uint32
-slot_read_begin(const PgsBackendSlot *slot)
-{
-	uint32		before = slot->changecount;
-
-	pg_read_barrier();
-	return before;
-}
-
-/* Was what was copied since slot_read_begin() returned before consistent? */
-static inline bool
-slot_read_done(const PgsBackendSlot *slot, uint32 before)
-{
-	pg_read_barrier();
-	return (before & 1) == 0 && slot->changecount == before;
-}
-
-/*
- * Copy the slot of PGPROC number procno into *copy (which has room for
- * slot_size bytes), retrying while its owner is writing.  False if the slot
- * does not belong to pid.  Called by the sampler, without lock.
- */
-bool
-pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy)
-{
-	PgsBackendSlot *slot = pgs_backend_slot(procno);
-	int			attempts;
-
-	for (attempts = 0; slot != NULL && attempts < SLOT_READ_ATTEMPTS; attempts++)
-	{
-		uint32		before = slot_read_begin(slot);
-		int			len;
-
-		copy->pid = slot->pid;
-		copy->top_queryid = slot->top_queryid;
-		copy->top_cmdtype = slot->top_cmdtype;
-		copy->nested = slot->nested;
-		copy->exec_queryid = slot->exec_queryid;
-		copy->exec_cmdtype = slot->exec_cmdtype;
-		len = slot->text_len;
-		if (len < 0 || len >= pgstat_track_activity_query_size)
-			len = 0;
-		copy->text_len = len;
-		if (copy->nested && len > 0)
-			memcpy(copy->text, slot->text, len);
-		if (slot_read_done(slot, before))
-			return copy->pid == pid;
-		pg_spin_delay();
-	}
-	return false;
-}
-
-/*
- * A hash of a statement text as the sampler sees it in pg_stat_activity's
- * raw copy (at most track_activity_query_size - 1 bytes), so that the
- * backend's full text and the sampler's copy hash the same.
- */
-uint32
-pgs_statement_text_hash(const char *text)
-{
-	return hash_bytes((const unsigned char *) text,
-					  (int) strnlen(text, pgstat_track_activity_query_size - 1));
-}
-
-/*
- * Ask the backend at PGPROC number procno for the query id of the
- * statement that started at query_start (see PgsBackendSlot).  Called by
- * the sampler, without lock.
- */
-void
-pgs_request_query_id(int procno, TimestampTz query_start)
-{
-	PgsBackendSlot *slot = pgs_backend_slot(procno);
-
-	if (slot != NULL && query_start != 0 &&
-		pg_atomic_read_u64(&slot->query_id_wanted) != (uint64) query_start)
-		pg_atomic_write_u64(&slot->query_id_wanted, (uint64) query_start);
-}
-
-/*
- * Is the request for the statement that started at query_start still
- * waiting for the backend pid at PGPROC number procno to answer it?
- */
-bool
-pgs_query_id_requested(int procno, int pid, TimestampTz query_start)
-{
-	PgsBackendSlot *slot = pgs_backend_slot(procno);
-
-	return slot != NULL && slot->pid == pid &&
-		pg_atomic_read_u64(&slot->query_id_wanted) == (uint64) query_start;
-}
-
-/*
- * Copy the answer to the last pgs_request_query_id() made of the slot of
- * PGPROC number procno, retrying while its owner is writing.  False if the
- * slot does not belong to pid or there is no answer.  Called by the
- * sampler, without lock.
- */
-bool
-pgs_read_query_id_answer(int procno, int pid, PgsQueryIdAnswer *answer)
-{
-	PgsBackendSlot *slot = pgs_backend_slot(procno);
-	int			attempts;
-
-	for (attempts = 0; slot != NULL && attempts < SLOT_READ_ATTEMPTS; attempts++)
-	{
-		uint32		before = slot_read_begin(slot);
-		int32		owner = slot->pid;
-
-		answer->request = slot->answer_request;
-		answer->queryid = slot->answer_queryid;
-		answer->text_hash = slot->answer_text_hash;
-		answer->cmdtype = slot->answer_cmdtype;
-		answer->same_start = slot->answer_same_start;
-		answer->text_whole = slot->answer_text_whole;
-		if (slot_read_done(slot, before))
-			return owner == pid && answer->request != 0;
-		pg_spin_delay();
-	}
-	return false;
 }

@@ -20,6 +20,7 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
+#include "utils/backend_status.h"
 #include "utils/tuplestore.h"
 
 #define PGS_NAME				"pgsentinel"
@@ -208,6 +209,37 @@ typedef struct PgsBackendSlot
 
 StaticAssertDecl(offsetof(PgsBackendSlot, text) <= PGS_FETCH_LINE_SIZE,
 				 "the backend slot header must fit in the one line fetched ahead");
+
+/* The writer's side of a slot's changecount protocol. */
+#define PGS_SLOT_BEGIN_WRITE(slot) \
+	do { (slot)->changecount++; pg_write_barrier(); } while (0)
+#define PGS_SLOT_END_WRITE(slot) \
+	do { pg_write_barrier(); (slot)->changecount++; } while (0)
+
+/*
+ * The reader's side, as pgstat_begin_read_activity() and
+ * pgstat_read_activity_complete() are core's: copy between
+ * pgs_slot_read_begin() and pgs_slot_read_done(), and retry (a bounded
+ * number of times: a writer never stays long) until done.
+ */
+#define PGS_SLOT_READ_ATTEMPTS 1000
+
+static inline uint32
+pgs_slot_read_begin(const PgsBackendSlot *slot)
+{
+	uint32		before = slot->changecount;
+
+	pg_read_barrier();
+	return before;
+}
+
+/* Was what was copied since pgs_slot_read_begin() returned before consistent? */
+static inline bool
+pgs_slot_read_done(const PgsBackendSlot *slot, uint32 before)
+{
+	pg_read_barrier();
+	return (before & 1) == 0 && slot->changecount == before;
+}
 
 /*
  * A ring of fixed-size rows with one writer; readers copy it without a
@@ -442,24 +474,141 @@ extern void pgs_history_save(int code, Datum arg);
 
 /* hooks.c */
 extern void pgs_install_hooks(void);
-extern bool pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy);
-extern uint32 pgs_statement_text_hash(const char *text);
-extern void pgs_request_query_id(int procno, TimestampTz query_start);
-extern bool pgs_query_id_requested(int procno, int pid, TimestampTz query_start);
 
-/* A backend's answer to pgs_request_query_id(). */
-typedef struct PgsQueryIdAnswer
+/*
+ * backend_status_reader.c: the sampler's copies of what each session
+ * publishes -- core's backend-status entries and pgsentinel's backend slots.
+ * These types are read by sampler.c and queryid_backfill.c too.
+ */
+
+/*
+ * What the sampler keeps per backend-status slot between samples (in that
+ * slot's SessionCopy; unused when the snapshot is read instead).  The same
+ * session (pid, backend start) with the same statement start has the same
+ * statement text, and the same session the same client host name: the
+ * slot's private copies from an earlier sample are still right and are not
+ * read again, and the reference stored for that text is used again without
+ * hashing or comparing it.  Copying the text anew drops the reference.  The
+ * application name can change at any time (SET application_name): it is
+ * compared with the slot's copy, and its reference kept while it is equal.
+ * Texts that may change from one sample to the next without the status
+ * entry changing -- the nested statement, the blocker list -- are compared
+ * with the text their last reference points to (text_like_last).  The
+ * first blocker's status slot is a hint, verified by pid before use.
+ */
+typedef struct ActivityMemo
 {
-	TimestampTz request;
-	uint64		queryid;
-	uint32		text_hash;
-	uint8		cmdtype;
-	bool		same_start;
-	bool		text_whole;
-} PgsQueryIdAnswer;
+	PgsTextRef	ref;			/* of the copied statement text, or none */
+	PgsTextRef	appname_ref;	/* of the copied application name, or none */
+	PgsTextRef	blockers_ref;	/* of the last blocker list, or none */
+	PgsTextRef	nested_ref;		/* of the last nested statement, or none */
+	int			blocker_slot;	/* status slot of the last first blocker */
+} ActivityMemo;
 
-extern bool pgs_read_query_id_answer(int procno, int pid,
-									 PgsQueryIdAnswer *answer);
+/*
+ * What the slot's private text copies were made from, and the lengths of
+ * the texts its memo references: read only when the status entry has
+ * changed (and the lengths in assertions), so kept apart from the copy
+ * that every row reads.
+ */
+typedef struct CopyOrigin
+{
+	int32		copied_pid;		/* the session the copies describe, 0: none */
+	TimestampTz copied_backend_start;
+	TimestampTz copied_activity_start;
+	uint32		len;			/* of the text memo.ref points to */
+	uint32		appname_len;	/* of the text memo.appname_ref points to */
+} CopyOrigin;
+
+/*
+ * What the sampler copies of one backend-status entry: only the fields a
+ * row needs (not the progress counters, not the SSL/GSS pointers), so that
+ * reading an entry touches as few of its cache lines as possible.  For a
+ * session that is not to be sampled only pid, state, statement start and
+ * query id are filled in; for one to be sampled all fields, and its texts
+ * in the slot's buffers (pgs_session_texts()).
+ *
+ * The copy of a status slot is kept from sample to sample, and the entry's
+ * st_changecount at the time it was read with it (in the slot's
+ * SlotGlance).  Every change of an entry --
+ * session start and end, statement, state, query id, application name,
+ * progress -- goes through core's change-counter protocol and moves that
+ * counter, so while it is even and the same the entry has not changed and
+ * the copy is reused: a session in the same state and statement as at the
+ * previous sample costs one load.  (Wait events, xid and xmin live in
+ * PGPROC, which is read for every sampled row.)
+ */
+typedef struct SessionCopy
+{
+	int32		pid;
+	BackendState state;
+	BackendType backend_type;
+	Oid			datid;
+	Oid			userid;
+	int32		client_port;	/* as AshRow */
+	int			status_slot;	/* in core's array; -1 from the snapshot */
+	uint8		client_family;
+	uint8		client_addr[16];
+	bool		sampled;
+	bool		has_hostname;	/* its hostname text is not empty */
+	TimestampTz proc_start;
+	TimestampTz xact_start;
+	TimestampTz activity_start;
+	TimestampTz state_start;
+	uint64		query_id;
+	ActivityMemo memo;			/* direct reads only */
+} SessionCopy;
+
+/*
+ * Every sampled row reads its slot's SessionCopy: the fields above are the
+ * ones a row needs, in two cache lines (the array is aligned to a line),
+ * both fetched ahead during the pass over the slots.  The texts live in
+ * the slot's buffers (pgs_session_texts()), what they were copied from in a
+ * CopyOrigin.
+ */
+StaticAssertDecl(sizeof(SessionCopy) <= 2 * PGS_FETCH_LINE_SIZE,
+				 "SessionCopy must fit in the two cache lines fetched ahead");
+
+extern void pgs_status_reader_init(void);
+extern int	pgs_read_sessions(SessionCopy **copies, const int **sampled);
+extern void pgs_forget_slot_copies(void);
+extern SessionCopy *pgs_session_by_pid(int32 pid);
+extern struct PGPROC *pgs_session_proc(const SessionCopy *s);
+extern int	pgs_session_number(const SessionCopy *s);
+extern void pgs_session_texts(const SessionCopy *s, char **appname,
+							  char **hostname, char **activity);
+extern ActivityMemo *pgs_session_memo(const SessionCopy *s,
+									  CopyOrigin **origin);
+extern SessionCopy *pgs_blocker_session(ActivityMemo *memo, int32 pid);
+extern bool pgs_read_backend_slot(int procno, int pid, PgsBackendSlot *copy);
+
+/*
+ * queryid_backfill.c: query ids completed after the fact, both sides of
+ * the request word of PgsBackendSlot.
+ */
+typedef struct PgsBackfill PgsBackfill;
+
+/*
+ * Has the sampler asked this backend for a query id?  Inline: the hooks
+ * test it on every top-level statement.
+ */
+static inline bool
+pgs_query_id_wanted(PgsBackendSlot *slot)
+{
+	return pg_atomic_read_u64(&slot->query_id_wanted) != 0;
+}
+
+extern void pgs_answer_query_id_request(PgsBackendSlot *slot, uint64 queryid,
+										uint8 cmdtype, const char *source,
+										int location, int len);
+extern void pgs_backfill_init(void);
+extern bool pgs_room_for_pending(void);
+extern void pgs_remember_pending(const AshRow *row, const SessionCopy *local,
+								 uint64 row_index);
+extern int	pgs_find_backfills(PgsBackfill **fills, uint64 ash_written,
+							   int64 sample_id);
+extern void pgs_apply_backfills(const PgsBackfill *fills, int nfills,
+								uint64 ash_written);
 
 /* blockers.c: the blockers of a sample's lock waiters, in one pass */
 typedef struct PgsLockWaiter
