@@ -59,8 +59,8 @@
  *
  * The backend slots are not protected by the lock.  Each is written only by
  * its own backend, bracketed by a change counter, and read by the sampler
- * with the retry loop in hooks.c (the protocol of st_changecount in core's
- * backend_status.h) -- except one atomic word, query_id_wanted, which the
+ * with the retry loop in backend_status_reader.c (the protocol of
+ * st_changecount in core's backend_status.h) -- except one atomic word, query_id_wanted, which the
  * sampler sets and the backend takes back with an atomic exchange (see
  * PgsBackendSlot in pgsentinel.h).
  *
