@@ -129,8 +129,9 @@ stop_cpu_load() {
 trap 'stop_cpu_load; pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
 trap stop_cpu_load EXIT
 if [ "$CPU_LOAD" = yes ]; then
+	# each spinner also ends when this script is gone, however it ended
 	for _ in $(seq "$(nproc)"); do
-		nice -n 0 bash -c 'while :; do :; done' &
+		bash -c 'while kill -0 "$1" 2>/dev/null; do for i in {1..200000}; do :; done; done' spin $$ &
 		LOAD_PIDS+=($!)
 	done
 	pgs_log "CPU load: ${#LOAD_PIDS[@]} spinning processes (${LOAD_PIDS[*]})"

@@ -7,21 +7,13 @@
 -- Wait (bounded) until the history holds a row of this session, and the
 -- statements history a reading, of a sample after sample_id after.
 CREATE FUNCTION pgs_wait_rows_after(after bigint) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-    deadline timestamptz := clock_timestamp() + interval '60 s';
-BEGIN
-    LOOP
-        PERFORM pg_sleep(0.02);
-        EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
-                          WHERE pid = pg_backend_pid() AND sample_id > after)
-              AND EXISTS (SELECT 1 FROM pg_stat_statements_history
-                          WHERE sample_id > after);
-        IF clock_timestamp() > deadline THEN
-            RAISE EXCEPTION 'no new rows within 60 s';
-        END IF;
-    END LOOP;
-END $$;
+LANGUAGE sql AS $$
+  SELECT pgs_wait_for(format(
+    'EXISTS (SELECT 1 FROM pg_active_session_history
+             WHERE pid = pg_backend_pid() AND sample_id > %1$s)
+     AND EXISTS (SELECT 1 FROM pg_stat_statements_history WHERE sample_id > %1$s)',
+    after))
+$$;
 
 -- PUBLIC may not reset.
 SELECT has_function_privilege('public', 'pgsentinel_reset()', 'EXECUTE') AS public_may_reset;

@@ -553,7 +553,7 @@ pgs_ash_reader_end(AshReader *rd)
 				(errmsg("%llu rows of the active session history were overwritten before this query read them",
 						(unsigned long long) lost),
 				 errdetail("The sampler went around the ring of %d rows while the query ran; the query skipped those rows.",
-						   pgs_state->ash_capacity),
+						   (int) pgs_state->ash.capacity),
 				 errhint("Read the history in shorter queries, or raise pgsentinel_ash.max_entries.")));
 }
 

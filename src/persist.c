@@ -518,13 +518,13 @@ pgs_history_load(void)
 	get_bytes(&hf, &hdr, sizeof(hdr));
 	restore_texts(&hf, &hdr, text_bytes, &map);
 
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	max_sample_id = hdr.last_sample_id;
 	nash = restore_rows(&hf, &pgs_state->ash, hdr.nash, &map, &max_sample_id);
 	npgssh = restore_rows(&hf, &pgs_state->pgssh, hdr.npgssh, NULL,
 						  &max_sample_id);
 	pgs_state->last_sample_id = max_sample_id;
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);

@@ -265,8 +265,7 @@ typedef struct PgsSharedState
 {
 	LWLock	   *lock;			/* see the rules at the top of shmem.c */
 
-	/* Layout, fixed at startup. */
-	int			ash_capacity;
+	/* Layout, fixed at startup (each ring keeps its own capacity). */
 	Size		text_size;
 	Size		text_offset;
 	int			nslots;
@@ -315,7 +314,6 @@ typedef struct PgsSharedState
 	 * Statements ring: written by the statements worker under lock, read
 	 * without it (ring.c).
 	 */
-	int			pgssh_capacity;
 	PgsRing		pgssh;
 
 	/* Sampler's request to the statements worker: protected by lock. */
@@ -416,6 +414,7 @@ extern PgsshRow *pgs_pgssh_rows(void);
 extern PgsshKey *pgs_request_keys(void);
 
 extern int64 pgs_lock_exclusive(void);
+extern void pgs_unlock_exclusive(void);
 extern void pgs_prefault(const void *start, Size size);
 
 /* ring.c */

@@ -92,7 +92,7 @@ pgssh_set_state(PgsshState state, const char *message)
 		strncmp(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN - 1) != 0;
 	pgs_state->pgssh_state = (int) state;
 	strlcpy(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN);
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 
 	/* a setup that lacks pg_stat_statements is a choice: LOG; failures: WARNING */
 	if (changed && state != PGSSH_STARTING)

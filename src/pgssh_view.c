@@ -136,7 +136,7 @@ statements_history(FunctionCallInfo fcinfo)
 				(errmsg("%llu rows of the statements history were overwritten before this query read them",
 						(unsigned long long) cursor.lost),
 				 errdetail("The statements worker went around the ring of %d rows while the query ran; the query skipped those rows.",
-						   pgs_state->pgssh_capacity),
+						   (int) pgs_state->pgssh.capacity),
 				 errhint("Read the history in shorter queries, or raise pgsentinel_pgssh.max_entries.")));
 	return (Datum) 0;
 }

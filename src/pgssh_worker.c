@@ -110,7 +110,7 @@ pgssh_worker_exit(int code, Datum arg)
 		pgs_state->pgssh_pid = 0;
 		pgs_state->pgssh_latch = NULL;
 	}
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 }
 
 /* Does the text array of argument names contain name? */
@@ -276,7 +276,7 @@ batch_row(int n)
 {
 	if (n >= batch_size)
 	{
-		int			size = Min(Max(batch_size * 2, 64), pgs_state->pgssh_capacity);
+		int			size = Min(Max(batch_size * 2, 64), (int) pgs_state->pgssh.capacity);
 
 		Assert(n < size);
 		batch = batch == NULL ?
@@ -309,7 +309,7 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 	if (SPI_execute_plan(read_plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_stat_statements");
 	desc = SPI_tuptable->tupdesc;
-	for (i = 0; i < (int) SPI_processed && n < pgs_state->pgssh_capacity; i++)
+	for (i = 0; i < (int) SPI_processed && n < (int) pgs_state->pgssh.capacity; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		PgsshRow   *r;
@@ -365,7 +365,7 @@ publish_rows(int n, int64 elapsed_us)
 	pgs_state->pgssh_last_us = elapsed_us;
 	if (elapsed_us > pgs_state->pgssh_max_us)
 		pgs_state->pgssh_max_us = elapsed_us;
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 }
 
 /*
@@ -463,7 +463,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	pgs_state->pgssh_pid = MyProcPid;
 	pgs_state->pgssh_latch = MyLatch;
 	last_seq = pg_atomic_read_u64(&pgs_state->request_taken_seq);
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 	on_shmem_exit(pgssh_worker_exit, (Datum) 0);
 
 	/* FATAL if the database does not exist: the sampler reports it */
@@ -481,7 +481,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	keys = MemoryContextAlloc(TopMemoryContext,
 							  sizeof(PgsshKey) * pgs_state->request_max_keys);
 	pgs_prefault(pgs_pgssh_rows(),
-				 sizeof(PgsshRow) * (Size) pgs_state->pgssh_capacity);
+				 sizeof(PgsshRow) * (Size) pgs_state->pgssh.capacity);
 
 	for (;;)
 	{
@@ -562,7 +562,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 				pgs_state->requests_skipped += seq - last_seq - 1;
 			pg_atomic_write_u64(&pgs_state->request_taken_seq, seq);
 		}
-		LWLockRelease(pgs_state->lock);
+		pgs_unlock_exclusive();
 
 		if (seq != last_seq && nkeys > 0)
 		{

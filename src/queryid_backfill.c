@@ -239,7 +239,7 @@ pgs_backfill_init(void)
 	slot_copy = MemoryContextAlloc(TopMemoryContext, pgs_state->slot_size);
 	decisions = MemoryContextAllocZero(TopMemoryContext,
 									   sizeof(BackfillDecision) * Max(pgs_state->nslots, 1));
-	pending_room = Min(PGS_PENDING_INITIAL, pgs_state->ash_capacity);
+	pending_room = Min(PGS_PENDING_INITIAL, (int) pgs_state->ash.capacity);
 	pending = MemoryContextAlloc(TopMemoryContext,
 								 sizeof(PendingBackfill) * pending_room);
 	pending_texts = MemoryContextAllocZero(TopMemoryContext,
@@ -259,9 +259,9 @@ pgs_room_for_pending(void)
 
 	if (npending < pending_room)
 		return true;
-	if (pending_room >= pgs_state->ash_capacity)
+	if (pending_room >= (int) pgs_state->ash.capacity)
 		return false;
-	room = (int) Min((int64) pending_room * 2, (int64) pgs_state->ash_capacity);
+	room = (int) Min((int64) pending_room * 2, (int64) pgs_state->ash.capacity);
 	bigger = MemoryContextAllocExtended(TopMemoryContext,
 										sizeof(PendingBackfill) * (Size) room,
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -409,8 +409,8 @@ pgs_find_backfills(PgsBackfill **fills, uint64 ash_written, int64 sample_id)
 	int			nout = 0;
 	int			i;
 	int			keep = 0;
-	uint64		oldest_row = ash_written > (uint64) pgs_state->ash_capacity ?
-		ash_written - pgs_state->ash_capacity : 0;
+	uint64		oldest_row = ash_written > pgs_state->ash.capacity ?
+		ash_written - pgs_state->ash.capacity : 0;
 
 	for (i = 0; i < npending; i++)
 	{
@@ -455,7 +455,7 @@ pgs_find_backfills(PgsBackfill **fills, uint64 ash_written, int64 sample_id)
 void
 pgs_apply_backfills(const PgsBackfill *fills, int nfills, uint64 ash_written)
 {
-	uint64		capacity = (uint64) pgs_state->ash_capacity;
+	uint64		capacity = pgs_state->ash.capacity;
 	uint64		oldest_row;
 	int			i;
 

@@ -35,7 +35,7 @@ pgsentinel_reset(PG_FUNCTION_ARGS)
 	TimestampTz now;
 
 	pgs_check_loaded();
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	(void) pgs_lock_exclusive();
 	now = GetCurrentTimestamp();
 	pg_atomic_write_u64(&pgs_state->reset_sample_id,
 						(uint64) pgs_state->last_sample_id);
@@ -48,7 +48,7 @@ pgsentinel_reset(PG_FUNCTION_ARGS)
 	/* after the rest: the sampler reads it before the text floor */
 	pg_memory_barrier();
 	pg_atomic_fetch_add_u64(&pgs_state->resets, 1);
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 
 	PG_RETURN_TIMESTAMPTZ(now);
 }

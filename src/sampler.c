@@ -79,7 +79,7 @@ publish_settings(void)
 	(void) pgs_lock_exclusive();
 	pgs_state->worker_period = pgs_sampling_period;
 	pgs_state->worker_track_idle_trans = pgs_track_idle_trans;
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 }
 
 /* Clear worker_pid when the worker exits. */
@@ -91,7 +91,7 @@ sampler_exit(int code, Datum arg)
 	(void) pgs_lock_exclusive();
 	if (pgs_state->worker_pid == MyProcPid)
 		pgs_state->worker_pid = 0;
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 }
 
 /* Map a backend state to ours. */
@@ -138,7 +138,7 @@ sampler_init(void)
 	pgssh_keys = MemoryContextAlloc(TopMemoryContext,
 									sizeof(PgsshKey) * pgs_state->request_max_keys);
 	pgs_status_reader_init();
-	pgs_prefault(pgs_ash_rows(), sizeof(AshRow) * (Size) pgs_state->ash_capacity);
+	pgs_prefault(pgs_ash_rows(), sizeof(AshRow) * (Size) pgs_state->ash.capacity);
 	pgs_prefault(pgs_text_area(), pgs_state->text_size);
 	lock_waiters = MemoryContextAlloc(TopMemoryContext,
 									  sizeof(PgsLockWaiter) * status_slots);
@@ -411,7 +411,7 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 		pgs_state->max_sample_us = sample_us;
 	if (lock_wait_us > pgs_state->max_lock_wait_us)
 		pgs_state->max_lock_wait_us = lock_wait_us;
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 }
 
 /* Take one sample stamped now. */
@@ -512,12 +512,12 @@ pgsentinel_main(Datum main_arg)
 	(void) pgs_lock_exclusive();
 	pgs_state->worker_pid = MyProcPid;
 	pgs_state->worker_started = GetCurrentTimestamp();
-	LWLockRelease(pgs_state->lock);
+	pgs_unlock_exclusive();
 	publish_settings();
 
 	ereport(LOG,
 			(errmsg("pgsentinel sampler started, sampling every %g s into %d rows",
-					pgs_sampling_period, pgs_state->ash_capacity)));
+					pgs_sampling_period, (int) pgs_state->ash.capacity)));
 
 	next_sample = GetCurrentTimestamp();
 	for (;;)
@@ -550,7 +550,7 @@ pgsentinel_main(Datum main_arg)
 				/* late by a whole period: do not try to catch up */
 				(void) pgs_lock_exclusive();
 				pgs_state->sample_overruns++;
-				LWLockRelease(pgs_state->lock);
+				pgs_unlock_exclusive();
 				next_sample = now + period_us();
 			}
 			continue;

@@ -177,7 +177,6 @@ pgs_shmem_startup(void)
 		pg_atomic_init_u64(&s->request_taken_seq, 0);
 
 		offset = MAXALIGN(sizeof(PgsSharedState));
-		s->ash_capacity = pgs_ash_max_entries;
 		offset = pgs_ring_init(&s->ash, sizeof(AshRow), pgs_ash_max_entries,
 							   offset);
 
@@ -204,7 +203,6 @@ pgs_shmem_startup(void)
 		}
 		offset += mul_size(s->slot_size, s->nslots);
 
-		s->pgssh_capacity = pgs_pgssh_max_entries;
 		offset = pgs_ring_init(&s->pgssh, sizeof(PgsshRow),
 							   pgs_pgssh_max_entries, offset);
 
@@ -283,6 +281,14 @@ pgs_lock_exclusive(void)
 	before = GetCurrentTimestamp();
 	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
 	return GetCurrentTimestamp() - before;
+}
+
+/* Release what pgs_lock_exclusive() took. */
+void
+pgs_unlock_exclusive(void)
+{
+	Assert(LWLockHeldByMeInMode(pgs_state->lock, LW_EXCLUSIVE));
+	LWLockRelease(pgs_state->lock);
 }
 
 /*

@@ -58,7 +58,7 @@ typedef struct StatusCopy
 static void
 status_copy_out(StatusCopy *c)
 {
-	uint64		capacity = (uint64) pgs_state->ash_capacity;
+	uint64		capacity = pgs_state->ash.capacity;
 	uint64		ash_from;
 	uint64		text_head;
 
@@ -181,7 +181,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	nulls[i++] = (c.samples_taken == 0);
 	values[i++] = Int64GetDatum(c.max_lock_wait_us);
 	values[i++] = Int64GetDatum((int64) c.ash_rows);
-	values[i++] = Int32GetDatum(pgs_state->ash_capacity);
+	values[i++] = Int32GetDatum((int32) pgs_state->ash.capacity);
 	values[i++] = Int64GetDatum((int64) c.ash_written);
 	values[i] = TimestampTzGetDatum(c.oldest_time);
 	nulls[i++] = (c.oldest_time == 0);
@@ -204,7 +204,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i] = Int32GetDatum(c.pgssh_pid);
 	nulls[i++] = (c.pgssh_pid == 0);
 	values[i++] = Int64GetDatum((int64) c.pgssh_rows);
-	values[i++] = Int32GetDatum(pgs_state->pgssh_capacity);
+	values[i++] = Int32GetDatum((int32) pgs_state->pgssh.capacity);
 	values[i++] = Int64GetDatum((int64) c.pgssh_samples);
 	values[i] = Int64GetDatum(c.pgssh_last_us);
 	nulls[i++] = (c.pgssh_samples == 0);

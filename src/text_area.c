@@ -352,8 +352,8 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 		return PGS_TEXT_NONE;
 	}
 
-	oldest_live_row = row_index >= (uint64) pgs_state->ash_capacity ?
-		row_index - pgs_state->ash_capacity + 1 : 0;
+	oldest_live_row = row_index >= pgs_state->ash.capacity ?
+		row_index - pgs_state->ash.capacity + 1 : 0;
 	/* rows hidden by a reset no longer count (a stale value only miscounts) */
 	oldest_live_row = Max(oldest_live_row,
 						  pg_atomic_read_u64(&pgs_state->ash.visible_from));
