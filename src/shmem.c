@@ -17,7 +17,8 @@
  *	  worker writes the statements ring and its status fields.  A writer
  *	  prepares everything in its own memory first (rows, texts, their final
  *	  positions), then takes the lock in LW_EXCLUSIVE mode only to memcpy
- *	  the prepared batch in and update counters.  Nothing is allocated, no
+ *	  the prepared batch in and update counters, always through
+ *	  pgs_lock_exclusive() and pgs_unlock_exclusive().  Nothing is allocated, no
  *	  error can be raised and no system call is made while it is held
  *	  (reading the clock, a vDSO call, excepted).
  *	- A writer reads what only it writes without the lock (the sampler its
@@ -53,7 +54,11 @@
  *	  entry at a time: their memory does not grow with either (ring.c).
  *	- pgsentinel_reset() (reset.c) takes the lock exclusively to move each
  *	  area's first visible row or entry; readers read those atomics without
- *	  it.
+ *	  it, once per query (pgs_ring_query_bounds()).  A reset stores the
+ *	  rings' starts, then the text floor, with barriers between; a query
+ *	  reads the text floor first, then its rows' bounds, then the reset's
+ *	  sample id, so that its rows keep their texts and bounds from after a
+ *	  reset come with that reset's sample id.
  *	- Layout fields (capacities, offsets, sizes) are set once by the
  *	  postmaster before any other process exists and are read without lock.
  *
