@@ -28,6 +28,7 @@ OBJS = \
 	src/pgssh_request.o \
 	src/pgssh_worker.o \
 	src/pgssh_view.o \
+	src/samples_view.o \
 	src/columns.o \
 	src/legacy_get_parsedinfo.o
 
@@ -38,8 +39,8 @@ DATA = \
 	pgsentinel--1.4.0.sql \
 	pgsentinel--1.4.0--1.5.0.sql \
 	pgsentinel--1.5.0--1.5.1.sql \
-	pgsentinel--1.5.1--2.0.0.sql \
-	pgsentinel--2.0.0--2.1.0.sql
+	pgsentinel--1.5.1--2.0.0.sql
+DATA_built = pgsentinel--2.0.0--2.1.0.sql
 PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -57,6 +58,12 @@ EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The 2.0.0 -> 2.1.0 script is assembled from one file per concern, in the
+# order of their names (after the include: srcdir is set there).
+UPDATE_2_1_0_PARTS = $(sort $(wildcard $(srcdir)/sql-src/2.0.0--2.1.0/*.sql))
+pgsentinel--2.0.0--2.1.0.sql: $(UPDATE_2_1_0_PARTS)
+	cat $^ > $@
 
 # Warnings are errors on every supported version.
 override CFLAGS += -Werror

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * persist.c
- *		The history kept across restarts: both rings, and the texts their
+ *		The history kept across restarts: the rings, and the texts their
  *		rows use, written to a file at a clean shutdown and read back at
  *		the next start.
  *
@@ -20,9 +20,10 @@
  * texts).
  *
  * The file: a header (format, PostgreSQL major version, row sizes, counts,
- * the last sample id), the texts of the text area oldest first, each with
- * the logical position it had, the ASH rows oldest first, the statements
- * rows oldest first, and a CRC-32C of all of that.  It is checked whole
+ * the last sample id, the history id), the texts of the text area oldest
+ * first, each with the logical position it had, the ASH rows oldest first,
+ * the samples oldest first, the statements rows oldest first, and a
+ * CRC-32C of all of that.  It is checked whole
  * before anything is restored; a file that does not match (another format
  * or major version, short, corrupt) is logged and ignored, so the server
  * always starts.  Settings may have changed in between: the newest rows
@@ -52,7 +53,7 @@
 #define HISTORY_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/pgsentinel_history.stat"
 #define HISTORY_FILE_TMP	HISTORY_FILE ".tmp"
 #define HISTORY_MAGIC		0x48534750	/* "PGSH" */
-#define HISTORY_FORMAT		1
+#define HISTORY_FORMAT		2
 
 /* Rows read and restored at a time. */
 #define RESTORE_BATCH_ROWS	1024
@@ -64,10 +65,12 @@ typedef struct HistoryHeader
 	uint32		pg_major;		/* PG_VERSION_NUM / 100: wait event codes */
 	uint32		ash_row_size;
 	uint32		pgssh_row_size;
-	uint32		padding;
+	uint32		sample_row_size;
 	int64		last_sample_id;
+	uint64		history_id;
 	uint64		ntexts;
 	uint64		nash;
+	uint64		nsamples;
 	uint64		npgssh;
 } HistoryHeader;
 
@@ -134,6 +137,7 @@ skip_bytes(HistoryFile *hf, uint64 len)
  * sample id.
  */
 StaticAssertDecl(offsetof(AshRow, sample_id) == 0 &&
+				 offsetof(PgsSampleRow, sample_id) == 0 &&
 				 offsetof(PgsshRow, sample_id) == 0,
 				 "rows begin with their sample id");
 
@@ -207,10 +211,13 @@ pgs_history_save(int code, Datum arg)
 	hdr.pg_major = PG_VERSION_NUM / 100;
 	hdr.ash_row_size = sizeof(AshRow);
 	hdr.pgssh_row_size = sizeof(PgsshRow);
+	hdr.sample_row_size = sizeof(PgsSampleRow);
 	hdr.last_sample_id = pgs_state->last_sample_id;
+	hdr.history_id = pgs_state->history_id;
 	for (pos = tail; pgs_text_next_entry(&pos, head, &data, &len);)
 		hdr.ntexts++;
 	hdr.nash = count_whole_rows(&pgs_state->ash);
+	hdr.nsamples = count_whole_rows(&pgs_state->samples);
 	hdr.npgssh = count_whole_rows(&pgs_state->pgssh);
 
 	hf.f = AllocateFile(HISTORY_FILE_TMP, PG_BINARY_W);
@@ -235,6 +242,7 @@ pgs_history_save(int code, Datum arg)
 		put_bytes(&hf, data, len);
 	}
 	put_whole_rows(&hf, &pgs_state->ash);
+	put_whole_rows(&hf, &pgs_state->samples);
 	put_whole_rows(&hf, &pgs_state->pgssh);
 	crc = hf.crc;
 	FIN_CRC32C(crc);
@@ -285,7 +293,8 @@ check_file(HistoryFile *hf, HistoryHeader *hdr, uint64 *text_bytes,
 		return false;
 	}
 	if (hdr->format != HISTORY_FORMAT || hdr->ash_row_size != sizeof(AshRow) ||
-		hdr->pgssh_row_size != sizeof(PgsshRow))
+		hdr->pgssh_row_size != sizeof(PgsshRow) ||
+		hdr->sample_row_size != sizeof(PgsSampleRow))
 	{
 		*why = "written by another version of pgsentinel";
 		return false;
@@ -310,7 +319,9 @@ check_file(HistoryFile *hf, HistoryHeader *hdr, uint64 *text_bytes,
 	}
 	if (hdr->nash > PG_INT64_MAX / sizeof(AshRow) ||
 		hdr->npgssh > PG_INT64_MAX / sizeof(PgsshRow) ||
+		hdr->nsamples > PG_INT64_MAX / sizeof(PgsSampleRow) ||
 		!skip_bytes(hf, hdr->nash * sizeof(AshRow)) ||
+		!skip_bytes(hf, hdr->nsamples * sizeof(PgsSampleRow)) ||
 		!skip_bytes(hf, hdr->npgssh * sizeof(PgsshRow)))
 	{
 		*why = "it is shorter than its header says";
@@ -458,7 +469,7 @@ restore_rows(HistoryFile *hf, PgsRing *ring, uint64 n, const TextMap *map,
 				sample_id = r->sample_id;
 			}
 			else
-				sample_id = ((PgsshRow *) row)->sample_id;
+				memcpy(&sample_id, row, sizeof(int64));
 			*max_sample_id = Max(*max_sample_id, sample_id);
 		}
 		pgs_ring_append(ring, rows, count);
@@ -486,6 +497,7 @@ pgs_history_load(void)
 	TextMap		map;
 	int64		max_sample_id;
 	uint64		nash;
+	uint64		nsamples;
 	uint64		npgssh;
 
 	hf.f = AllocateFile(HISTORY_FILE, PG_BINARY_R);
@@ -521,9 +533,13 @@ pgs_history_load(void)
 	(void) pgs_lock_exclusive();
 	max_sample_id = hdr.last_sample_id;
 	nash = restore_rows(&hf, &pgs_state->ash, hdr.nash, &map, &max_sample_id);
+	nsamples = restore_rows(&hf, &pgs_state->samples, hdr.nsamples, NULL,
+							&max_sample_id);
 	npgssh = restore_rows(&hf, &pgs_state->pgssh, hdr.npgssh, NULL,
 						  &max_sample_id);
 	pgs_state->last_sample_id = max_sample_id;
+	/* the same history goes on: the archive goes on from its watermark */
+	pgs_state->history_id = hdr.history_id;
 	pgs_unlock_exclusive();
 
 	MemoryContextSwitchTo(oldcxt);
@@ -532,8 +548,9 @@ pgs_history_load(void)
 	unlink(HISTORY_FILE);
 
 	ereport(LOG,
-			(errmsg("pgsentinel restored %llu rows of active session history, %llu rows of statements history and %llu texts from \"%s\"",
-					(unsigned long long) nash, (unsigned long long) npgssh,
+			(errmsg("pgsentinel restored %llu rows of active session history (%llu samples), %llu rows of statements history and %llu texts from \"%s\"",
+					(unsigned long long) nash, (unsigned long long) nsamples,
+					(unsigned long long) npgssh,
 					(unsigned long long) map.n, HISTORY_FILE),
 			 (nash < hdr.nash || npgssh < hdr.npgssh || map.n < hdr.ntexts) ?
 			 errdetail("The file held %llu, %llu and %llu: the oldest did not fit the current settings.",

@@ -96,7 +96,11 @@ typedef struct AshRow
 	uint8		blocker_state;	/* PgsState of blockerpid, 0 = unknown */
 	uint8		cmdtype;		/* PgsCmdType */
 	uint8		backend_type;	/* core's BackendType */
+	uint32		period_us;		/* sampling period of its sample: its weight */
 } AshRow;
+
+StaticAssertDecl(sizeof(AshRow) == 184,
+				 "the period fits where the row had padding");
 
 /*
  * One row of pg_stat_statements history: the counters of one statement
@@ -131,6 +135,20 @@ typedef struct PgsshRow
 	double		blk_read_time;
 	double		blk_write_time;
 } PgsshRow;
+
+/*
+ * One sample, whether or not it found an active session: what makes
+ * average active sessions exact.  A row of the ASH ring stands for
+ * period_us of one session's time.
+ */
+typedef struct PgsSampleRow
+{
+	int64		sample_id;
+	TimestampTz sample_time;	/* the ash_time of its rows */
+	int64		period_us;		/* sampling period it was taken at */
+	int32		nrows;			/* rows it wrote to the ASH ring */
+	int32		padding;
+} PgsSampleRow;
 
 /*
  * A statement the sampler asks the statements worker to read: its query id
@@ -272,9 +290,17 @@ typedef struct PgsSharedState
 	Size		slot_size;
 	Size		slots_offset;
 
-	/* ASH ring: written under lock, read without it (ring.c). */
+	/*
+	 * ASH ring and the ring of samples: written under lock, read without it
+	 * (ring.c).  history_id names this history: random when shared memory
+	 * is created empty, restored with the rows at a restart (persist.c);
+	 * the archive watermark holds it, so that a history that starts again
+	 * (after a crash, on a promoted standby) is recognized.
+	 */
 	PgsRing		ash;
+	PgsRing		samples;
 	int64		last_sample_id; /* protected by lock */
+	uint64		history_id;		/* set at startup */
 
 	/*
 	 * Text area: written under lock; head and tail are atomics so that
@@ -653,7 +679,7 @@ extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
 						   const bool *nulls);
 
 /* ash_view.c: reading the history as SQL values */
-#define PGS_ASH_COLS 31
+#define PGS_ASH_COLS 32
 extern const char *const pgs_ash_columns[PGS_ASH_COLS];
 extern const Oid pgs_ash_column_types[PGS_ASH_COLS];
 typedef struct AshReader AshReader;

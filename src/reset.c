@@ -40,6 +40,8 @@ pgsentinel_reset(PG_FUNCTION_ARGS)
 	pg_atomic_write_u64(&pgs_state->reset_sample_id,
 						(uint64) pgs_state->last_sample_id);
 	pgs_ring_hide_before(&pgs_state->ash, pgs_ring_written(&pgs_state->ash));
+	pgs_ring_hide_before(&pgs_state->samples,
+						 pgs_ring_written(&pgs_state->samples));
 	pgs_ring_hide_before(&pgs_state->pgssh,
 						 pgs_ring_written(&pgs_state->pgssh));
 	pg_atomic_write_u64(&pgs_state->text_visible_from,

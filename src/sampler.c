@@ -375,10 +375,17 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 static void
 publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 			   int nfills, int nkeys, int via_core, int64 sample_id,
-			   TimestampTz now, TimestampTz started)
+			   TimestampTz now, int64 period, TimestampTz started)
 {
 	int64		sample_us = GetCurrentTimestamp() - started;
 	int64		lock_wait_us;
+	PgsSampleRow sample;
+
+	memset(&sample, 0, sizeof(sample));
+	sample.sample_id = sample_id;
+	sample.sample_time = now;
+	sample.period_us = period;
+	sample.nrows = nrows;
 
 	lock_wait_us = pgs_lock_exclusive();
 
@@ -393,9 +400,12 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 	{
 		pg_atomic_write_u64(&pgs_state->reset_sample_id, (uint64) sample_id);
 		pgs_ring_hide_before(&pgs_state->ash, ash_written + nrows);
+		pgs_ring_hide_before(&pgs_state->samples,
+							 pgs_ring_written(&pgs_state->samples) + 1);
 	}
 
 	pgs_ring_append(&pgs_state->ash, rows, (uint64) nrows);
+	pgs_ring_append(&pgs_state->samples, &sample, 1);
 	ash_written += nrows;
 	pgs_state->last_sample_id = sample_id;
 
@@ -431,6 +441,7 @@ take_sample(TimestampTz now)
 	int			via_core;
 	bool		query_ids_on;
 	int64		sample_id = last_sample_id + 1;
+	int64		period = period_us();
 	StoredBlockerList stored_list = {NULL, 0, PGS_TEXT_NONE};
 	int			i;
 
@@ -454,6 +465,7 @@ take_sample(TimestampTz now)
 		uint64		row_index = ash_written + nrows;
 
 		fill_row(row, &sessions[sampled[i]], row_index, sample_id, now);
+		row->period_us = (uint32) period;
 		nrows++;
 
 		/* remember rows whose statement has no query id yet */
@@ -474,7 +486,7 @@ take_sample(TimestampTz now)
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
 	publish_sample(rows, nrows, fills, nfills, nkeys, via_core, sample_id,
-				   now, started);
+				   now, period, started);
 	last_sample_id = sample_id;
 	if (nkeys > 0)
 		pgssh_notify();

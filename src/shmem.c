@@ -119,6 +119,18 @@ text_area_bytes(void)
 }
 
 /*
+ * Samples kept: as many as rows, so that the samples of every row still in
+ * the ASH ring are there too (a sample without an active session writes no
+ * row but still needs its entry, so on a quiet server the list of samples
+ * wraps before the rows do, and the oldest rows then have no sample entry).
+ */
+static uint64
+samples_capacity(void)
+{
+	return (uint64) pgs_ash_max_entries;
+}
+
+/*
  * Bytes of shared memory pgsentinel needs for the current settings.  Called
  * in the postmaster after MaxBackends is known.
  */
@@ -129,6 +141,7 @@ pgs_shmem_size(void)
 
 	size = MAXALIGN(sizeof(PgsSharedState));
 	size = add_size(size, pgs_ring_size(sizeof(AshRow), pgs_ash_max_entries));
+	size = add_size(size, pgs_ring_size(sizeof(PgsSampleRow), samples_capacity()));
 	size = add_size(size, MAXALIGN(text_area_bytes()));
 	size = add_size(size, PG_CACHE_LINE_SIZE);	/* to align the slots */
 	size = add_size(size, mul_size(backend_slot_size(), MaxBackends));
@@ -184,6 +197,10 @@ pgs_shmem_startup(void)
 		offset = MAXALIGN(sizeof(PgsSharedState));
 		offset = pgs_ring_init(&s->ash, sizeof(AshRow), pgs_ash_max_entries,
 							   offset);
+		offset = pgs_ring_init(&s->samples, sizeof(PgsSampleRow),
+							   samples_capacity(), offset);
+		if (!pg_strong_random(&s->history_id, sizeof(s->history_id)))
+			s->history_id = (uint64) GetCurrentTimestamp() ^ (uint64) MyProcPid;
 
 		s->text_size = text_area_bytes();
 		s->text_offset = offset;
