@@ -64,7 +64,8 @@ const char *const pgs_ash_columns[PGS_ASH_COLS] = {
 	"state_change", "wait_event_type", "wait_event", "state",
 	"backend_xid", "backend_xmin", "top_level_query", "query", "cmdtype",
 	"queryid", "nested_queryid", "backend_type", "blockers", "blockerpid",
-	"blocker_state", "sample_id", "blocking_pids", "sample_period"
+	"blocker_state", "sample_id", "blocking_pids", "sample_period",
+	"blocker_usesysid"
 };
 
 const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
@@ -74,7 +75,7 @@ const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
 	TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID,
 	XIDOID, XIDOID, TEXTOID, TEXTOID, TEXTOID,
 	INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID,
-	TEXTOID, INT8OID, INT4ARRAYOID, FLOAT8OID
+	TEXTOID, INT8OID, INT4ARRAYOID, FLOAT8OID, OIDOID
 };
 
 #define ASH_COLS			PGS_ASH_COLS
@@ -410,6 +411,8 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	nulls[27] = (row->blockers == 0);
 	values[29] = Int64GetDatum(row->sample_id);
 	values[31] = Float8GetDatum(row->period_us / 1000000.0);
+	values[32] = ObjectIdGetDatum(row->blocker_usesysid);
+	nulls[32] = row->blockers == 0 || !OidIsValid(row->blocker_usesysid);
 	if (WANT(30))
 		values[30] = blocking_pids_datum(rd, row, &nulls[30]);
 	else

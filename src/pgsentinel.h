@@ -679,7 +679,7 @@ extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
 						   const bool *nulls);
 
 /* ash_view.c: reading the history as SQL values */
-#define PGS_ASH_COLS 32
+#define PGS_ASH_COLS 33
 extern const char *const pgs_ash_columns[PGS_ASH_COLS];
 extern const Oid pgs_ash_column_types[PGS_ASH_COLS];
 typedef struct AshReader AshReader;

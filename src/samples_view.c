@@ -26,6 +26,8 @@
 #include "pgsentinel.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_samples);
+PG_FUNCTION_INFO_V1(pgsentinel_history_id);
+PG_FUNCTION_INFO_V1(pgsentinel_ring_start);
 
 static const char *const sample_columns[] = {
 	"sample_id", "sample_time", "sample_period", "active_sessions"
@@ -75,4 +77,68 @@ pgsentinel_samples(PG_FUNCTION_ARGS)
 	}
 	pfree(cursor.chunk);
 	return (Datum) 0;
+}
+
+/*
+ * SQL function pgsentinel_history_id(): the id of the history the rings
+ * hold (pgsentinel.h), which the archive's watermark refers to.
+ */
+Datum
+pgsentinel_history_id(PG_FUNCTION_ARGS)
+{
+	pgs_check_loaded();
+	PG_RETURN_INT64((int64) pgs_state->history_id);
+}
+
+/*
+ * SQL function pgsentinel_ring_start(): the time of the first sample whose
+ * rows the ring holds whole, NULL when it holds no sample.  Once the ASH
+ * ring has overwritten rows, its oldest row belongs to a sample that may
+ * have lost some: the ring is whole from the sample after it.  Read within the
+ * calling query's bounds (ring.c), so that the views that split the
+ * history at this time read the rings as they were then.
+ */
+Datum
+pgsentinel_ring_start(PG_FUNCTION_ARGS)
+{
+	MemoryContext query_cxt = fcinfo->flinfo->fn_mcxt;
+	PgsQueryBounds ash;
+	PgsQueryBounds samples;
+	PgsRingCursor cursor;
+	const AshRow *oldest_row;
+	const PgsSampleRow *s;
+	int64		after = 0;
+	bool		found = false;
+	TimestampTz start = 0;
+
+	pgs_check_loaded();
+	pgs_ring_query_bounds(&pgs_state->ash, query_cxt, &ash);
+	pgs_ring_query_bounds(&pgs_state->samples, query_cxt, &samples);
+
+	/* rows were overwritten only if the ring starts after its visible start */
+	if (ash.first > pg_atomic_read_u64(&pgs_state->ash.visible_from))
+	{
+		pgs_ring_cursor_open(&cursor, &pgs_state->ash, ash.first,
+							 Min(ash.first + 1, ash.end));
+		oldest_row = pgs_ring_cursor_next(&cursor);
+		if (oldest_row != NULL)
+			after = oldest_row->sample_id;
+		pfree(cursor.chunk);
+	}
+
+	pgs_ring_cursor_open(&cursor, &pgs_state->samples, samples.first,
+						 samples.end);
+	while ((s = pgs_ring_cursor_next(&cursor)) != NULL)
+	{
+		if (s->sample_id > after)
+		{
+			start = s->sample_time;
+			found = true;
+			break;
+		}
+	}
+	pfree(cursor.chunk);
+	if (!found)
+		PG_RETURN_NULL();
+	PG_RETURN_TIMESTAMPTZ(start);
 }

@@ -18,3 +18,17 @@ CREATE FUNCTION pgsentinel_samples(
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pgsentinel_samples'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- The id of the history the rings hold, which the archive's watermark
+-- refers to (a crash or a promotion starts a new history).
+CREATE FUNCTION pgsentinel_history_id()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pgsentinel_history_id'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- The time from which the ring holds every row of its samples; the
+-- history views (35_history_views.sql) read the archive before it.
+CREATE FUNCTION pgsentinel_ring_start()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'pgsentinel_ring_start'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;

@@ -1,0 +1,158 @@
+
+-- The archive (docs/archive.md): the history in ordinary tables, written by
+-- the archiver worker (src/archiver.c, src/archive_step.c) every
+-- pgsentinel_archive.interval, exactly once, 1 sample in
+-- pgsentinel_archive.keep_one_in, with weights.  Raw rows are partitioned
+-- by day and dropped whole after pgsentinel_archive.retention; per-minute
+-- and per-hour rollups are kept far longer.  The archiver creates and drops
+-- the partitions; the parents are members of the extension, so DROP
+-- EXTENSION removes the archive with them.
+--
+-- None of these tables is granted to anybody: the views below read them
+-- with their owner's rights and show of each row what pg_stat_activity
+-- shows of a session (docs/visibility.md).
+
+-- The blocker's role, which blocker_state's visibility depends on: the
+-- archive keeps it with the row.
+ALTER FOREIGN TABLE pgsentinel_ash_ring ADD COLUMN blocker_usesysid oid;
+
+-- The watermark: the last sample archived, committed with its rows.
+-- history_id names the ring's history (a crash or a promotion starts a new
+-- one: the archive then goes on after last_sample_time).
+CREATE TABLE pgsentinel_archive_state (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    history_id bigint,
+    last_sample_id bigint,
+    last_sample_time timestamptz,
+    samples_archived bigint NOT NULL DEFAULT 0,
+    samples_skipped bigint NOT NULL DEFAULT 0,
+    rows_archived bigint NOT NULL DEFAULT 0,
+    samples_lost bigint NOT NULL DEFAULT 0,
+    rows_lost bigint NOT NULL DEFAULT 0,
+    last_archive_time timestamptz
+);
+INSERT INTO pgsentinel_archive_state DEFAULT VALUES;
+
+-- Wait events by name (codes differ between major versions).
+CREATE TABLE pgsentinel_archive_wait_event (
+    wait_event_id integer PRIMARY KEY,
+    wait_event_type text,
+    wait_event text,
+    UNIQUE NULLS NOT DISTINCT (wait_event_type, wait_event)
+);
+
+-- One row per archived sample, those without an active session included.
+-- The sample's rows are its arrays, element i of each array being row i:
+-- what varies from sample to sample is stored here (the wait, the
+-- blockers), the rest once per activity of the day.  Arrays of blockers
+-- are NULL when no row of the sample was blocked.  weight: the seconds
+-- of one session's time each row stands for (period x keep_one_in).
+CREATE TABLE pgsentinel_archive_sample (
+    sample_time timestamptz NOT NULL,
+    sample_id bigint NOT NULL,
+    sample_period double precision NOT NULL,
+    weight double precision NOT NULL,
+    active_sessions integer NOT NULL,
+    activity_ids integer[],
+    wait_event_ids integer[],
+    blockers integer[],
+    blockerpids integer[],
+    blocker_states text[],
+    blocker_usesysids oid[],
+    blocking_pids text[]
+) PARTITION BY RANGE (sample_time);
+CREATE INDEX ON pgsentinel_archive_sample USING brin (sample_time);
+
+-- What a session was doing, the same at every sample while its statement
+-- runs: one row per distinct activity per day, found again by hash.
+CREATE TABLE pgsentinel_archive_activity (
+    day date NOT NULL,
+    activity_id integer NOT NULL,
+    hash bigint NOT NULL,
+    datid oid,
+    datname text,
+    pid integer,
+    leader_pid integer,
+    usesysid oid,
+    usename text,
+    application_name text,
+    client_addr text,
+    client_hostname text,
+    client_port integer,
+    backend_start timestamptz,
+    xact_start timestamptz,
+    query_start timestamptz,
+    state_change timestamptz,
+    state text,
+    backend_xid xid,
+    backend_xmin xid,
+    top_level_query_id integer,
+    query_id integer,
+    cmdtype text,
+    queryid bigint,
+    nested_queryid bigint,
+    backend_type text,
+    PRIMARY KEY (day, activity_id)
+) PARTITION BY RANGE (day);
+CREATE INDEX ON pgsentinel_archive_activity (day, hash);
+
+-- Statement texts, once per day.
+CREATE TABLE pgsentinel_archive_text (
+    day date NOT NULL,
+    text_id integer NOT NULL,
+    hash bigint NOT NULL,
+    text text NOT NULL,
+    PRIMARY KEY (day, text_id)
+) PARTITION BY RANGE (day);
+CREATE INDEX ON pgsentinel_archive_text (day, hash);
+
+-- Rollups: the time sessions spent (db_time, seconds: the sum of the
+-- weights of the rows) by minute and by hour, per wait, statement,
+-- database, role, application and backend type; and the time observed
+-- (the sum of the samples' weights) per bucket.  Average active sessions
+-- of a bucket = db_time / observed.
+CREATE TABLE pgsentinel_rollup_minute (
+    bucket timestamptz NOT NULL,
+    datname text,
+    usename text,
+    application_name text,
+    backend_type text,
+    wait_event_type text,
+    wait_event text,
+    queryid bigint,
+    db_time double precision NOT NULL,
+    rows bigint NOT NULL,
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usename, application_name,
+                               backend_type, wait_event_type, wait_event,
+                               queryid)
+) PARTITION BY RANGE (bucket);
+
+CREATE TABLE pgsentinel_rollup_minute_observed (
+    bucket timestamptz NOT NULL PRIMARY KEY,
+    samples bigint NOT NULL,
+    observed double precision NOT NULL
+) PARTITION BY RANGE (bucket);
+
+CREATE TABLE pgsentinel_rollup_hour (LIKE pgsentinel_rollup_minute,
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usename, application_name,
+                               backend_type, wait_event_type, wait_event,
+                               queryid)
+) PARTITION BY RANGE (bucket);
+
+CREATE TABLE pgsentinel_rollup_hour_observed (
+    bucket timestamptz NOT NULL PRIMARY KEY,
+    samples bigint NOT NULL,
+    observed double precision NOT NULL
+) PARTITION BY RANGE (bucket);
+
+REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
+    pgsentinel_archive_sample, pgsentinel_archive_activity,
+    pgsentinel_archive_text, pgsentinel_rollup_minute,
+    pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
+    pgsentinel_rollup_hour_observed FROM PUBLIC;
+
+-- pg_dump keeps the archive: the wait events as a configuration table,
+-- the partitions (not members of the extension) as ordinary tables of the
+-- schema (docs/archive.md).  The watermark is not dumped: it belongs to
+-- the server's ring, which a restored database does not have.
+SELECT pg_catalog.pg_extension_config_dump('pgsentinel_archive_wait_event', '');

@@ -1,0 +1,111 @@
+
+-- One history over the ring and the archive (docs/archive.md): the ring
+-- from pgsentinel_ring_start() on, the archive before it, so that no sample is counted
+-- twice.  That is the first sample whose rows the ring holds whole
+-- (the one of its oldest row may have lost some); after a crash or a
+-- promotion (another history) not before what the archive already holds.
+-- Every row has its weight: the seconds of one session's time it stands
+-- for.  Average active sessions over a window = sum(weight) / seconds;
+-- pgsentinel_sample_history gives the seconds observed (sum of its
+-- weights), which is less than the window when the sampler did not run.
+
+-- The blocker's role is read with the rows: pg_active_session_history
+-- shows the new columns of the foreign table.
+CREATE OR REPLACE VIEW pg_active_session_history AS
+  SELECT * FROM pgsentinel_ash_ring;
+
+CREATE VIEW pgsentinel_sample_history AS
+SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
+       a.active_sessions, 'archive'::pg_catalog.text AS source
+  FROM pgsentinel_archive_sample a
+ WHERE a.sample_time OPERATOR(pg_catalog.<)
+       coalesce((SELECT greatest(pgsentinel_ring_start(),
+                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
+                            FROM pgsentinel_archive_state st
+                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id()))), 'infinity')
+UNION ALL
+SELECT p.sample_id, p.sample_time, p.sample_period, p.sample_period,
+       p.active_sessions, 'ring'::pg_catalog.text
+  FROM pgsentinel_samples() p
+ WHERE p.sample_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
+                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
+                            FROM pgsentinel_archive_state st
+                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
+
+CREATE VIEW pgsentinel_ash_history AS
+SELECT s.sample_time AS ash_time,
+       a.datid, a.datname, a.pid,
+       CASE WHEN v.visible THEN a.leader_pid END AS leader_pid,
+       a.usesysid, a.usename, a.application_name,
+       CASE WHEN v.visible THEN a.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN a.client_hostname END AS client_hostname,
+       CASE WHEN v.visible THEN a.client_port END AS client_port,
+       CASE WHEN v.visible THEN a.backend_start END AS backend_start,
+       CASE WHEN v.visible THEN a.xact_start END AS xact_start,
+       CASE WHEN v.visible THEN a.query_start END AS query_start,
+       CASE WHEN v.visible THEN a.state_change END AS state_change,
+       CASE WHEN v.visible THEN w.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN w.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN a.state END AS state,
+       a.backend_xid, a.backend_xmin,
+       CASE WHEN v.visible THEN tt.text ELSE '<insufficient privilege>' END AS top_level_query,
+       CASE WHEN v.visible THEN qt.text ELSE '<insufficient privilege>' END AS query,
+       CASE WHEN v.visible THEN a.cmdtype END AS cmdtype,
+       CASE WHEN v.visible THEN a.queryid END AS queryid,
+       CASE WHEN v.visible THEN a.nested_queryid END AS nested_queryid,
+       CASE WHEN v.visible THEN a.backend_type END AS backend_type,
+       coalesce(u.blockers, 0) AS blockers,
+       u.blockerpid,
+       CASE WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+              OR pg_catalog.pg_has_role(u.blocker_usesysid, 'USAGE')
+            THEN u.blocker_state END AS blocker_state,
+       s.sample_id,
+       coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
+       s.sample_period,
+       u.blocker_usesysid,
+       s.weight,
+       'archive'::pg_catalog.text AS source
+  FROM pgsentinel_archive_sample s
+ CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(s.activity_ids),
+                               pg_catalog.unnest(s.wait_event_ids),
+                               pg_catalog.unnest(s.blockers),
+                               pg_catalog.unnest(s.blockerpids),
+                               pg_catalog.unnest(s.blocker_states),
+                               pg_catalog.unnest(s.blocker_usesysids),
+                               pg_catalog.unnest(s.blocking_pids))
+       AS u(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
+            blocker_usesysid, blocking_pids)
+  JOIN pgsentinel_archive_activity a
+    ON a.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date
+   AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
+  LEFT JOIN pgsentinel_archive_wait_event w
+    ON w.wait_event_id OPERATOR(pg_catalog.=) u.wait_event_id
+  LEFT JOIN pgsentinel_archive_text tt
+    ON tt.day OPERATOR(pg_catalog.=) a.day
+   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
+  LEFT JOIN pgsentinel_archive_text qt
+    ON qt.day OPERATOR(pg_catalog.=) a.day
+   AND qt.text_id OPERATOR(pg_catalog.=) a.query_id
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v
+ WHERE s.sample_time OPERATOR(pg_catalog.<)
+       coalesce((SELECT greatest(pgsentinel_ring_start(),
+                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
+                            FROM pgsentinel_archive_state st
+                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id()))), 'infinity')
+UNION ALL
+SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
+       r.usename, r.application_name, r.client_addr, r.client_hostname,
+       r.client_port, r.backend_start, r.xact_start, r.query_start,
+       r.state_change, r.wait_event_type, r.wait_event, r.state,
+       r.backend_xid, r.backend_xmin, r.top_level_query, r.query, r.cmdtype,
+       r.queryid, r.nested_queryid, r.backend_type, r.blockers, r.blockerpid,
+       r.blocker_state, r.sample_id, r.blocking_pids, r.sample_period,
+       r.blocker_usesysid, r.sample_period, 'ring'::pg_catalog.text
+  FROM pgsentinel_ash_ring r
+ WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
+                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
+                            FROM pgsentinel_archive_state st
+                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
+
+GRANT SELECT ON pgsentinel_sample_history, pgsentinel_ash_history TO PUBLIC;
