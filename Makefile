@@ -29,6 +29,8 @@ OBJS = \
 	src/pgssh_worker.o \
 	src/pgssh_view.o \
 	src/samples_view.o \
+	src/archiver.o \
+	src/archive_step.o \
 	src/columns.o \
 	src/legacy_get_parsedinfo.o
 

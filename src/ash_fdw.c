@@ -23,7 +23,11 @@
 #include "postgres.h"
 
 #include "access/reloptions.h"
+#include "access/nbtree.h"
+#include "access/stratnum.h"
 #include "access/sysattr.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
 #include "commands/explain.h"
 #if PG_VERSION_NUM >= 180000
 #include "commands/explain_format.h"
@@ -31,12 +35,14 @@
 #endif
 #include "executor/executor.h"
 #include "foreign/fdwapi.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/pg_list.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "compat.h"
@@ -55,6 +61,8 @@ typedef struct AshScanState
 	bool		want_any;
 	Datum		values[PGS_ASH_COLS];
 	bool		nulls[PGS_ASH_COLS];
+	List	   *bound_exprs;	/* ExprStates of the sample_id bounds */
+	List	   *bound_strategies;	/* their btree strategies */
 } AshScanState;
 
 /* Rows in the ring now: the planner's estimate. */
@@ -89,9 +97,62 @@ ash_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 }
 
 /*
+ * A condition "sample_id op value" (or "value op sample_id") whose value
+ * does not depend on the row -- a constant, a parameter, a subquery run
+ * once -- with op one of the integer comparisons: sets *value and returns
+ * the btree strategy as if sample_id were on the left, else 0.  The scan
+ * evaluates the value once and reads only the rows of those samples.
+ */
+static int
+sample_id_bound(Node *clause, Index relid, AttrNumber sample_id_attno,
+				Expr **value)
+{
+	OpExpr	   *op;
+	Node	   *left;
+	Node	   *right;
+	int			strategy;
+
+	if (!IsA(clause, OpExpr) || list_length(((OpExpr *) clause)->args) != 2)
+		return 0;
+	op = (OpExpr *) clause;
+	left = linitial(op->args);
+	right = lsecond(op->args);
+	strategy = get_op_opfamily_strategy(op->opno, INTEGER_BTREE_FAM_OID);
+	if (strategy == 0)
+		return 0;
+	if (!(IsA(left, Var) && ((Var *) left)->varno == relid &&
+		  ((Var *) left)->varattno == sample_id_attno))
+	{
+		Node	   *tmp = left;
+
+		left = right;
+		right = tmp;
+		if (!(IsA(left, Var) && ((Var *) left)->varno == relid &&
+			  ((Var *) left)->varattno == sample_id_attno))
+			return 0;
+		strategy = BTCommuteStrategyNumber(strategy);
+	}
+	if (contain_var_clause(right) || contain_volatile_functions(right))
+		return 0;
+	switch (exprType(right))
+	{
+		case INT8OID:
+		case INT4OID:
+		case INT2OID:
+			break;
+		default:
+			return 0;
+	}
+	*value = (Expr *) right;
+	return strategy;
+}
+
+/*
  * The plan keeps, as its private list, the numbers of the table's columns
  * the query reads (in its target list or its conditions, which the scan
- * node checks); 0 stands for all (a whole-row reference).
+ * node checks; 0 stands for all, a whole-row reference) and the strategies
+ * of the bounds on sample_id found in the conditions, whose values are the
+ * plan's expressions.
  */
 static ForeignScan *
 ash_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
@@ -100,6 +161,10 @@ ash_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 {
 	Bitmapset  *attrs = NULL;
 	List	   *used = NIL;
+	List	   *bound_values = NIL;
+	List	   *bound_strategies = NIL;
+	AttrNumber	sample_id_attno = get_attnum(foreigntableid, "sample_id");
+	ListCell   *lc;
 	int			x = -1;
 
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
@@ -112,8 +177,90 @@ ash_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		if (attno >= 0)
 			used = lappend_int(used, attno);
 	}
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
-							list_make1(used), NIL, NIL, outer_plan);
+	foreach(lc, scan_clauses)
+	{
+		Expr	   *value;
+		int			strategy;
+
+		if (sample_id_attno == InvalidAttrNumber)
+			break;
+		strategy = sample_id_bound(lfirst(lc), baserel->relid,
+								   sample_id_attno, &value);
+		if (strategy != 0)
+		{
+			bound_values = lappend(bound_values, value);
+			bound_strategies = lappend_int(bound_strategies, strategy);
+		}
+	}
+	return make_foreignscan(tlist, scan_clauses, baserel->relid, bound_values,
+							list_make2(used, bound_strategies), NIL, NIL,
+							outer_plan);
+}
+
+/*
+ * Narrow the reading to the samples the bounds allow: evaluated when the
+ * scan starts, as its parameters are then set.  A NULL bound matches no
+ * row.
+ */
+static void
+apply_sample_bounds(ForeignScanState *node, AshScanState *st)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	int64		min = PG_INT64_MIN;
+	int64		max = PG_INT64_MAX;
+	ListCell   *le;
+	ListCell   *ls;
+
+	forboth(le, st->bound_exprs, ls, st->bound_strategies)
+	{
+		ExprState  *expr = (ExprState *) lfirst(le);
+		bool		isnull;
+		Datum		d = ExecEvalExprSwitchContext(expr, econtext, &isnull);
+		int64		v;
+
+		if (isnull)
+		{
+			min = PG_INT64_MAX;
+			max = PG_INT64_MIN;
+			break;
+		}
+		switch (exprType((Node *) expr->expr))
+		{
+			case INT8OID:
+				v = DatumGetInt64(d);
+				break;
+			case INT4OID:
+				v = DatumGetInt32(d);
+				break;
+			default:
+				v = DatumGetInt16(d);
+				break;
+		}
+		switch (lfirst_int(ls))
+		{
+			case BTLessStrategyNumber:
+				max = Min(max, v == PG_INT64_MIN ? v : v - 1);
+				if (v == PG_INT64_MIN)
+					min = PG_INT64_MAX; /* nothing is less */
+				break;
+			case BTLessEqualStrategyNumber:
+				max = Min(max, v);
+				break;
+			case BTEqualStrategyNumber:
+				min = Max(min, v);
+				max = Min(max, v);
+				break;
+			case BTGreaterEqualStrategyNumber:
+				min = Max(min, v);
+				break;
+			case BTGreaterStrategyNumber:
+				min = Max(min, v == PG_INT64_MAX ? v : v + 1);
+				if (v == PG_INT64_MAX)
+					max = PG_INT64_MIN; /* nothing is greater */
+				break;
+		}
+	}
+	pgs_ash_reader_set_sample_range(st->reader, min, max);
 }
 
 static void
@@ -126,6 +273,8 @@ ash_begin_scan(ForeignScanState *node, int eflags)
 	ListCell   *lc;
 
 	st = palloc0(sizeof(AshScanState));
+	st->bound_exprs = ExecInitExprList(plan->fdw_exprs, &node->ss.ps);
+	st->bound_strategies = (List *) lsecond(plan->fdw_private);
 	st->natts = desc->natts;
 	if (st->natts > PGS_MAX_COLUMNS)
 		ereport(ERROR,
@@ -164,8 +313,11 @@ ash_iterate(ForeignScanState *node)
 
 	ExecClearTuple(slot);
 	if (st->reader == NULL)
+	{
 		st->reader = pgs_ash_reader_begin(node->ss.ps.state->es_query_cxt,
 										  node->ss.ps.state->es_query_cxt);
+		apply_sample_bounds(node, st);
+	}
 	if (!st->want_any)
 	{
 		if (!pgs_ash_reader_skip(st->reader))
@@ -189,7 +341,11 @@ ash_rescan(ForeignScanState *node)
 	AshScanState *st = (AshScanState *) node->fdw_state;
 
 	if (st->reader != NULL)
+	{
 		pgs_ash_reader_rewind(st->reader);
+		/* the bounds may depend on parameters that changed */
+		apply_sample_bounds(node, st);
+	}
 }
 
 static void

@@ -138,6 +138,8 @@ struct AshReader
 	RoleCheck	session_role;	/* of the last row's session */
 	RoleCheck	blocker_role;	/* of the last row's blocker */
 	WaitCacheEntry wait_cache[WAIT_CACHE_SIZE];
+	int64		min_sample_id;	/* rows outside these are passed over */
+	int64		max_sample_id;
 };
 
 /* pg_stat_activity's word for a state. */
@@ -537,6 +539,8 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	for (i = 0; i <= PGS_CMD_NOTHING; i++)
 		rd->cmdtype_names[i] = CStringGetTextDatum(pgs_cmdtype_name((uint8) i));
 	rd->cache = palloc0(sizeof(TextCacheEntry) * TEXT_CACHE_SIZE);
+	rd->min_sample_id = PG_INT64_MIN;
+	rd->max_sample_id = PG_INT64_MAX;
 	rd->read_all = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	MemoryContextSwitchTo(oldcxt);
 	return rd;
@@ -561,6 +565,22 @@ pgs_ash_reader_end(AshReader *rd)
 				 errhint("Read the history in shorter queries, or raise pgsentinel_ash.max_entries.")));
 }
 
+/* The next row of the ring within the reader's sample range, or NULL. */
+static const AshRow *
+next_row_in_range(AshReader *rd)
+{
+	const AshRow *row;
+
+	while ((row = pgs_ring_cursor_next(&rd->rows)) != NULL)
+	{
+		if (row->sample_id > rd->max_sample_id)
+			return NULL;
+		if (row->sample_id >= rd->min_sample_id)
+			return row;
+	}
+	return NULL;
+}
+
 /*
  * The next row, oldest first, into values/nulls (PGS_ASH_COLS of them, in
  * 2.0's order; see row_values for want).  Returns false after the last.
@@ -571,7 +591,7 @@ bool
 pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 					const bool *want)
 {
-	const AshRow *row = pgs_ring_cursor_next(&rd->rows);
+	const AshRow *row = next_row_in_range(rd);
 
 	if (row == NULL)
 		return false;
@@ -586,7 +606,22 @@ pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 bool
 pgs_ash_reader_skip(AshReader *rd)
 {
-	return pgs_ring_cursor_skip(&rd->rows);
+	if (rd->min_sample_id == PG_INT64_MIN && rd->max_sample_id == PG_INT64_MAX)
+		return pgs_ring_cursor_skip(&rd->rows);
+	return next_row_in_range(rd) != NULL;
+}
+
+/*
+ * Read only the rows of samples min..max (the foreign scan's conditions on
+ * sample_id): the others are passed over without computing any column, and
+ * the reading stops at the first row past max, the rows being in sample
+ * order.  The scan node still checks its conditions on the rows returned.
+ */
+void
+pgs_ash_reader_set_sample_range(AshReader *rd, int64 min, int64 max)
+{
+	rd->min_sample_id = min;
+	rd->max_sample_id = max;
 }
 
 /* Read again from the oldest row of the query. */

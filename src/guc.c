@@ -24,6 +24,12 @@ bool		pgs_track_idle_trans = false;
 int			pgs_pgssh_max_entries = 10000;
 bool		pgs_pgssh_enable = true;
 bool		pgs_save_history = true;
+bool		pgs_archive_enable = true;
+int			pgs_archive_interval_ms = 5000;
+int			pgs_archive_keep_one_in = 10;
+int			pgs_archive_retention_min = 8 * 24 * 60;
+int			pgs_archive_minute_retention_min = 30 * 24 * 60;
+int			pgs_archive_hour_retention_min = 1827 * 24 * 60;
 
 /* Define all settings; called from _PG_init while preloading. */
 void
@@ -93,7 +99,56 @@ pgs_define_settings(void)
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("pgsentinel_archive.enable",
+							 "Archive the history into tables of the extension in pgsentinel.db_name.",
+							 "The archiver starts by itself once the extension exists there (docs/archive.md).",
+							 &pgs_archive_enable,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_archive.interval",
+							"Time between two archivings of the history.",
+							"What a crash can lose: the samples taken since the last archiving.",
+							&pgs_archive_interval_ms,
+							5000, 100, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_archive.keep_one_in",
+							"Archive one sample in this many; each archived row then weighs as many samples.",
+							"Which samples are kept depends on their sample id only: sample_id % keep_one_in = 0.",
+							&pgs_archive_keep_one_in,
+							10, 1, 3600,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_archive.retention",
+							"How long archived samples are kept (whole days: partitions are dropped by day).",
+							NULL,
+							&pgs_archive_retention_min,
+							8 * 24 * 60, 24 * 60, 3660 * 24 * 60,
+							PGC_SIGHUP, GUC_UNIT_MIN,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_archive.minute_retention",
+							"How long the per-minute rollups are kept (whole days).",
+							NULL,
+							&pgs_archive_minute_retention_min,
+							30 * 24 * 60, 24 * 60, 3660 * 24 * 60,
+							PGC_SIGHUP, GUC_UNIT_MIN,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_archive.hour_retention",
+							"How long the per-hour rollups are kept (whole months).",
+							NULL,
+							&pgs_archive_hour_retention_min,
+							1827 * 24 * 60, 31 * 24 * 60, 36600 * 24 * 60,
+							PGC_SIGHUP, GUC_UNIT_MIN,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("pgsentinel");
+	MarkGUCPrefixReserved("pgsentinel_archive");
 	MarkGUCPrefixReserved("pgsentinel_ash");
 	MarkGUCPrefixReserved("pgsentinel_pgssh");
 }

@@ -177,6 +177,18 @@ typedef enum PgsshState
 
 #define PGSSH_MESSAGE_LEN 256
 
+/* What the archiver is doing, for pgsentinel_status(). */
+typedef enum PgsArchiveState
+{
+	PGS_ARCHIVE_DISABLED = 0,	/* pgsentinel_archive.enable is off */
+	PGS_ARCHIVE_STARTING,		/* worker launched, connecting */
+	PGS_ARCHIVE_NOT_CONNECTED,	/* worker could not connect to db_name */
+	PGS_ARCHIVE_NOT_CREATED,	/* extension missing or older than 2.1 */
+	PGS_ARCHIVE_STANDBY,		/* in recovery: the primary archives */
+	PGS_ARCHIVE_FAILING,		/* archiving raised an error */
+	PGS_ARCHIVE_OK
+} PgsArchiveState;
+
 /*
  * The cache line the sampler fetches ahead: x86-64's and most ARM cores'.
  * Core's PG_CACHE_LINE_SIZE (128) is padding against false sharing.
@@ -361,6 +373,23 @@ typedef struct PgsSharedState
 	int64		pgssh_max_us;
 	uint64		requests_skipped;	/* merged into a later one, not read */
 	uint64		pgssh_keys_dropped; /* final readings lost: request full */
+
+	/*
+	 * Archiver status (archiver.c): protected by lock.  The counters are
+	 * those of the watermark's row, as of the last archiving committed.
+	 */
+	int32		archive_pid;
+	int			archive_state;	/* PgsArchiveState */
+	char		archive_message[PGSSH_MESSAGE_LEN];
+	TimestampTz archive_last_time;	/* last archiving committed */
+	TimestampTz archive_last_sample_time;	/* watermark */
+	int64		archive_last_us;	/* duration of the last archiving */
+	uint64		archive_samples;	/* archived (kept) */
+	uint64		archive_samples_skipped;	/* downsampled */
+	uint64		archive_rows;
+	uint64		archive_samples_lost;
+	uint64		archive_rows_lost;
+	int64		archive_bytes;	/* the archive's tables, measured now and then */
 } PgsSharedState;
 
 /* Text area entry header; the bytes follow, the whole padded to 8. */
@@ -372,6 +401,18 @@ typedef struct PgsTextEntry
 } PgsTextEntry;
 #define PGS_TEXT_PAD			((uint32) 0xFFFFFFFF)
 
+/* The result of one archiving step (archive_step.c). */
+typedef struct PgsArchiveStepResult
+{
+	int64		samples_seen;
+	int64		samples_kept;
+	int64		rows;
+	int64		samples_lost;
+	int64		rows_lost;
+	bool		more;			/* more samples wait */
+	TimestampTz last_sample_time;	/* the new watermark, 0 if none */
+} PgsArchiveStepResult;
+
 /* guc.c */
 extern double pgs_sampling_period;
 extern int	pgs_ash_max_entries;
@@ -381,6 +422,12 @@ extern bool pgs_track_idle_trans;
 extern int	pgs_pgssh_max_entries;
 extern bool pgs_pgssh_enable;
 extern bool pgs_save_history;
+extern bool pgs_archive_enable;
+extern int	pgs_archive_interval_ms;
+extern int	pgs_archive_keep_one_in;
+extern int	pgs_archive_retention_min;
+extern int	pgs_archive_minute_retention_min;
+extern int	pgs_archive_hour_retention_min;
 extern void pgs_define_settings(void);
 
 /*
@@ -690,7 +737,22 @@ extern bool pgs_ash_reader_next(AshReader *rd, Datum *values, bool *nulls,
 								const bool *want);
 extern bool pgs_ash_reader_skip(AshReader *rd);
 extern void pgs_ash_reader_rewind(AshReader *rd);
+extern void pgs_ash_reader_set_sample_range(AshReader *rd, int64 min,
+											int64 max);
 extern const char *pgs_state_name(uint8 state);
 extern const char *pgs_cmdtype_name(uint8 cmdtype);
+
+/* archive_step.c */
+extern void pgs_archive_step(const char *schema, int keep_one_in,
+							 int max_samples, TimestampTz oldest_kept,
+							 PgsArchiveStepResult *result);
+extern int	pgs_archive_partitions(const char *schema, Oid nspid,
+								   TimestampTz from, int *dropped);
+extern TimestampTz pgs_archive_oldest_kept(void);
+
+/* archiver.c */
+extern void pgs_archiver_supervise(void);
+extern const char *pgs_archive_state_name(int state);
+extern PGDLLEXPORT void pgsentinel_archiver_main(Datum main_arg);
 
 #endif							/* PGSENTINEL_H */

@@ -556,6 +556,7 @@ pgsentinel_main(Datum main_arg)
 		{
 			take_sample(now);
 			pgssh_supervise();
+			pgs_archiver_supervise();
 			next_sample += period_us();
 			if (next_sample <= now)
 			{

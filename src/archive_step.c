@@ -1,0 +1,507 @@
+/*-------------------------------------------------------------------------
+ *
+ * archive_step.c
+ *		What the archiver does in the database, in SQL run through SPI:
+ *		one step copies the samples after the watermark from the rings into
+ *		the archive tables and moves the watermark, in one statement; the
+ *		partitions are created ahead and dropped after their retention.
+ *
+ * Exactly once: the step reads the watermark with FOR UPDATE and writes it
+ * in the same statement as the rows, so the rows and the watermark commit
+ * or roll back together, and two steps never run at once.  The watermark
+ * is (history id, last sample id, last sample time): within the history
+ * it names, the step goes on after the sample id; in another history (the
+ * ring started again empty after a crash, or this is a promoted standby
+ * whose ring sampled other sessions) it goes on after the time, so that a
+ * window is never archived twice.  Samples the ring lost before they were
+ * archived are counted (ids skipped within a history, and rows a sample
+ * wrote that are no longer in the ring).
+ *
+ * Downsampling: a sample is kept when sample_id % keep_one_in = 0; the
+ * others are skipped and counted, and each kept row weighs its sample's
+ * period times keep_one_in.  Rollups are added to in the same statement,
+ * from the kept rows, so that they always equal the sums of the raw rows.
+ *
+ * The SQL runs with search_path = pg_catalog, pg_temp, set for the
+ * transaction, and names the extension's objects with its schema: nothing
+ * a role may create in that schema is ever resolved instead of core's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "pgsentinel.h"
+
+/*
+ * The step.  %1$s is the extension's schema, quoted; $1 keep_one_in, $2
+ * the most samples to take, $3 the oldest time the retention keeps
+ * (older samples are skipped: their partitions are gone).  Returns the samples seen, kept, rows
+ * archived, samples and rows lost, and whether more samples wait.
+ */
+static const char *const step_sql =
+"WITH st AS MATERIALIZED ("
+"  SELECT s.history_id, s.last_sample_id, s.last_sample_time"
+"    FROM %1$s.pgsentinel_archive_state s FOR UPDATE),"
+" hid AS MATERIALIZED (SELECT %1$s.pgsentinel_history_id() AS id),"
+" ring AS MATERIALIZED ("
+"  SELECT p.sample_id, p.sample_time, p.sample_period, p.active_sessions"
+"    FROM %1$s.pgsentinel_samples() p, st, hid"
+"   WHERE CASE WHEN st.history_id = hid.id"
+"              THEN p.sample_id > st.last_sample_id"
+"              ELSE p.sample_time > coalesce(st.last_sample_time, '-infinity') END"
+"   ORDER BY p.sample_id LIMIT $2),"
+" kept AS MATERIALIZED ("
+"  SELECT * FROM ring WHERE ring.sample_id %% $1 = 0 AND ring.sample_time >= $3),"
+" rws AS MATERIALIZED ("
+"  SELECT r.*, timezone('UTC', r.ash_time)::date AS day"
+"    FROM %1$s.pgsentinel_ash_ring r"
+"   WHERE r.sample_id >= (SELECT min(k.sample_id) FROM kept k)"
+"     AND r.sample_id <= (SELECT max(k.sample_id) FROM kept k)"
+"     AND r.sample_id IN (SELECT k.sample_id FROM kept k)),"
+/* texts, once per day */
+" txt AS MATERIALIZED ("
+"  SELECT DISTINCT x.day, t.text, hashtextextended(t.text, 0) AS hash"
+"    FROM rws x, LATERAL (VALUES (x.top_level_query), (x.query)) t(text)"
+"   WHERE t.text IS NOT NULL),"
+" txt_old AS MATERIALIZED ("
+"  SELECT x.day, x.text, o.text_id"
+"    FROM txt x JOIN %1$s.pgsentinel_archive_text o"
+"      ON o.day = x.day AND o.hash = x.hash AND o.text = x.text),"
+" txt_new AS ("
+"  INSERT INTO %1$s.pgsentinel_archive_text (day, text_id, hash, text)"
+"  SELECT x.day,"
+"         coalesce((SELECT max(o.text_id) FROM %1$s.pgsentinel_archive_text o"
+"                    WHERE o.day = x.day), 0)"
+"         + row_number() OVER (PARTITION BY x.day ORDER BY x.hash, x.text),"
+"         x.hash, x.text"
+"    FROM txt x"
+"   WHERE NOT EXISTS (SELECT FROM txt_old y"
+"                      WHERE y.day = x.day AND y.text = x.text)"
+"  RETURNING day, text, text_id),"
+" txt_all AS MATERIALIZED ("
+"  SELECT day, text, text_id FROM txt_old"
+"  UNION ALL SELECT day, text, text_id FROM txt_new),"
+/* wait events by name */
+" we AS MATERIALIZED ("
+"  SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),"
+" we_new AS ("
+"  INSERT INTO %1$s.pgsentinel_archive_wait_event"
+"         (wait_event_id, wait_event_type, wait_event)"
+"  SELECT coalesce((SELECT max(o.wait_event_id)"
+"                     FROM %1$s.pgsentinel_archive_wait_event o), 0)"
+"         + row_number() OVER (ORDER BY w.wait_event_type, w.wait_event),"
+"         w.wait_event_type, w.wait_event"
+"    FROM we w"
+"   WHERE NOT EXISTS (SELECT FROM %1$s.pgsentinel_archive_wait_event o"
+"                      WHERE o.wait_event_type IS NOT DISTINCT FROM w.wait_event_type"
+"                        AND o.wait_event IS NOT DISTINCT FROM w.wait_event)"
+"  RETURNING wait_event_id, wait_event_type, wait_event),"
+" we_all AS MATERIALIZED ("
+"  SELECT o.wait_event_id, o.wait_event_type, o.wait_event"
+"    FROM %1$s.pgsentinel_archive_wait_event o"
+"  UNION ALL SELECT * FROM we_new),"
+/* each row with what is stored once per activity, and its hash */
+" full_rows AS MATERIALIZED ("
+"  SELECT x.*, tt.text_id AS top_level_query_id, qt.text_id AS query_id,"
+"         w.wait_event_id,"
+"         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,"
+"             x.usesysid, x.usename, x.application_name, x.client_addr,"
+"             x.client_hostname, x.client_port, x.backend_start,"
+"             x.xact_start, x.query_start, x.state_change, x.state,"
+"             x.backend_xid, x.backend_xmin, tt.text_id, qt.text_id,"
+"             x.cmdtype, x.queryid, x.nested_queryid,"
+"             x.backend_type)::text, 0) AS hash"
+"    FROM rws x"
+"    LEFT JOIN txt_all tt ON tt.day = x.day AND tt.text = x.top_level_query"
+"    LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query"
+"    JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type"
+"                 AND w.wait_event IS NOT DISTINCT FROM x.wait_event),"
+" act AS MATERIALIZED ("
+"  SELECT DISTINCT f.day, f.hash, f.datid, f.datname, f.pid, f.leader_pid,"
+"         f.usesysid, f.usename, f.application_name, f.client_addr,"
+"         f.client_hostname, f.client_port, f.backend_start, f.xact_start,"
+"         f.query_start, f.state_change, f.state, f.backend_xid,"
+"         f.backend_xmin, f.top_level_query_id, f.query_id, f.cmdtype,"
+"         f.queryid, f.nested_queryid, f.backend_type"
+"    FROM full_rows f),"
+" act_old AS MATERIALIZED ("
+"  SELECT a.*, o.activity_id"
+"    FROM act a JOIN %1$s.pgsentinel_archive_activity o"
+"      ON o.day = a.day AND o.hash = a.hash"
+"     AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,"
+"          o.application_name, o.client_addr, o.client_hostname,"
+"          o.client_port, o.backend_start, o.xact_start, o.query_start,"
+"          o.state_change, o.state, o.backend_xid, o.backend_xmin,"
+"          o.top_level_query_id, o.query_id, o.cmdtype, o.queryid,"
+"          o.nested_queryid, o.backend_type)"
+"         IS NOT DISTINCT FROM"
+"         (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,"
+"          a.application_name, a.client_addr, a.client_hostname,"
+"          a.client_port, a.backend_start, a.xact_start, a.query_start,"
+"          a.state_change, a.state, a.backend_xid, a.backend_xmin,"
+"          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,"
+"          a.nested_queryid, a.backend_type)),"
+" act_new AS ("
+"  INSERT INTO %1$s.pgsentinel_archive_activity (day, activity_id, hash,"
+"         datid, datname, pid, leader_pid, usesysid, usename,"
+"         application_name, client_addr, client_hostname, client_port,"
+"         backend_start, xact_start, query_start, state_change, state,"
+"         backend_xid, backend_xmin, top_level_query_id, query_id, cmdtype,"
+"         queryid, nested_queryid, backend_type)"
+"  SELECT a.day,"
+"         coalesce((SELECT max(o.activity_id)"
+"                     FROM %1$s.pgsentinel_archive_activity o"
+"                    WHERE o.day = a.day), 0)"
+"         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),"
+"         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid,"
+"         a.usename, a.application_name, a.client_addr, a.client_hostname,"
+"         a.client_port, a.backend_start, a.xact_start, a.query_start,"
+"         a.state_change, a.state, a.backend_xid, a.backend_xmin,"
+"         a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,"
+"         a.nested_queryid, a.backend_type"
+"    FROM act a"
+"   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.day = a.day"
+"                        AND y.hash = a.hash"
+"                        AND (y.datid, y.datname, y.pid, y.leader_pid,"
+"                             y.usesysid, y.usename, y.application_name,"
+"                             y.client_addr, y.client_hostname,"
+"                             y.client_port, y.backend_start, y.xact_start,"
+"                             y.query_start, y.state_change, y.state,"
+"                             y.backend_xid, y.backend_xmin,"
+"                             y.top_level_query_id, y.query_id, y.cmdtype,"
+"                             y.queryid, y.nested_queryid, y.backend_type)"
+"                            IS NOT DISTINCT FROM"
+"                            (a.datid, a.datname, a.pid, a.leader_pid,"
+"                             a.usesysid, a.usename, a.application_name,"
+"                             a.client_addr, a.client_hostname,"
+"                             a.client_port, a.backend_start, a.xact_start,"
+"                             a.query_start, a.state_change, a.state,"
+"                             a.backend_xid, a.backend_xmin,"
+"                             a.top_level_query_id, a.query_id, a.cmdtype,"
+"                             a.queryid, a.nested_queryid, a.backend_type))"
+"  RETURNING *),"
+" act_all AS MATERIALIZED ("
+"  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,"
+"         usename, application_name, client_addr, client_hostname,"
+"         client_port, backend_start, xact_start, query_start, state_change,"
+"         state, backend_xid, backend_xmin, top_level_query_id, query_id,"
+"         cmdtype, queryid, nested_queryid, backend_type FROM act_old"
+"  UNION ALL"
+"  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,"
+"         usename, application_name, client_addr, client_hostname,"
+"         client_port, backend_start, xact_start, query_start, state_change,"
+"         state, backend_xid, backend_xmin, top_level_query_id, query_id,"
+"         cmdtype, queryid, nested_queryid, backend_type FROM act_new),"
+" mapped AS MATERIALIZED ("
+"  SELECT f.*, a.activity_id"
+"    FROM full_rows f JOIN act_all a"
+"      ON a.day = f.day AND a.hash = f.hash"
+"     AND (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,"
+"          a.application_name, a.client_addr, a.client_hostname,"
+"          a.client_port, a.backend_start, a.xact_start, a.query_start,"
+"          a.state_change, a.state, a.backend_xid, a.backend_xmin,"
+"          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,"
+"          a.nested_queryid, a.backend_type)"
+"         IS NOT DISTINCT FROM"
+"         (f.datid, f.datname, f.pid, f.leader_pid, f.usesysid, f.usename,"
+"          f.application_name, f.client_addr, f.client_hostname,"
+"          f.client_port, f.backend_start, f.xact_start, f.query_start,"
+"          f.state_change, f.state, f.backend_xid, f.backend_xmin,"
+"          f.top_level_query_id, f.query_id, f.cmdtype, f.queryid,"
+"          f.nested_queryid, f.backend_type)),"
+/* one row per kept sample, its rows as arrays */
+" samples AS ("
+"  INSERT INTO %1$s.pgsentinel_archive_sample (sample_time, sample_id,"
+"         sample_period, weight, active_sessions, activity_ids,"
+"         wait_event_ids, blockers, blockerpids, blocker_states,"
+"         blocker_usesysids, blocking_pids)"
+"  SELECT k.sample_time, k.sample_id, k.sample_period,"
+"         k.sample_period * $1, coalesce(g.n, 0), g.activity_ids,"
+"         g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,"
+"         g.blocker_usesysids, g.blocking_pids"
+"    FROM kept k LEFT JOIN LATERAL ("
+"      SELECT count(*)::int4 AS n,"
+"             array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,"
+"             array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,"
+"             CASE WHEN bool_or(m.blockers > 0) THEN"
+"               array_agg(m.blockers ORDER BY m.pid) END AS blockers,"
+"             CASE WHEN bool_or(m.blockers > 0) THEN"
+"               array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,"
+"             CASE WHEN bool_or(m.blockers > 0) THEN"
+"               array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,"
+"             CASE WHEN bool_or(m.blockers > 0) THEN"
+"               array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,"
+"             CASE WHEN bool_or(m.blockers > 0) THEN"
+"               array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END"
+"                         ORDER BY m.pid) END AS blocking_pids"
+"        FROM mapped m WHERE m.sample_id = k.sample_id) g ON true"
+"  RETURNING sample_id, active_sessions),"
+/* rollups, from the same rows */
+" roll_minute AS ("
+"  INSERT INTO %1$s.pgsentinel_rollup_minute AS t (bucket, datname, usename,"
+"         application_name, backend_type, wait_event_type, wait_event,"
+"         queryid, db_time, rows)"
+"  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.datname, m.usename,"
+"         m.application_name, m.backend_type, m.wait_event_type,"
+"         m.wait_event, m.queryid, sum(m.sample_period * $1), count(*)"
+"    FROM mapped m GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"
+"  ON CONFLICT (bucket, datname, usename, application_name, backend_type,"
+"               wait_event_type, wait_event, queryid)"
+"  DO UPDATE SET db_time = t.db_time + excluded.db_time,"
+"                rows = t.rows + excluded.rows),"
+" roll_hour AS ("
+"  INSERT INTO %1$s.pgsentinel_rollup_hour AS t (bucket, datname, usename,"
+"         application_name, backend_type, wait_event_type, wait_event,"
+"         queryid, db_time, rows)"
+"  SELECT date_trunc('hour', m.ash_time, 'UTC'), m.datname, m.usename,"
+"         m.application_name, m.backend_type, m.wait_event_type,"
+"         m.wait_event, m.queryid, sum(m.sample_period * $1), count(*)"
+"    FROM mapped m GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"
+"  ON CONFLICT (bucket, datname, usename, application_name, backend_type,"
+"               wait_event_type, wait_event, queryid)"
+"  DO UPDATE SET db_time = t.db_time + excluded.db_time,"
+"                rows = t.rows + excluded.rows),"
+" obs_minute AS ("
+"  INSERT INTO %1$s.pgsentinel_rollup_minute_observed AS t"
+"         (bucket, samples, observed)"
+"  SELECT date_trunc('minute', k.sample_time, 'UTC'), count(*),"
+"         sum(k.sample_period * $1)"
+"    FROM kept k GROUP BY 1"
+"  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,"
+"                                     observed = t.observed + excluded.observed),"
+" obs_hour AS ("
+"  INSERT INTO %1$s.pgsentinel_rollup_hour_observed AS t"
+"         (bucket, samples, observed)"
+"  SELECT date_trunc('hour', k.sample_time, 'UTC'), count(*),"
+"         sum(k.sample_period * $1)"
+"    FROM kept k GROUP BY 1"
+"  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,"
+"                                     observed = t.observed + excluded.observed),"
+/* the watermark, with the counts */
+" counts AS MATERIALIZED ("
+"  SELECT (SELECT count(*) FROM ring) AS seen,"
+"         (SELECT count(*) FROM kept) AS kept,"
+"         (SELECT count(*) FROM mapped) AS rows,"
+"         (SELECT CASE WHEN st.history_id = hid.id"
+"                      THEN greatest(min(r.sample_id) - st.last_sample_id - 1, 0)"
+"                      ELSE 0 END"
+"            FROM ring r, st, hid GROUP BY st.history_id, hid.id,"
+"                 st.last_sample_id) AS samples_lost,"
+"         (SELECT coalesce(sum(greatest(k.active_sessions -"
+"                 (SELECT count(*) FROM mapped m WHERE m.sample_id = k.sample_id), 0)), 0)"
+"            FROM kept k) AS rows_lost),"
+" upd AS ("
+"  UPDATE %1$s.pgsentinel_archive_state s"
+"     SET history_id = hid.id,"
+"         last_sample_id = (SELECT max(r.sample_id) FROM ring r),"
+"         last_sample_time = (SELECT max(r.sample_time) FROM ring r),"
+"         samples_archived = s.samples_archived + c.kept,"
+"         samples_skipped = s.samples_skipped + c.seen - c.kept,"
+"         rows_archived = s.rows_archived + c.rows,"
+"         samples_lost = s.samples_lost + coalesce(c.samples_lost, 0),"
+"         rows_lost = s.rows_lost + c.rows_lost,"
+"         last_archive_time = now()"
+"    FROM hid, counts c"
+"   WHERE c.seen > 0"
+"  RETURNING s.last_sample_time)"
+"SELECT c.seen, c.kept, c.rows, coalesce(c.samples_lost, 0), c.rows_lost,"
+"       c.seen >= $2, (SELECT max(u.last_sample_time) FROM upd u)"
+"  FROM counts c";
+
+/*
+ * Run one step: archive at most max_samples samples after the watermark.
+ * The caller holds a transaction, is connected to SPI and has set the
+ * search path to pg_catalog, pg_temp.  schema is quoted (quote_identifier).  Fills *result.
+ */
+void
+pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
+				 TimestampTz oldest_kept, PgsArchiveStepResult *result)
+{
+	StringInfoData sql;
+	Oid			argtypes[3] = {INT4OID, INT4OID, TIMESTAMPTZOID};
+	Datum		args[3];
+	bool		isnull;
+	int			ret;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, step_sql, schema);
+	args[0] = Int32GetDatum(keep_one_in);
+	args[1] = Int32GetDatum(max_samples);
+	args[2] = TimestampTzGetDatum(oldest_kept);
+	ret = SPI_execute_with_args(sql.data, 3, argtypes, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "pgsentinel archive step: unexpected result %d", ret);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	result->samples_seen = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	result->samples_kept = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	result->rows = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	result->samples_lost = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
+	result->rows_lost = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	result->more = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+	result->last_sample_time =
+		DatumGetTimestampTz(SPI_getbinval(tup, desc, 7, &isnull));
+	if (isnull)
+		result->last_sample_time = 0;
+	pfree(sql.data);
+}
+
+/*
+ * The partitions the archive needs: raw samples and rollups by minute for
+ * every day (UTC) from $1 to tomorrow, rollups by hour for their months.
+ * $2 is the schema's OID.  Returns the DDL of those
+ * missing; $3 is the schema's name.
+ */
+static const char *const create_sql =
+"WITH days AS ("
+"  SELECT d::date AS day"
+"    FROM generate_series($1::timestamp,"
+"                         timezone('UTC', now())::date + 1, '1 day') d),"
+" want AS ("
+"  SELECT p.parent, p.parent || '_' || to_char(d.day, 'YYYYMMDD') AS name,"
+"         CASE WHEN p.by_date THEN d.day::text"
+"              ELSE timezone('UTC', d.day::timestamp)::text END AS lo,"
+"         CASE WHEN p.by_date THEN (d.day + 1)::text"
+"              ELSE timezone('UTC', (d.day + 1)::timestamp)::text END AS hi"
+"    FROM days d,"
+"         (VALUES ('pgsentinel_archive_sample', false),"
+"                 ('pgsentinel_archive_activity', true),"
+"                 ('pgsentinel_archive_text', true),"
+"                 ('pgsentinel_rollup_minute', false),"
+"                 ('pgsentinel_rollup_minute_observed', false)) p(parent, by_date)"
+"  UNION ALL"
+"  SELECT DISTINCT p.parent,"
+"         p.parent || '_' || to_char(d.day, 'YYYYMM'),"
+"         timezone('UTC', date_trunc('month', d.day::timestamp))::text,"
+"         timezone('UTC', date_trunc('month', d.day::timestamp)"
+"                         + interval '1 month')::text"
+"    FROM days d,"
+"         (VALUES ('pgsentinel_rollup_hour'),"
+"                 ('pgsentinel_rollup_hour_observed')) p(parent))"
+"SELECT format('CREATE TABLE %I.%I PARTITION OF %I.%I"
+"               FOR VALUES FROM (%L) TO (%L)',"
+"              $3, w.name, $3, w.parent, w.lo, w.hi)"
+"  FROM want w"
+" WHERE NOT EXISTS (SELECT FROM pg_class c"
+"                    WHERE c.relname = w.name AND c.relnamespace = $2)"
+" ORDER BY w.name";
+
+/*
+ * The partitions past their retention: raw days ending before $1, minute
+ * rollup days ending before $2, hour rollup months ending before $3.
+ * Partitions are recognized by their parent and their name's date suffix;
+ * other tables attached by a user are left alone.  $4 is the schema's
+ * OID, $5 its name.
+ */
+static const char *const drop_sql =
+"SELECT format('DROP TABLE %I.%I', $5, c.relname)"
+"  FROM pg_inherits i"
+"  JOIN pg_class c ON c.oid = i.inhrelid"
+"  JOIN pg_class p ON p.oid = i.inhparent"
+" WHERE p.relnamespace = $4 AND c.relnamespace = $4"
+"   AND c.relname = p.relname || '_' || substring(c.relname from '[0-9]+$')"
+"   AND CASE"
+"       WHEN p.relname IN ('pgsentinel_archive_sample',"
+"                          'pgsentinel_archive_activity',"
+"                          'pgsentinel_archive_text')"
+"            AND c.relname ~ '_[0-9]{8}$'"
+"       THEN to_date(right(c.relname, 8), 'YYYYMMDD') + 1 <= $1"
+"       WHEN p.relname IN ('pgsentinel_rollup_minute',"
+"                          'pgsentinel_rollup_minute_observed')"
+"            AND c.relname ~ '_[0-9]{8}$'"
+"       THEN to_date(right(c.relname, 8), 'YYYYMMDD') + 1 <= $2"
+"       WHEN p.relname IN ('pgsentinel_rollup_hour',"
+"                          'pgsentinel_rollup_hour_observed')"
+"            AND c.relname ~ '_[0-9]{6}$'"
+"       THEN (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::date <= $3"
+"       ELSE false END"
+" ORDER BY c.relname";
+
+/* Run each statement a query returned (one text column). */
+static int
+run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args)
+{
+	List	   *ddl = NIL;
+	ListCell   *lc;
+	int			ret;
+	uint64		i;
+
+	ret = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
+	for (i = 0; i < SPI_processed; i++)
+		ddl = lappend(ddl, SPI_getvalue(SPI_tuptable->vals[i],
+										SPI_tuptable->tupdesc, 1));
+	foreach(lc, ddl)
+	{
+		ret = SPI_execute((char *) lfirst(lc), false, 0);
+		if (ret != SPI_OK_UTILITY)
+			elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
+	}
+	return list_length(ddl);
+}
+
+/* Midnight UTC of the day of t, as a date. */
+static Datum
+utc_day(TimestampTz t)
+{
+	return DirectFunctionCall1(timestamp_date,
+							   DirectFunctionCall2(timestamptz_zone,
+												   CStringGetTextDatum("UTC"),
+												   TimestampTzGetDatum(t)));
+}
+
+/*
+ * Create the partitions from the day of "from" to tomorrow, and drop those
+ * past their retention (settings in minutes, counted from now).  Returns
+ * the partitions created and dropped.  Same caller rules as
+ * pgs_archive_step(), but schema is the name, not quoted.
+ */
+int
+pgs_archive_partitions(const char *schema, Oid nspid, TimestampTz from,
+					   int *dropped)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	Oid			create_types[3] = {DATEOID, OIDOID, TEXTOID};
+	Datum		create_args[3];
+	Oid			drop_types[5] = {DATEOID, DATEOID, DATEOID, OIDOID, TEXTOID};
+	Datum		drop_args[5];
+	int			created;
+
+	create_args[0] = utc_day(from);
+	create_args[1] = ObjectIdGetDatum(nspid);
+	create_args[2] = CStringGetTextDatum(schema);
+	created = run_returned_ddl(create_sql, 3, create_types, create_args);
+
+	drop_args[0] = utc_day(now - (int64) pgs_archive_retention_min * USECS_PER_MINUTE);
+	drop_args[1] = utc_day(now - (int64) pgs_archive_minute_retention_min * USECS_PER_MINUTE);
+	drop_args[2] = utc_day(now - (int64) pgs_archive_hour_retention_min * USECS_PER_MINUTE);
+	drop_args[3] = ObjectIdGetDatum(nspid);
+	drop_args[4] = CStringGetTextDatum(schema);
+	*dropped = run_returned_ddl(drop_sql, 5, drop_types, drop_args);
+	return created;
+}
+
+/*
+ * The oldest time the raw retention keeps: midnight UTC of the oldest day
+ * not yet dropped.
+ */
+TimestampTz
+pgs_archive_oldest_kept(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	Datum		day = utc_day(now - (int64) pgs_archive_retention_min * USECS_PER_MINUTE);
+
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone,
+												   CStringGetTextDatum("UTC"),
+												   DirectFunctionCall1(date_timestamp, day)));
+}

@@ -1,0 +1,549 @@
+/*-------------------------------------------------------------------------
+ *
+ * archiver.c
+ *		The archiver worker: every pgsentinel_archive.interval it copies the
+ *		samples the rings took since the last time into the archive tables
+ *		of the extension in pgsentinel.db_name (archive_step.c), creates
+ *		the partitions ahead and drops those past their retention.
+ *
+ * The sampler launches it (pgs_archiver_supervise) while
+ * pgsentinel_archive.enable is on, and again if it exits, after a delay
+ * that doubles while it keeps failing to start.  It waits, without
+ * writing, while the extension is not created (or older than 2.1) in that
+ * database and while the server is in recovery: a standby's ring works as
+ * on a primary and the primary archives; after a promotion the next cycle
+ * archives.  Each cycle is one transaction for the partitions and one per
+ * step of at most ARCHIVE_STEP_SAMPLES samples, so that a long catch-up
+ * commits as it goes.  An error (a lock held on an archive table past
+ * lock_timeout, a full disk, a trigger refusing the rows) rolls back the
+ * step -- rows and watermark together -- and is shown by
+ * pgsentinel_status() with its remedy; the next cycle tries again from the
+ * same watermark, as far back as the ring still holds.
+ *
+ * SIGTERM ends the worker quietly (exit code 0), as the statements worker.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "pgsentinel.h"
+
+/* Samples archived per transaction, at most. */
+#define ARCHIVE_STEP_SAMPLES	3600
+/* Steps per cycle, at most: the rest waits for the next cycle. */
+#define ARCHIVE_MAX_STEPS		20
+/* The size of the archive is measured at most this often. */
+#define ARCHIVE_SIZE_EVERY_MS	(60 * 1000)
+/* Partitions are looked after at most this often (and at start). */
+#define ARCHIVE_PARTITIONS_EVERY_MS	(10 * 60 * 1000)
+/* A lock on an archive table is waited for this long. */
+#define ARCHIVE_LOCK_TIMEOUT	"10s"
+
+#define RELAUNCH_MIN_MS			1000
+#define RELAUNCH_MAX_MS			(5 * 60 * 1000)
+
+/* The sampler's view of the worker. */
+static BackgroundWorkerHandle *archiver_handle = NULL;
+static TimestampTz next_launch = 0;
+static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
+
+/* pgsentinel_status()'s word for a state. */
+const char *
+pgs_archive_state_name(int state)
+{
+	switch ((PgsArchiveState) state)
+	{
+		case PGS_ARCHIVE_DISABLED:
+			return "disabled";
+		case PGS_ARCHIVE_STARTING:
+			return "starting";
+		case PGS_ARCHIVE_NOT_CONNECTED:
+			return "not connected";
+		case PGS_ARCHIVE_NOT_CREATED:
+			return "not created";
+		case PGS_ARCHIVE_STANDBY:
+			return "standby";
+		case PGS_ARCHIVE_FAILING:
+			return "failing";
+		case PGS_ARCHIVE_OK:
+			return "ok";
+	}
+	return "unknown";
+}
+
+/*
+ * Set the state and its message; a change of either is logged once, so
+ * that a DBA finds in the log why the archive stopped and how it resumed.
+ */
+static void
+set_state(PgsArchiveState state, const char *message)
+{
+	bool		changed;
+
+	(void) pgs_lock_exclusive();
+	changed = pgs_state->archive_state != (int) state ||
+		strncmp(pgs_state->archive_message, message, PGSSH_MESSAGE_LEN - 1) != 0;
+	pgs_state->archive_state = (int) state;
+	strlcpy(pgs_state->archive_message, message, PGSSH_MESSAGE_LEN);
+	pgs_unlock_exclusive();
+	if (changed)
+		ereport(LOG,
+				(errmsg("pgsentinel archiver: %s", message)));
+}
+
+static PgsArchiveState
+current_state(void)
+{
+	PgsArchiveState state;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	state = (PgsArchiveState) pgs_state->archive_state;
+	LWLockRelease(pgs_state->lock);
+	return state;
+}
+
+/*
+ * Called by the sampler after each sample: keep the archiver running while
+ * it is enabled.  A worker that exits while starting could not connect.
+ */
+void
+pgs_archiver_supervise(void)
+{
+	BackgroundWorker worker;
+	pid_t		pid;
+	TimestampTz now;
+	PgsArchiveState state = current_state();
+
+	if (!pgs_archive_enable)
+	{
+		if (state != PGS_ARCHIVE_DISABLED)
+			set_state(PGS_ARCHIVE_DISABLED,
+					  "disabled by pgsentinel_archive.enable = off");
+		return;					/* a running worker exits by itself */
+	}
+	if (archiver_handle != NULL &&
+		GetBackgroundWorkerPid(archiver_handle, &pid) != BGWH_STOPPED)
+	{
+		if (state == PGS_ARCHIVE_OK)
+			relaunch_delay_ms = RELAUNCH_MIN_MS;
+		return;
+	}
+	now = GetCurrentTimestamp();
+	if (archiver_handle != NULL)
+	{
+		pfree(archiver_handle);
+		archiver_handle = NULL;
+		if (state == PGS_ARCHIVE_STARTING)
+		{
+			char		msg[PGSSH_MESSAGE_LEN];
+
+			snprintf(msg, sizeof(msg),
+					 "could not connect to database \"%s\" (pgsentinel.db_name): create it, or allow connections to it",
+					 pgs_db_name);
+			set_state(PGS_ARCHIVE_NOT_CONNECTED, msg);
+		}
+		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
+		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
+		return;
+	}
+	if (now < next_launch)
+		return;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pgsentinel");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pgsentinel_archiver_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pgsentinel archiver");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pgsentinel archiver");
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &archiver_handle))
+	{
+		archiver_handle = NULL;
+		set_state(PGS_ARCHIVE_NOT_CONNECTED,
+				  "no background worker slot is free for the archiver: raise max_worker_processes");
+		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
+		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
+		return;
+	}
+	if (state != PGS_ARCHIVE_NOT_CONNECTED)
+		set_state(PGS_ARCHIVE_STARTING, "starting");
+}
+
+/* Clear archive_pid when the worker exits. */
+static void
+archiver_exit(int code, Datum arg)
+{
+	if (pgs_state == NULL)
+		return;
+	(void) pgs_lock_exclusive();
+	if (pgs_state->archive_pid == MyProcPid)
+		pgs_state->archive_pid = 0;
+	pgs_unlock_exclusive();
+}
+
+/* Open a transaction with SPI, a snapshot and our search path. */
+static void
+begin_work(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, ERROR, false);
+}
+
+static void
+end_work(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* The schema an extension is in (core exports no such lookup before 16). */
+static Oid
+extension_schema(Oid extoid)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nspid = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nspid;
+}
+
+/*
+ * The schema of the extension, if it is created here with its archive; the
+ * state and message say otherwise.
+ */
+static bool
+find_archive(Oid *nspid, char **schema)
+{
+	Oid			extoid = get_extension_oid(PGS_NAME, true);
+	char		msg[PGSSH_MESSAGE_LEN];
+	Oid			ns;
+
+	if (!OidIsValid(extoid))
+	{
+		snprintf(msg, sizeof(msg),
+				 "pgsentinel is not created in database \"%s\" (pgsentinel.db_name): run CREATE EXTENSION pgsentinel there",
+				 pgs_db_name);
+		set_state(PGS_ARCHIVE_NOT_CREATED, msg);
+		return false;
+	}
+	ns = extension_schema(extoid);
+	if (!OidIsValid(ns) ||
+		!OidIsValid(get_relname_relid("pgsentinel_archive_state", ns)))
+	{
+		snprintf(msg, sizeof(msg),
+				 "pgsentinel in database \"%s\" has no archive (older than 2.1.0): run ALTER EXTENSION pgsentinel UPDATE there",
+				 pgs_db_name);
+		set_state(PGS_ARCHIVE_NOT_CREATED, msg);
+		return false;
+	}
+	*nspid = ns;
+	/* kept across the cycle's transactions */
+	*schema = MemoryContextStrdup(TopMemoryContext, get_namespace_name(ns));
+	return true;
+}
+
+/* The remedy of an archiving error, by its SQLSTATE. */
+static const char *
+remedy(int sqlerrcode)
+{
+	switch (sqlerrcode)
+	{
+		case ERRCODE_LOCK_NOT_AVAILABLE:
+			return "a lock on an archive table was held too long; the archiver tries again";
+		case ERRCODE_DISK_FULL:
+			return "free disk space, or lower pgsentinel_archive.retention";
+		case ERRCODE_INSUFFICIENT_PRIVILEGE:
+			return "the archive tables must stay writable by the archiver (a superuser)";
+		case ERRCODE_UNDEFINED_TABLE:
+		case ERRCODE_UNDEFINED_COLUMN:
+		case ERRCODE_UNDEFINED_FUNCTION:
+			return "an archive object is missing: ALTER EXTENSION pgsentinel UPDATE, or drop and create the extension";
+		case ERRCODE_READ_ONLY_SQL_TRANSACTION:
+			return "the database is read-only (default_transaction_read_only)";
+		default:
+			return "the archiver tries again at each interval; the ring keeps what is not archived yet";
+	}
+}
+
+/*
+ * The time of the oldest sample the rings hold, to create the partitions
+ * a catch-up needs; 0 if none.
+ */
+static TimestampTz
+oldest_ring_sample(void)
+{
+	PgsQueryBounds bounds;
+	PgsRingCursor cursor;
+	const PgsSampleRow *s;
+	TimestampTz t = 0;
+
+	pgs_ring_query_bounds(&pgs_state->samples, CurrentMemoryContext, &bounds);
+	pgs_ring_cursor_open(&cursor, &pgs_state->samples, bounds.first,
+						 Min(bounds.first + 1, bounds.end));
+	s = pgs_ring_cursor_next(&cursor);
+	if (s != NULL)
+		t = s->sample_time;
+	pfree(cursor.chunk);
+	return t;
+}
+
+/* The bytes of the archive's tables (partitions and indexes included). */
+static int64
+archive_bytes(Oid nspid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	bool		isnull;
+	int64		bytes;
+
+	args[0] = ObjectIdGetDatum(nspid);
+	if (SPI_execute_with_args("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8"
+							  "  FROM pg_class c"
+							  " WHERE c.relnamespace = $1 AND c.relkind = 'r'"
+							  "   AND (c.relname LIKE 'pgsentinel\\_archive\\_%'"
+							  "        OR c.relname LIKE 'pgsentinel\\_rollup\\_%')",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		return -1;
+	bytes = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	return bytes;
+}
+
+/*
+ * One cycle.  Returns false when it could not archive (the state says
+ * why).
+ */
+static bool
+archive_cycle(bool *partitions_due, TimestampTz *size_due)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool ok = false;
+
+	PG_TRY();
+	{
+		Oid			nspid;
+		char	   *schema;
+		char	   *quoted;
+		int			steps = 0;
+		PgsArchiveStepResult r;
+		TimestampTz start = GetCurrentTimestamp();
+		TimestampTz oldest_kept = pgs_archive_oldest_kept();
+		bool		found;
+
+		begin_work();
+		if (RecoveryInProgress())
+		{
+			set_state(PGS_ARCHIVE_STANDBY,
+					  "standby: the primary archives");
+			end_work();
+			ok = false;
+		}
+		else if (!(found = find_archive(&nspid, &schema)))
+		{
+			end_work();
+			ok = false;
+		}
+		else
+		{
+			/* partitions: the day of the oldest sample the ring holds on */
+			if (*partitions_due)
+			{
+				TimestampTz from = oldest_ring_sample();
+				int			dropped;
+				int			created;
+
+				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive partitions");
+				created = pgs_archive_partitions(schema, nspid,
+												 Max(from == 0 ? start : from,
+													 oldest_kept),
+												 &dropped);
+				if (created > 0 || dropped > 0)
+					ereport(DEBUG1,
+							(errmsg("pgsentinel archiver created %d and dropped %d partitions",
+									created, dropped)));
+			}
+			end_work();
+			*partitions_due = false;
+
+			quoted = MemoryContextStrdup(TopMemoryContext,
+										 quote_identifier(schema));
+			memset(&r, 0, sizeof(r));
+			do
+			{
+				char		lock_sql[NAMEDATALEN * 2 + 64];
+
+				begin_work();
+				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
+				/* one step at a time: a manual one waits for ours */
+				snprintf(lock_sql, sizeof(lock_sql),
+						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",
+						 quoted);
+				SPI_execute(lock_sql, false, 0);
+				pgs_archive_step(quoted, pgs_archive_keep_one_in,
+								 ARCHIVE_STEP_SAMPLES, oldest_kept, &r);
+				if (GetCurrentTimestamp() >= *size_due)
+				{
+					int64		bytes = archive_bytes(nspid);
+
+					(void) pgs_lock_exclusive();
+					pgs_state->archive_bytes = bytes;
+					pgs_unlock_exclusive();
+					*size_due = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															ARCHIVE_SIZE_EVERY_MS);
+				}
+				end_work();
+
+				(void) pgs_lock_exclusive();
+				pgs_state->archive_samples += r.samples_kept;
+				pgs_state->archive_samples_skipped += r.samples_seen - r.samples_kept;
+				pgs_state->archive_rows += r.rows;
+				pgs_state->archive_samples_lost += r.samples_lost;
+				pgs_state->archive_rows_lost += r.rows_lost;
+				if (r.last_sample_time != 0)
+					pgs_state->archive_last_sample_time = r.last_sample_time;
+				pgs_state->archive_last_time = GetCurrentTimestamp();
+				pgs_unlock_exclusive();
+			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
+					 !ShutdownRequestPending);
+
+			{
+				char		msg[PGSSH_MESSAGE_LEN];
+
+				snprintf(msg, sizeof(msg),
+						 "archiving into schema \"%s\" of database \"%s\"",
+						 schema, pgs_db_name);
+				set_state(PGS_ARCHIVE_OK, msg);
+			}
+			(void) pgs_lock_exclusive();
+			pgs_state->archive_last_us = GetCurrentTimestamp() - start;
+			pgs_unlock_exclusive();
+			pfree(schema);
+			pfree(quoted);
+			ok = true;
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		char		msg[PGSSH_MESSAGE_LEN];
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		snprintf(msg, sizeof(msg), "archiving failed: %s (%s)",
+				 edata->message, remedy(edata->sqlerrcode));
+		set_state(PGS_ARCHIVE_FAILING, msg);
+		FreeErrorData(edata);
+		*partitions_due = true;
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/* Entry point of the archiver, launched by the sampler. */
+void
+pgsentinel_archiver_main(Datum main_arg)
+{
+	bool		partitions_due = true;
+	TimestampTz partitions_at = 0;
+	TimestampTz size_due = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	(void) pgs_lock_exclusive();
+	pgs_state->archive_pid = MyProcPid;
+	pgs_unlock_exclusive();
+	on_shmem_exit(archiver_exit, (Datum) 0);
+
+	/* FATAL if the database does not exist: the sampler reports it */
+	BackgroundWorkerInitializeConnection(pgs_db_name, NULL, 0);
+	pgstat_report_appname("pgsentinel archiver");
+	(void) set_config_option("pg_stat_statements.track", "none",
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
+							 true, WARNING, false);
+	(void) set_config_option("lock_timeout", ARCHIVE_LOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
+							 true, WARNING, false);
+
+	for (;;)
+	{
+		TimestampTz now;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			proc_exit(0);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			partitions_due = true;	/* retention may have changed */
+		}
+		if (!pgs_archive_enable)
+			proc_exit(0);		/* the sampler launches us again when on */
+
+		now = GetCurrentTimestamp();
+		if (now >= TimestampTzPlusMilliseconds(partitions_at,
+											   ARCHIVE_PARTITIONS_EVERY_MS))
+		{
+			partitions_due = true;
+			partitions_at = now;
+		}
+		(void) archive_cycle(&partitions_due, &size_due);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 pgs_archive_interval_ms, pgs_worker_wait_event());
+		ResetLatch(MyLatch);
+	}
+}
