@@ -295,7 +295,7 @@ static const char *const step_sql =
 "            FROM ring r, st, hid GROUP BY st.history_id, hid.id,"
 "                 st.last_sample_id) AS samples_lost,"
 "         (SELECT coalesce(sum(greatest(k.active_sessions -"
-"                 (SELECT count(*) FROM mapped m WHERE m.sample_id = k.sample_id), 0)), 0)"
+"                 (SELECT count(*) FROM mapped m WHERE m.sample_id = k.sample_id), 0)), 0)::int8"
 "            FROM kept k) AS rows_lost),"
 " upd AS ("
 "  UPDATE %1$s.pgsentinel_archive_state s"
@@ -311,7 +311,8 @@ static const char *const step_sql =
 "    FROM hid, counts c"
 "   WHERE c.seen > 0"
 "  RETURNING s.last_sample_time)"
-"SELECT c.seen, c.kept, c.rows, coalesce(c.samples_lost, 0), c.rows_lost,"
+"SELECT c.seen::int8, c.kept::int8, c.rows::int8,"
+"       coalesce(c.samples_lost, 0)::int8, c.rows_lost::int8,"
 "       c.seen >= $2, (SELECT max(u.last_sample_time) FROM upd u)"
 "  FROM counts c";
 

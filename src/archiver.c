@@ -63,6 +63,8 @@
 #define ARCHIVE_PARTITIONS_EVERY_MS	(10 * 60 * 1000)
 /* A lock on an archive table is waited for this long. */
 #define ARCHIVE_LOCK_TIMEOUT	"10s"
+/* Shorter than the default 1 s: the archiver detects a deadlock first. */
+#define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
 
 #define RELAUNCH_MIN_MS			1000
 #define RELAUNCH_MAX_MS			(5 * 60 * 1000)
@@ -255,11 +257,13 @@ extension_schema(Oid extoid)
 
 /*
  * The schema of the extension, if it is created here with its archive; the
- * state and message say otherwise.
+ * state and message say otherwise.  An extension created anew since the
+ * last cycle needs its partitions.
  */
 static bool
-find_archive(Oid *nspid, char **schema)
+find_archive(Oid *nspid, char **schema, bool *partitions_due)
 {
+	static Oid	last_extoid = InvalidOid;
 	Oid			extoid = get_extension_oid(PGS_NAME, true);
 	char		msg[PGSSH_MESSAGE_LEN];
 	Oid			ns;
@@ -282,6 +286,10 @@ find_archive(Oid *nspid, char **schema)
 		set_state(PGS_ARCHIVE_NOT_CREATED, msg);
 		return false;
 	}
+	/* created again: its partitions are to be created again */
+	if (extoid != last_extoid)
+		*partitions_due = true;
+	last_extoid = extoid;
 	*nspid = ns;
 	/* kept across the cycle's transactions */
 	*schema = MemoryContextStrdup(TopMemoryContext, get_namespace_name(ns));
@@ -384,7 +392,7 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			end_work();
 			ok = false;
 		}
-		else if (!(found = find_archive(&nspid, &schema)))
+		else if (!(found = find_archive(&nspid, &schema, partitions_due)))
 		{
 			end_work();
 			ok = false;
@@ -513,6 +521,10 @@ pgsentinel_archiver_main(Datum main_arg)
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
 							 true, WARNING, false);
 	(void) set_config_option("lock_timeout", ARCHIVE_LOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
+							 true, WARNING, false);
+	/* in a deadlock with DDL on the archive (DROP EXTENSION), we give way */
+	(void) set_config_option("deadlock_timeout", ARCHIVE_DEADLOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
 							 true, WARNING, false);
 

@@ -17,7 +17,9 @@
 
 PG_FUNCTION_INFO_V1(pgsentinel_status_2_0);
 
-#define STATUS_COLS 33
+/* 2.0 declared the first 33 columns; 2.1 adds the archiver's */
+#define STATUS_COLS_2_0 33
+#define STATUS_COLS 45
 
 /* What the status function copies out under the lock. */
 typedef struct StatusCopy
@@ -52,6 +54,18 @@ typedef struct StatusCopy
 	uint64		requests_skipped;
 	uint64		keys_dropped;
 	uint64		blockers_via_core;
+	int			archive_state;
+	char		archive_message[PGSSH_MESSAGE_LEN];
+	int32		archive_pid;
+	TimestampTz archive_last_time;
+	TimestampTz archive_last_sample_time;
+	int64		archive_last_us;
+	uint64		archive_samples;
+	uint64		archive_samples_skipped;
+	uint64		archive_rows;
+	uint64		archive_samples_lost;
+	uint64		archive_rows_lost;
+	int64		archive_bytes;
 } StatusCopy;
 
 /* Copy the status fields under the shared lock. */
@@ -102,6 +116,18 @@ status_copy_out(StatusCopy *c)
 	c->pgssh_max_us = pgs_state->pgssh_max_us;
 	c->requests_skipped = pgs_state->requests_skipped;
 	c->keys_dropped = pgs_state->pgssh_keys_dropped;
+	c->archive_state = pgs_state->archive_state;
+	memcpy(c->archive_message, pgs_state->archive_message, PGSSH_MESSAGE_LEN);
+	c->archive_pid = pgs_state->archive_pid;
+	c->archive_last_time = pgs_state->archive_last_time;
+	c->archive_last_sample_time = pgs_state->archive_last_sample_time;
+	c->archive_last_us = pgs_state->archive_last_us;
+	c->archive_samples = pgs_state->archive_samples;
+	c->archive_samples_skipped = pgs_state->archive_samples_skipped;
+	c->archive_rows = pgs_state->archive_rows;
+	c->archive_samples_lost = pgs_state->archive_samples_lost;
+	c->archive_rows_lost = pgs_state->archive_rows_lost;
+	c->archive_bytes = pgs_state->archive_bytes;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -146,6 +172,15 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 	if (c->worker_pid != 0 && c->pgssh_state != PGSSH_OK &&
 		c->pgssh_state != PGSSH_DISABLED && c->pgssh_message[0] != '\0')
 		appendStringInfo(&buf, "; statements history: %s", c->pgssh_message);
+	if (c->worker_pid != 0 && c->archive_message[0] != '\0' &&
+		(c->archive_state == PGS_ARCHIVE_NOT_CONNECTED ||
+		 c->archive_state == PGS_ARCHIVE_NOT_CREATED ||
+		 c->archive_state == PGS_ARCHIVE_FAILING))
+		appendStringInfo(&buf, "; archive: %s", c->archive_message);
+	if (c->archive_rows_lost > 0 || c->archive_samples_lost > 0)
+		appendStringInfo(&buf,
+						 "; the ring overwrote " UINT64_FORMAT " samples and " UINT64_FORMAT " rows before they were archived: shorten pgsentinel_archive.interval or raise pgsentinel_ash.max_entries",
+						 c->archive_samples_lost, c->archive_rows_lost);
 	return buf.data;
 }
 
@@ -213,7 +248,34 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) c.requests_skipped);
 	values[i++] = Int64GetDatum((int64) c.keys_dropped);
 	values[i++] = CStringGetTextDatum(diagnosis(&c, now));
+	Assert(i == STATUS_COLS_2_0);
+
+	values[i++] = CStringGetTextDatum(pgs_archive_state_name(c.archive_state));
+	values[i] = CStringGetTextDatum(c.archive_message);
+	nulls[i++] = (c.archive_message[0] == '\0');
+	values[i] = Int32GetDatum(c.archive_pid);
+	nulls[i++] = (c.archive_pid == 0);
+	values[i] = TimestampTzGetDatum(c.archive_last_time);
+	nulls[i++] = (c.archive_last_time == 0);
+	/* how far the archive is behind the newest sample */
+	values[i] = Float8GetDatum(c.archive_last_sample_time == 0 ? 0.0 :
+							   Max(0.0, (double) (c.last_sample_time -
+												  c.archive_last_sample_time) / 1000000.0));
+	nulls[i++] = (c.archive_last_sample_time == 0);
+	values[i] = Int64GetDatum(c.archive_last_us);
+	nulls[i++] = (c.archive_last_time == 0);
+	values[i++] = Int64GetDatum((int64) c.archive_samples);
+	values[i++] = Int64GetDatum((int64) c.archive_samples_skipped);
+	values[i++] = Int64GetDatum((int64) c.archive_rows);
+	values[i++] = Int64GetDatum((int64) c.archive_samples_lost);
+	values[i++] = Int64GetDatum((int64) c.archive_rows_lost);
+	values[i] = Int64GetDatum(c.archive_bytes);
+	nulls[i++] = (c.archive_bytes == 0);
 	Assert(i == STATUS_COLS);
 
+	/* a 2.0 declaration (before ALTER EXTENSION UPDATE) has fewer columns */
+	if (tupdesc->natts != STATUS_COLS && tupdesc->natts != STATUS_COLS_2_0)
+		elog(ERROR, "pgsentinel_status() is declared with %d columns, expected %d",
+			 tupdesc->natts, STATUS_COLS);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

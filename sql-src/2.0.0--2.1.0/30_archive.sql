@@ -156,3 +156,58 @@ REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
 -- schema (docs/archive.md).  The watermark is not dumped: it belongs to
 -- the server's ring, which a restored database does not have.
 SELECT pg_catalog.pg_extension_config_dump('pgsentinel_archive_wait_event', '');
+
+-- pgsentinel_status() gains the archiver's columns, after 2.0's (the C
+-- function fills a 2.0 declaration too, until the update).
+DROP FUNCTION pgsentinel_status();
+CREATE FUNCTION pgsentinel_status(
+    OUT worker_pid integer,
+    OUT worker_started timestamptz,
+    OUT samples_taken bigint,
+    OUT last_sample_time timestamptz,
+    OUT last_sample_us bigint,
+    OUT max_sample_us bigint,
+    OUT max_lock_wait_us bigint,
+    OUT ash_rows bigint,
+    OUT ash_capacity integer,
+    OUT ash_rows_written bigint,
+    OUT oldest_row_time timestamptz,
+    OUT text_area_used bigint,
+    OUT text_area_size bigint,
+    OUT texts_stored bigint,
+    OUT texts_dropped bigint,
+    OUT rows_backfilled bigint,
+    OUT sample_overruns bigint,
+    OUT blockers_via_core bigint,
+    OUT sampling_period double precision,
+    OUT track_idle_trans boolean,
+    OUT ash_row_bytes integer,
+    OUT shmem_bytes bigint,
+    OUT pgssh_state text,
+    OUT pgssh_message text,
+    OUT pgssh_worker_pid integer,
+    OUT pgssh_rows bigint,
+    OUT pgssh_capacity integer,
+    OUT pgssh_samples bigint,
+    OUT pgssh_last_us bigint,
+    OUT pgssh_max_us bigint,
+    OUT pgssh_requests_skipped bigint,
+    OUT pgssh_keys_dropped bigint,
+    OUT diagnosis text,
+    OUT archive_state text,
+    OUT archive_message text,
+    OUT archive_worker_pid integer,
+    OUT archive_last_time timestamptz,
+    OUT archive_lag_seconds double precision,
+    OUT archive_last_us bigint,
+    OUT archive_samples bigint,
+    OUT archive_samples_skipped bigint,
+    OUT archive_rows bigint,
+    OUT archive_samples_lost bigint,
+    OUT archive_rows_lost bigint,
+    OUT archive_bytes bigint
+)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pgsentinel_status_2_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
