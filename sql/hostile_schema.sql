@@ -196,7 +196,26 @@ BEGIN
             EXCEPTION WHEN OTHERS THEN
                 CONTINUE;       -- pg_catalog cannot do it: nothing to shadow
             END;
-            IF res IN ('record'::regtype, 'void'::regtype, 'unknown'::regtype) THEN
+            IF res IS NULL AND n.kind = 'function' AND n.nargs = 1 THEN
+                -- a set-returning function of an array (unnest): no row
+                -- for NULL, so no type; it returns the elements
+                SELECT t.typelem::regtype INTO res
+                FROM pg_type t WHERE t.oid = l AND t.typelem <> 0;
+                IF res IS NULL THEN
+                    CONTINUE;
+                END IF;
+                EXECUTE format($f$
+                    CREATE FUNCTION pgs_trap.%I(%s) RETURNS SETOF %s
+                    LANGUAGE plpgsql AS $b$
+                    BEGIN
+                        PERFORM pgs_trap.gotcha(%L);
+                        RETURN QUERY SELECT pg_catalog.%I($1);
+                    END $b$ $f$,
+                    n.name, sig, res, format('function %s(%s)', n.name, sig), n.name);
+                CONTINUE;
+            END IF;
+            IF res IS NULL OR
+               res IN ('record'::regtype, 'void'::regtype, 'unknown'::regtype) THEN
                 CONTINUE;
             END IF;
             IF n.kind = 'operator' THEN
@@ -300,7 +319,41 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fdw_validator(text[], oid)',
    'SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fdw_validator(''{}'', ''pg_foreign_table''::regclass)) v'),
   ('foreign-data wrapper pgsentinel_fdw', NULL),
-  ('server pgsentinel_server', NULL);
+  ('server pgsentinel_server', NULL),
+  ('function pgsentinel_samples()',
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_samples()'),
+  ('function pgsentinel_history_id()',
+   'SELECT %1$I.pgsentinel_history_id() IS NOT NULL'),
+  ('function pgsentinel_ring_start()',
+   'SELECT %1$I.pgsentinel_ring_start() IS NOT NULL'),
+  -- the archive: the archiver writes it meanwhile (with its own
+  -- search_path), the views read it and the ring
+  ('relation pgsentinel_archive_state',
+   'SELECT count(*) = 1 FROM %1$I.pgsentinel_archive_state'),
+  ('relation pgsentinel_archive_wait_event',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_archive_wait_event'),
+  ('relation pgsentinel_archive_sample',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_archive_sample'),
+  ('relation pgsentinel_archive_activity',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_archive_activity'),
+  ('relation pgsentinel_archive_text',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_archive_text'),
+  ('relation pgsentinel_rollup_minute',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_rollup_minute'),
+  ('relation pgsentinel_rollup_minute_observed',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_rollup_minute_observed'),
+  ('relation pgsentinel_rollup_hour',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_rollup_hour'),
+  ('relation pgsentinel_rollup_hour_observed',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_rollup_hour_observed'),
+  ('relation pgsentinel_sample_archive',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_sample_archive WHERE weight > 0'),
+  ('relation pgsentinel_sample_history',
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_sample_history WHERE weight > 0'),
+  ('relation pgsentinel_ash_archive',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_archive WHERE weight > 0 AND query IS NOT NULL'),
+  ('relation pgsentinel_ash_history',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_history WHERE weight > 0 AND query IS NOT NULL');
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_reset()',

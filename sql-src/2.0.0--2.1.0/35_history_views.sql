@@ -1,5 +1,7 @@
 
--- One history over the ring and the archive (docs/archive.md): the ring
+-- The archive as the ring's views show it (pgsentinel_ash_archive,
+-- pgsentinel_sample_archive), and one history over the ring and the
+-- archive (docs/archive.md): the ring
 -- from pgsentinel_ring_start() on, the archive before it, so that no sample is counted
 -- twice.  That is the first sample whose rows the ring holds whole
 -- (the one of its oldest row may have lost some); after a crash or a
@@ -14,10 +16,15 @@
 CREATE OR REPLACE VIEW pg_active_session_history AS
   SELECT * FROM pgsentinel_ash_ring;
 
-CREATE VIEW pgsentinel_sample_history AS
+CREATE VIEW pgsentinel_sample_archive AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
        a.active_sessions, 'archive'::pg_catalog.text AS source
-  FROM pgsentinel_archive_sample a
+  FROM pgsentinel_archive_sample a;
+
+CREATE VIEW pgsentinel_sample_history AS
+SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
+       a.active_sessions, a.source
+  FROM pgsentinel_sample_archive a
  WHERE a.sample_time OPERATOR(pg_catalog.<)
        coalesce((SELECT greatest(pgsentinel_ring_start(),
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
@@ -32,7 +39,7 @@ SELECT p.sample_id, p.sample_time, p.sample_period, p.sample_period,
                             FROM pgsentinel_archive_state st
                            WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
 
-CREATE VIEW pgsentinel_ash_history AS
+CREATE VIEW pgsentinel_ash_archive AS
 SELECT s.sample_time AS ash_time,
        a.datid, a.datname, a.pid,
        CASE WHEN v.visible THEN a.leader_pid END AS leader_pid,
@@ -87,8 +94,19 @@ SELECT s.sample_time AS ash_time,
     ON qt.day OPERATOR(pg_catalog.=) a.day
    AND qt.text_id OPERATOR(pg_catalog.=) a.query_id
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v
- WHERE s.sample_time OPERATOR(pg_catalog.<)
+                         OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
+
+CREATE VIEW pgsentinel_ash_history AS
+SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
+       usename, application_name, client_addr, client_hostname,
+       client_port, backend_start, xact_start, query_start,
+       state_change, wait_event_type, wait_event, state,
+       backend_xid, backend_xmin, top_level_query, query, cmdtype,
+       queryid, nested_queryid, backend_type, blockers, blockerpid,
+       blocker_state, sample_id, blocking_pids, sample_period,
+       blocker_usesysid, weight, source
+  FROM pgsentinel_ash_archive
+ WHERE ash_time OPERATOR(pg_catalog.<)
        coalesce((SELECT greatest(pgsentinel_ring_start(),
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
                             FROM pgsentinel_archive_state st
@@ -108,4 +126,5 @@ SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
                             FROM pgsentinel_archive_state st
                            WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
 
-GRANT SELECT ON pgsentinel_sample_history, pgsentinel_ash_history TO PUBLIC;
+GRANT SELECT ON pgsentinel_sample_archive, pgsentinel_sample_history,
+    pgsentinel_ash_archive, pgsentinel_ash_history TO PUBLIC;

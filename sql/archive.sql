@@ -1,0 +1,215 @@
+--
+-- The archive: every sample archived once, with its weight; the archived
+-- rows are the ring's, column by column; average active sessions from the
+-- archive equals the ring's over the same samples, at keep_one_in 1 and 10
+-- and across a change of sampling period; the rollups are the sums of the
+-- raw rows; the combined views count no sample twice.
+--
+-- The archiver runs every 100 ms with keep_one_in = 1 (test/pgsentinel.conf).
+SELECT pgs_wait_for($$(SELECT archive_state FROM pgsentinel_status()) = 'ok'$$);
+
+-- Wait until the archive's watermark has passed sample s.
+CREATE FUNCTION pgs_wait_archived(s bigint) RETURNS void
+LANGUAGE sql AS $$
+  SELECT pgs_wait_for(format('(SELECT last_sample_id FROM pgsentinel_archive_state) >= %s', s))
+$$;
+
+-- Stay in this statement (active) until n samples of the ring saw it.
+CREATE FUNCTION pgs_stay_active(n int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
+BEGIN
+    LOOP
+        PERFORM pg_sleep(0.01);
+        EXIT WHEN (SELECT count(*) FROM pg_active_session_history
+                   WHERE pid = pg_backend_pid()
+                     AND query_start = statement_timestamp()) >= n;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'this session was not sampled % times within 60 s', n;
+        END IF;
+    END LOOP;
+END $$;
+
+-- The samples (a, b] in which one statement of this session was seen,
+-- narrowed to whole groups of `align` sample ids.
+CREATE FUNCTION pgs_active_window(stmt text, align int, OUT a bigint, OUT b bigint)
+LANGUAGE sql AS $$
+  SELECT (min(sample_id) / align + 1) * align + 1, (max(sample_id) / align) * align
+  FROM pg_active_session_history
+  WHERE pid = pg_backend_pid() AND top_level_query = stmt
+$$;
+
+-- 1. keep_one_in = 1: the archive holds the ring's samples and rows.
+SELECT pgs_stay_active(20);
+SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
+SELECT pgs_wait_archived(:b);
+SELECT greatest((SELECT min(sample_id) FROM pgsentinel_samples()
+                 WHERE sample_time >= pgsentinel_ring_start()),
+                (SELECT min(sample_id) FROM pgsentinel_archive_sample)) AS a \gset
+
+-- every sample, empty ones included, once, with its period as weight
+SELECT count(*) = :b - :a + 1 AS no_sample_missing,
+       count(DISTINCT sample_id) = count(*) AS no_sample_twice,
+       bool_and(weight = sample_period) AS weight_is_period
+FROM pgsentinel_sample_archive WHERE sample_id BETWEEN :a AND :b;
+SELECT count(*) AS samples_that_differ FROM (
+    (SELECT sample_id, sample_time, sample_period, active_sessions
+     FROM pgsentinel_samples() WHERE sample_id BETWEEN :a AND :b
+     EXCEPT ALL
+     SELECT sample_id, sample_time, sample_period, active_sessions
+     FROM pgsentinel_sample_archive WHERE sample_id BETWEEN :a AND :b)
+    UNION ALL
+    (SELECT sample_id, sample_time, sample_period, active_sessions
+     FROM pgsentinel_sample_archive WHERE sample_id BETWEEN :a AND :b
+     EXCEPT ALL
+     SELECT sample_id, sample_time, sample_period, active_sessions
+     FROM pgsentinel_samples() WHERE sample_id BETWEEN :a AND :b)) d;
+
+-- every row, every column (the ring's rows weigh their period)
+CREATE TEMP VIEW ring_rows AS
+  SELECT ash_time, datid, datname, pid, leader_pid, usesysid, usename,
+         application_name, client_addr, client_hostname, client_port,
+         backend_start, xact_start, query_start, state_change,
+         wait_event_type, wait_event, state, backend_xid, backend_xmin,
+         top_level_query, query, cmdtype, queryid, nested_queryid,
+         backend_type, blockers, blockerpid, blocker_state, sample_id,
+         blocking_pids, sample_period, blocker_usesysid,
+         sample_period AS weight
+  FROM pg_active_session_history;
+CREATE TEMP VIEW archive_rows AS
+  SELECT ash_time, datid, datname, pid, leader_pid, usesysid, usename,
+         application_name, client_addr, client_hostname, client_port,
+         backend_start, xact_start, query_start, state_change,
+         wait_event_type, wait_event, state, backend_xid, backend_xmin,
+         top_level_query, query, cmdtype, queryid, nested_queryid,
+         backend_type, blockers, blockerpid, blocker_state, sample_id,
+         blocking_pids, sample_period, blocker_usesysid, weight
+  FROM pgsentinel_ash_archive;
+SELECT count(*) > 0 AS rows_archived
+FROM archive_rows WHERE sample_id BETWEEN :a AND :b AND pid = pg_backend_pid();
+SELECT count(*) AS rows_that_differ FROM (
+    (SELECT * FROM ring_rows WHERE sample_id BETWEEN :a AND :b
+     EXCEPT ALL SELECT * FROM archive_rows WHERE sample_id BETWEEN :a AND :b)
+    UNION ALL
+    (SELECT * FROM archive_rows WHERE sample_id BETWEEN :a AND :b
+     EXCEPT ALL SELECT * FROM ring_rows WHERE sample_id BETWEEN :a AND :b)) d;
+
+-- the combined views: no sample counted twice, the ring's part whole
+SELECT count(*) AS samples_counted_twice FROM (
+    SELECT sample_time FROM pgsentinel_sample_history
+    GROUP BY sample_time HAVING count(*) > 1) d;
+SELECT count(*) AS rows_counted_twice FROM (
+    SELECT sample_id, pid FROM pgsentinel_ash_history
+    WHERE sample_id BETWEEN :a AND :b
+    GROUP BY 1, 2 HAVING count(*) > 1) d;
+
+-- the rollups are the sums of the raw rows they stand for
+SELECT count(*) AS minutes_that_differ FROM (
+    SELECT bucket, sum(db_time) AS db_time, sum(rows) AS rows
+    FROM pgsentinel_rollup_minute GROUP BY bucket) r
+FULL JOIN (
+    SELECT date_trunc('minute', ash_time, 'UTC') AS bucket,
+           sum(weight) AS db_time, count(*) AS rows
+    FROM pgsentinel_ash_archive GROUP BY 1) a USING (bucket)
+WHERE r.db_time IS NULL OR a.db_time IS NULL
+   OR abs(r.db_time - a.db_time) > 1e-9 OR r.rows <> a.rows;
+SELECT count(*) AS hours_that_differ FROM (
+    SELECT bucket, sum(db_time) AS db_time, sum(rows) AS rows
+    FROM pgsentinel_rollup_hour GROUP BY bucket) r
+FULL JOIN (
+    SELECT date_trunc('hour', ash_time, 'UTC') AS bucket,
+           sum(weight) AS db_time, count(*) AS rows
+    FROM pgsentinel_ash_archive GROUP BY 1) a USING (bucket)
+WHERE r.db_time IS NULL OR a.db_time IS NULL
+   OR abs(r.db_time - a.db_time) > 1e-9 OR r.rows <> a.rows;
+SELECT count(*) AS observed_minutes_that_differ
+FROM pgsentinel_rollup_minute_observed o
+FULL JOIN (SELECT date_trunc('minute', sample_time, 'UTC') AS bucket,
+                  count(*) AS samples, sum(weight) AS observed
+           FROM pgsentinel_sample_archive GROUP BY 1) s USING (bucket)
+WHERE o.samples IS DISTINCT FROM s.samples
+   OR abs(o.observed - s.observed) > 1e-9 OR o.observed IS NULL
+   OR s.observed IS NULL;
+
+-- 2. keep_one_in = 10: one sample in ten, each row weighing ten periods;
+-- over whole groups of ten samples in which this session was active all
+-- along, its time is the same in the archive as in the ring.
+ALTER SYSTEM SET pgsentinel_archive.keep_one_in = 10;
+SELECT pg_reload_conf();
+SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
+SELECT pgs_wait_for(format('EXISTS (SELECT FROM pgsentinel_archive_sample
+                                    WHERE sample_id > %s AND weight > 5 * sample_period)', :b));
+SELECT pgs_stay_active(60);
+SELECT a, b FROM pgs_active_window('SELECT pgs_stay_active(60);', 10) \gset
+SELECT pgs_wait_archived(:b);
+SELECT :b - :a + 1 >= 20 AS two_groups_or_more,
+       count(*) = :b - :a + 1 AS seen_at_every_sample
+FROM pg_active_session_history
+WHERE pid = pg_backend_pid() AND sample_id BETWEEN :a AND :b;
+SELECT count(*) = (:b - :a + 1) / 10 AS one_sample_in_ten,
+       bool_and(sample_id % 10 = 0) AS kept_by_sample_id,
+       bool_and(abs(weight - 10 * sample_period) < 1e-9) AS weight_is_ten_periods
+FROM pgsentinel_sample_archive WHERE sample_id BETWEEN :a AND :b;
+SELECT round((SELECT sum(sample_period) FROM pg_active_session_history
+              WHERE pid = pg_backend_pid() AND sample_id BETWEEN :a AND :b)::numeric, 6)
+     = round((SELECT sum(weight) FROM pgsentinel_ash_archive
+              WHERE pid = pg_backend_pid() AND sample_id BETWEEN :a AND :b)::numeric, 6)
+       AS same_time_in_archive_and_ring;
+
+-- 3. keep_one_in = 1 again, across a change of sampling period: each row
+-- weighs the period of its own sample.
+ALTER SYSTEM SET pgsentinel_archive.keep_one_in = 1;
+SELECT pg_reload_conf();
+SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
+SELECT pgs_wait_for(format('EXISTS (SELECT FROM pgsentinel_archive_sample
+                                    WHERE sample_id > %s AND sample_id %% 10 <> 0)', :b));
+SELECT max(sample_id) AS a FROM pgsentinel_samples() \gset
+SELECT pgs_stay_active(10);
+ALTER SYSTEM SET pgsentinel_ash.sampling_period = 0.02;
+SELECT pg_reload_conf();
+SELECT pgs_wait_for('(SELECT sampling_period FROM pgsentinel_status()) = 0.02');
+SELECT pgs_stay_active(10);
+SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
+SELECT pgs_wait_archived(:b);
+SELECT count(DISTINCT sample_period) AS periods
+FROM pg_active_session_history
+WHERE pid = pg_backend_pid() AND sample_id BETWEEN :a AND :b;
+SELECT round((SELECT sum(sample_period) FROM pg_active_session_history
+              WHERE pid = pg_backend_pid() AND sample_id BETWEEN :a AND :b)::numeric, 6)
+     = round((SELECT sum(weight) FROM pgsentinel_ash_archive
+              WHERE pid = pg_backend_pid() AND sample_id BETWEEN :a AND :b)::numeric, 6)
+       AS same_time_in_archive_and_ring;
+ALTER SYSTEM RESET pgsentinel_ash.sampling_period;
+SELECT pg_reload_conf();
+SELECT pgs_wait_for('(SELECT sampling_period FROM pgsentinel_status()) = 0.01');
+
+-- 4. pgsentinel 1.4's columns, read from the archive and from the history.
+SELECT ash_time, datid, datname, pid, usesysid, usename, application_name,
+       client_addr, client_hostname, client_port, backend_start, xact_start,
+       query_start, state_change, wait_event_type, wait_event, state,
+       backend_xid, backend_xmin, top_level_query, query, cmdtype, queryid,
+       backend_type, blockers, blockerpid, blocker_state
+FROM pgsentinel_ash_archive LIMIT 0;
+SELECT ash_time, datid, datname, pid, usesysid, usename, application_name,
+       client_addr, client_hostname, client_port, backend_start, xact_start,
+       query_start, state_change, wait_event_type, wait_event, state,
+       backend_xid, backend_xmin, top_level_query, query, cmdtype, queryid,
+       backend_type, blockers, blockerpid, blocker_state
+FROM pgsentinel_ash_history LIMIT 0;
+
+-- 5. Bad settings are refused with their range; nothing changes.
+ALTER SYSTEM SET pgsentinel_archive.keep_one_in = 0;
+ALTER SYSTEM SET pgsentinel_archive.keep_one_in = 3601;
+SELECT name, setting FROM pg_settings WHERE name LIKE 'pgsentinel_archive.%' ORDER BY 1;
+
+-- 6. The archive is not readable directly but through the views.
+CREATE ROLE regress_pgs_archive_reader;
+SET ROLE regress_pgs_archive_reader;
+SELECT count(*) FROM pgsentinel_archive_sample;
+SELECT count(*) > 0 AS history_readable FROM pgsentinel_sample_history;
+RESET ROLE;
+DROP ROLE regress_pgs_archive_reader;
+
+DROP FUNCTION pgs_wait_archived(bigint), pgs_stay_active(int),
+    pgs_active_window(text, int);

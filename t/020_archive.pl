@@ -1,0 +1,259 @@
+
+# The archive: every sample archived exactly once across a killed archiver,
+# a clean restart, a crash and a promotion; catch-up after the database
+# refused connections, after inserts were refused and after a lock was held;
+# samples the ring overwrote first are counted; retention drops whole
+# partitions (texts with them) and keeps the rollups; a standby writes
+# nothing.  keep_one_in = 1 here, so that within one history the archived
+# sample ids are consecutive: a gap is a lost sample, a repeat a duplicate.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $conf = "pgsentinel_archive.interval = 200ms\n"
+  . "pgsentinel_archive.keep_one_in = 1\n"
+  . "pgsentinel_ash.max_entries = 20000\n";
+my $node = pgs_node('archive', conf => $conf,
+	init_opts => { allows_streaming => 1 });
+$node->safe_psql('postgres', 'CREATE DATABASE ctl');
+
+# The watermark: "history_id|last_sample_id".
+sub watermark
+{
+	my ($n) = @_;
+	return $n->safe_psql('postgres',
+		'SELECT history_id || \'|\' || last_sample_id FROM pgsentinel_archive_state');
+}
+
+# Wait until the archive holds the ring's newest sample as of now.
+sub wait_archived
+{
+	my ($n, $what) = @_;
+	my $newest = $n->safe_psql('postgres', 'SELECT max(sample_id) FROM pgsentinel_samples()');
+	ok( $n->poll_query_until('postgres',
+			"SELECT history_id = pgsentinel_history_id() AND last_sample_id >= $newest FROM pgsentinel_archive_state"),
+		"archived up to the newest sample: $what");
+}
+
+# Within each history, the archived ids are consecutive and none repeats;
+# no sample time repeats at all.
+sub check_exactly_once
+{
+	my ($n, $what) = @_;
+	is( $n->safe_psql('postgres', q{
+		SELECT count(*) FROM (
+		  SELECT sample_id - lag(sample_id) OVER (ORDER BY sample_time) AS step,
+		         sample_time - lag(sample_time) OVER (ORDER BY sample_time) AS gap
+		  FROM pgsentinel_archive_sample) d
+		WHERE step <> 1 AND step > 0}),
+		'0', "no sample skipped nor repeated within a history: $what");
+	is( $n->safe_psql('postgres',
+			'SELECT count(*) - count(DISTINCT sample_time) FROM pgsentinel_archive_sample'),
+		'0', "no sample archived twice: $what");
+}
+
+# Each new history starts lower: count the restarts of the sample ids.
+sub histories
+{
+	my ($n) = @_;
+	return $n->safe_psql('postgres', q{
+		SELECT 1 + count(*) FROM (
+		  SELECT sample_id - lag(sample_id) OVER (ORDER BY sample_time) AS step
+		  FROM pgsentinel_archive_sample) d WHERE step <= 0});
+}
+
+ok($node->poll_query_until('postgres', "SELECT archive_state = 'ok' FROM pgsentinel_status()"),
+	'archiver running');
+my $bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* archived sleeper */');
+wait_archived($node, 'start');
+my $archived = $node->safe_psql('postgres', q{
+	SELECT count(*) FROM pgsentinel_ash_archive WHERE query LIKE '%archived sleeper%'});
+cmp_ok($archived, '>', 0, 'the sleeper is in the archive');
+
+# The ring and the archive hold the same samples where both hold them.
+is( $node->safe_psql('postgres', q{
+	WITH w AS (SELECT greatest((SELECT min(sample_id) FROM pgsentinel_archive_sample),
+	                           (SELECT min(sample_id) FROM pgsentinel_samples()
+	                             WHERE sample_time >= pgsentinel_ring_start())) AS a,
+	                  (SELECT last_sample_id FROM pgsentinel_archive_state) AS b)
+	SELECT count(*) FROM (
+	  (SELECT sample_id FROM pgsentinel_samples(), w WHERE sample_id BETWEEN a AND b
+	   EXCEPT SELECT sample_id FROM pgsentinel_archive_sample, w WHERE sample_id BETWEEN a AND b)
+	  UNION ALL
+	  (SELECT sample_id FROM pgsentinel_archive_sample, w WHERE sample_id BETWEEN a AND b
+	   EXCEPT SELECT sample_id FROM pgsentinel_samples(), w WHERE sample_id BETWEEN a AND b)) d}),
+	'0', 'same sample ids in the ring and in the archive');
+check_exactly_once($node, 'start');
+
+# 1. The archiver killed (SIGTERM): launched again, goes on.
+my $apid = pgs_status($node, 'archive_worker_pid');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($apid)");
+ok( $node->poll_query_until('postgres',
+		"SELECT archive_worker_pid IS NOT NULL AND archive_worker_pid <> $apid FROM pgsentinel_status()"),
+	'a new archiver after the old one was terminated');
+wait_archived($node, 'after terminate');
+check_exactly_once($node, 'after terminate');
+
+# 2. A clean restart: the ring comes back with its history, the archive
+# goes on after its last sample id.
+my ($hist_before) = split /\|/, watermark($node);
+pgs_stop_bg($bg);
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT pgsentinel_history_id()'), $hist_before,
+	'same history after a clean restart');
+$bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* archived sleeper 2 */');
+wait_archived($node, 'after restart');
+check_exactly_once($node, 'after restart');
+is(histories($node), '1', 'one history across the clean restart');
+
+# 3. A crash: the ring starts a new history; the archive goes on after the
+# watermark's time.
+my $victim = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%archived sleeper 2%' AND pid <> pg_backend_pid()");
+kill 'KILL', $victim;
+ok( $node->poll_query_until('postgres',
+		"SELECT pgsentinel_history_id() <> $hist_before"),
+	'a new history after the crash');
+pgs_stop_bg($bg);
+wait_archived($node, 'after crash');
+check_exactly_once($node, 'after crash');
+is(histories($node), '2', 'two histories after the crash');
+
+# 4. The database refuses connections: the archiver cannot connect; once it
+# can, it catches up from the ring.
+$node->safe_psql('ctl', 'ALTER DATABASE postgres ALLOW_CONNECTIONS false');
+$apid = $node->safe_psql('ctl',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'pgsentinel archiver'");
+$node->safe_psql('ctl', "SELECT pg_terminate_backend($apid)");
+ok( $node->poll_query_until('ctl',
+		"SELECT archive_state = 'not connected' FROM pgsentinel_status()"),
+	'status says the archiver cannot connect');
+my $stuck = $node->safe_psql('ctl', 'SELECT last_sample_time FROM pgsentinel_status()');
+pgs_wait_samples($node, 50, 'ctl');
+$node->safe_psql('ctl', 'ALTER DATABASE postgres ALLOW_CONNECTIONS true');
+ok($node->poll_query_until('postgres', "SELECT archive_state = 'ok' FROM pgsentinel_status()", 't'),
+	'archiving again once connections are allowed');
+wait_archived($node, 'after the database refused connections');
+check_exactly_once($node, 'after the database refused connections');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) > 40 FROM pgsentinel_archive_sample WHERE sample_time > '$stuck'"),
+	't', 'the samples taken meanwhile are archived');
+
+# 5. Inserts refused (a trigger raises): the step rolls back, rows and
+# watermark together; once allowed, it catches up.
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql
+	AS $$ BEGIN RAISE EXCEPTION 'archive refused for the test'; END $$;
+	CREATE TRIGGER refuse BEFORE INSERT ON pgsentinel_archive_sample
+	FOR EACH ROW EXECUTE FUNCTION refuse()});
+ok( $node->poll_query_until('postgres',
+		"SELECT archive_state = 'failing' AND archive_message LIKE '%archive refused for the test%' FROM pgsentinel_status()"),
+	'status shows the refused insert');
+my $wm = watermark($node);
+pgs_wait_samples($node, 30);
+is(watermark($node), $wm, 'the watermark did not move while inserts failed');
+$node->safe_psql('postgres', 'DROP TRIGGER refuse ON pgsentinel_archive_sample');
+wait_archived($node, 'after refused inserts');
+check_exactly_once($node, 'after refused inserts');
+
+# 6. A lock held on an archive table longer than the archiver waits.
+my $locker = pgs_start_interactive($node);
+$locker->{stdin} .= "BEGIN; LOCK TABLE pgsentinel_archive_sample IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n";
+ok($locker->{run}->pump_nb || 1, 'lock requested');
+ok( $node->poll_query_until('postgres',
+		"SELECT archive_state = 'failing' AND archive_message LIKE '%lock%' FROM pgsentinel_status()"),
+	'status shows the lock');
+$locker->{stdin} .= "COMMIT;\n\\q\n";
+$locker->{run}->finish;
+wait_archived($node, 'after the lock');
+check_exactly_once($node, 'after the lock');
+is(pgs_status($node, 'archive_samples_lost') . '|' . pgs_status($node, 'archive_rows_lost'),
+	'0|0', 'nothing lost so far');
+
+# 7. The ring overwrites samples before they are archived: they are counted.
+$node->append_conf('postgresql.conf', "pgsentinel_archive.enable = off\n");
+$node->reload;
+ok($node->poll_query_until('postgres', "SELECT archive_state = 'disabled' FROM pgsentinel_status()"),
+	'archiver disabled');
+ok( $node->poll_query_until('postgres',
+		"SELECT archive_worker_pid IS NULL FROM pgsentinel_status()"),
+	'archiver gone');
+# more samples than the ring of samples holds (as many as rows: 20000)
+$node->append_conf('postgresql.conf', "pgsentinel_ash.sampling_period = 0.01\n");
+my $wm_id = (split /\|/, watermark($node))[1];
+ok( $node->poll_query_until('postgres',
+		"SELECT min(sample_id) > $wm_id + 1 FROM pgsentinel_samples()", 't'),
+	'the ring overwrote unarchived samples');
+$node->append_conf('postgresql.conf', "pgsentinel_archive.enable = on\n");
+$node->reload;
+wait_archived($node, 'after the ring wrapped');
+cmp_ok(pgs_status($node, 'archive_samples_lost'), '>', 0, 'lost samples counted');
+like(pgs_status($node, 'diagnosis'), qr/overwrote \d+ samples/, 'diagnosis names the loss');
+
+# 8. Retention: raw days older than pgsentinel_archive.retention are dropped
+# whole, texts and activities with them; the minute rollups of those days
+# (kept 30 days) stay.
+my $old = $node->safe_psql('postgres',
+	"SELECT to_char(timezone('UTC', now())::date - 10, 'YYYYMMDD')");
+$node->safe_psql('postgres', qq{
+	CREATE TABLE pgsentinel_archive_sample_$old PARTITION OF pgsentinel_archive_sample
+	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
+	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
+	CREATE TABLE pgsentinel_archive_text_$old PARTITION OF pgsentinel_archive_text
+	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
+	CREATE TABLE pgsentinel_archive_activity_$old PARTITION OF pgsentinel_archive_activity
+	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
+	CREATE TABLE pgsentinel_rollup_minute_$old PARTITION OF pgsentinel_rollup_minute
+	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
+	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
+	INSERT INTO pgsentinel_archive_text VALUES (to_date('$old', 'YYYYMMDD'), 1, 0, 'old text');
+	INSERT INTO pgsentinel_rollup_minute (bucket, db_time, rows)
+	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp), 1, 1)});
+# a reload makes the archiver look after its partitions at once
+$node->reload;
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old')"),
+	'raw partitions past retention dropped, texts included');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pgsentinel_archive_text WHERE text = 'old text'"),
+	'0', 'the old texts are gone');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pgsentinel_rollup_minute_$old"),
+	'1', 'the minute rollups of that day stay');
+
+# 9. A standby writes nothing; promoted, it archives without a restart, and
+# no window is archived twice.
+$node->backup('bkp');
+my $standby = PostgreSQL::Test::Cluster->new('archive_standby');
+$standby->init_from_backup($node, 'bkp', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+ok( $standby->poll_query_until('postgres',
+		"SELECT archive_state = 'standby' FROM pgsentinel_status()"),
+	'the standby archiver waits');
+is(pgs_status($standby, 'archive_message'), 'standby: the primary archives',
+	'standby status message');
+is(pgs_status($standby, 'archive_rows'), '0', 'the standby archived nothing');
+wait_archived($node, 'before promotion');
+$node->wait_for_catchup($standby);
+$node->stop;
+$standby->promote;
+ok( $standby->poll_query_until('postgres',
+		"SELECT archive_state = 'ok' FROM pgsentinel_status()"),
+	'the promoted standby archives without a restart');
+wait_archived($standby, 'after promotion');
+check_exactly_once($standby, 'after promotion');
+is( $standby->safe_psql('postgres',
+		'SELECT history_id = pgsentinel_history_id() FROM pgsentinel_archive_state'),
+	't', 'the watermark follows the promoted server\'s history');
+
+$standby->stop;
+done_testing();
