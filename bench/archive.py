@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""The archive's costs, measured on a throwaway cluster.
+
+    python3 bench/archive.py --pg-bin DIR [--sessions 50] [--samples 600]
+
+DIR is the bin directory of a PostgreSQL 15 with pgsentinel installed (e.g.
+the private copy scripts/test-all.sh --private-install makes). Run as root:
+the cluster runs as the unprivileged user pgsentinel_test, Unix socket only,
+in /tmp/pgsarch.*, removed at the end.
+
+Measures, with N sessions sleeping (all active at every sample):
+  1. bytes on disk per archived session-sample, indexes included, and WAL per
+     archived sample: sampling every 0.1 s, keep_one_in = 1, over --samples
+     samples, as the difference between two points after the archive caught
+     up (the partitions' fixed pages do not count);
+  2. the archiver's CPU (utime + stime from /proc) at 1 s sampling and
+     keep_one_in = 1, over --cpu-seconds, in % of one core, next to the
+     sampler's own;
+  3. query times over synthetic archive data: average active sessions by
+     minute over 24 hours from the raw samples (N sessions, every second),
+     and from the per-hour rollups over a year.
+Prints a Markdown table (paste into bench/REPORT.md).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+USER = "pgsentinel_test"
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+def as_user(cmd):
+    return ["runuser", "-u", USER, "--"] + cmd
+
+
+class Cluster:
+    def __init__(self, bindir, conf):
+        self.bindir = bindir
+        self.dir = tempfile.mkdtemp(prefix="pgsarch.", dir="/tmp")
+        os.chmod(self.dir, 0o755)
+        shutil.chown(self.dir, USER)
+        self.data = os.path.join(self.dir, "data")
+        self.port = 55500 + os.getpid() % 400
+        run(as_user([os.path.join(bindir, "initdb"), "-D", self.data, "-A", "trust",
+                     "-U", "postgres"]))
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write(f"port = {self.port}\nlisten_addresses = ''\n"
+                    f"unix_socket_directories = '{self.dir}'\n"
+                    "shared_preload_libraries = 'pg_stat_statements,pgsentinel'\n"
+                    "max_connections = 200\nmax_worker_processes = 16\n"
+                    "checkpoint_timeout = '1h'\nmax_wal_size = '10GB'\n"
+                    "autovacuum = off\n" + conf)
+        run(as_user([os.path.join(bindir, "pg_ctl"), "-D", self.data, "-l",
+                     os.path.join(self.dir, "log"), "-w", "start"]))
+        self.sleepers = []
+
+    def psql(self, sql, db="postgres"):
+        return run(as_user([os.path.join(self.bindir, "psql"), "-XAtq", "-h", self.dir,
+                            "-p", str(self.port), "-U", "postgres", "-d", db,
+                            "-v", "ON_ERROR_STOP=1", "-c", sql])).stdout.strip()
+
+    def sleep_sessions(self, n):
+        for _ in range(n):
+            self.sleepers.append(subprocess.Popen(as_user(
+                [os.path.join(self.bindir, "psql"), "-XAtq", "-h", self.dir, "-p",
+                 str(self.port), "-U", "postgres", "-c", "SELECT pg_sleep(86400)"]),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.wait(f"SELECT count(*) >= {n} FROM pg_stat_activity "
+                  "WHERE wait_event = 'PgSleep'")
+
+    def wait(self, cond, timeout=120):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.psql(f"SELECT ({cond})") == "t":
+                return
+            time.sleep(0.1)
+        raise SystemExit(f"not true within {timeout} s: {cond}")
+
+    def stop(self):
+        for p in self.sleepers:
+            p.kill()
+        subprocess.run(as_user([os.path.join(self.bindir, "pg_ctl"), "-D", self.data,
+                                "-m", "immediate", "stop"]), capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+SIZE_SQL = """SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)
+  FROM pg_class c WHERE c.relkind = 'r'
+   AND (c.relname LIKE 'pgsentinel\\_archive\\_%' OR c.relname LIKE 'pgsentinel\\_rollup\\_%')"""
+
+
+def caught_up(cl):
+    newest = cl.psql("SELECT max(sample_id) FROM pgsentinel_samples()")
+    cl.wait(f"SELECT last_sample_id >= {newest} FROM pgsentinel_archive_state")
+
+
+def size_and_wal(args):
+    cl = Cluster(args.pg_bin, "pgsentinel_ash.sampling_period = 0.1\n"
+                 "pgsentinel_archive.keep_one_in = 1\npgsentinel_archive.interval = '5s'\n")
+    try:
+        cl.psql("CREATE EXTENSION pgsentinel")
+        cl.sleep_sessions(args.sessions)
+        cl.wait("(SELECT archive_state FROM pgsentinel_status()) = 'ok'")
+        time.sleep(3)
+        caught_up(cl)
+        cl.psql("CHECKPOINT")
+        s0 = cl.psql("SELECT samples_archived || ' ' || rows_archived || ' ' || "
+                     "pg_current_wal_insert_lsn() FROM pgsentinel_archive_state").split()
+        b0 = int(cl.psql(SIZE_SQL))
+        start_id = int(cl.psql("SELECT max(sample_id) FROM pgsentinel_samples()"))
+        cl.wait(f"(SELECT max(sample_id) FROM pgsentinel_samples()) >= {start_id + args.samples}",
+                timeout=args.samples)
+        caught_up(cl)
+        s1 = cl.psql("SELECT samples_archived || ' ' || rows_archived || ' ' || "
+                     "pg_current_wal_insert_lsn() FROM pgsentinel_archive_state").split()
+        b1 = int(cl.psql(SIZE_SQL))
+        wal = int(cl.psql(f"SELECT pg_wal_lsn_diff('{s1[2]}', '{s0[2]}')"))
+        samples = int(s1[0]) - int(s0[0])
+        rows = int(s1[1]) - int(s0[1])
+        return {"samples": samples, "rows": rows, "bytes": b1 - b0, "wal": wal,
+                "bytes_per_row": (b1 - b0) / rows, "wal_per_sample": wal / samples,
+                "rows_per_sample": rows / samples}
+    finally:
+        cl.stop()
+
+
+def cpu(args):
+    cl = Cluster(args.pg_bin, "pgsentinel_ash.sampling_period = 1\n"
+                 "pgsentinel_archive.keep_one_in = 1\npgsentinel_archive.interval = '5s'\n")
+    try:
+        cl.psql("CREATE EXTENSION pgsentinel")
+        cl.sleep_sessions(args.sessions)
+        cl.wait("(SELECT archive_state FROM pgsentinel_status()) = 'ok'")
+        caught_up(cl)
+        apid = int(cl.psql("SELECT archive_worker_pid FROM pgsentinel_status()"))
+        spid = int(cl.psql("SELECT worker_pid FROM pgsentinel_status()"))
+        a0, s0, t0 = cpu_ticks(apid), cpu_ticks(spid), time.time()
+        time.sleep(args.cpu_seconds)
+        a1, s1, t1 = cpu_ticks(apid), cpu_ticks(spid), time.time()
+        hz = os.sysconf("SC_CLK_TCK")
+        rows = cl.psql("SELECT rows_archived FROM pgsentinel_archive_state")
+        return {"archiver_pct": 100.0 * (a1 - a0) / hz / (t1 - t0),
+                "sampler_pct": 100.0 * (s1 - s0) / hz / (t1 - t0),
+                "seconds": t1 - t0, "rows": rows,
+                "last_us": cl.psql("SELECT archive_last_us FROM pgsentinel_status()")}
+    finally:
+        cl.stop()
+
+
+SYNTH_SQL = """
+SET search_path = public;
+-- a day of samples, every second, {n} sessions each (yesterday, UTC)
+SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_archive_sample FOR VALUES FROM (%L) TO (%L)',
+              'pgsentinel_archive_sample_' || to_char(d, 'YYYYMMDD'),
+              timezone('UTC', d::timestamp), timezone('UTC', d::timestamp + interval '1 day'))
+FROM (SELECT timezone('UTC', now())::date - 1 AS d) x \\gexec
+INSERT INTO pgsentinel_archive_sample (sample_time, sample_id, sample_period, weight,
+       active_sessions, activity_ids, wait_event_ids)
+SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp) + i * interval '1 s',
+       i, 1, 1, {n}, array_fill(1, ARRAY[{n}]), array_fill((i % 3) + 1, ARRAY[{n}])
+FROM generate_series(0, 86399) i;
+-- a day of minute rollups, 200 combinations (wait event x statement) a minute
+SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%L) TO (%L)',
+              'pgsentinel_rollup_minute_' || to_char(d, 'YYYYMMDD'),
+              timezone('UTC', d::timestamp), timezone('UTC', d::timestamp + interval '1 day'))
+FROM (SELECT timezone('UTC', now())::date - 1 AS d) x \\gexec
+INSERT INTO pgsentinel_rollup_minute (bucket, wait_event_type, wait_event, queryid, db_time, rows)
+SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp) + m * interval '1 min',
+       'IO', 'Event' || w, q, 60.0 * {n} / 200, 60
+FROM generate_series(0, 1439) m, generate_series(1, 20) w, generate_series(1, 10) q;
+-- a year of hourly rollups, 200 combinations (wait event x statement) an hour
+INSERT INTO pgsentinel_rollup_hour_observed
+SELECT h, 3600, 3600 FROM generate_series(date_trunc('hour', now()) - interval '365 days',
+                                          date_trunc('hour', now()), interval '1 hour') h
+ON CONFLICT DO NOTHING;
+"""
+
+
+def queries(args):
+    cl = Cluster(args.pg_bin, "pgsentinel_archive.enable = off\n")
+    try:
+        cl.psql("CREATE EXTENSION pgsentinel")
+        # hour rollup partitions for a year, then rows
+        cl.psql("""DO $$ DECLARE m date; BEGIN
+          FOR m IN SELECT generate_series(date_trunc('month', now() - interval '366 days'),
+                                          date_trunc('month', now()), interval '1 month')::date LOOP
+            EXECUTE format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_hour FOR VALUES FROM (%L) TO (%L)',
+                           'pgsentinel_rollup_hour_' || to_char(m, 'YYYYMM'),
+                           timezone('UTC', m::timestamp), timezone('UTC', (m + interval '1 month')::timestamp));
+            EXECUTE format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_hour_observed FOR VALUES FROM (%L) TO (%L)',
+                           'pgsentinel_rollup_hour_observed_' || to_char(m, 'YYYYMM'),
+                           timezone('UTC', m::timestamp), timezone('UTC', (m + interval '1 month')::timestamp));
+          END LOOP; END $$""")
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False, dir=cl.dir) as f:
+            f.write(SYNTH_SQL.format(n=args.sessions))
+            f.write("""INSERT INTO pgsentinel_rollup_hour (bucket, wait_event_type, wait_event,
+                       queryid, db_time, rows)
+                SELECT h, 'IO', 'Event' || w, q, 3600.0 / 200, 1
+                FROM generate_series(date_trunc('hour', now()) - interval '365 days',
+                                     date_trunc('hour', now()), interval '1 hour') h,
+                     generate_series(1, 20) w, generate_series(1, 10) q;
+                VACUUM ANALYZE;\n""")
+            path = f.name
+        os.chmod(path, 0o644)
+        run(as_user([os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p",
+                     str(cl.port), "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-f", path]))
+        res = {}
+        for name, sql in [
+            ("aas_by_minute_24h_raw",
+             "SELECT date_trunc('minute', sample_time), sum(active_sessions * weight) / 60"
+             " FROM pgsentinel_sample_archive WHERE sample_time > now() - interval '2 days'"
+             " GROUP BY 1 ORDER BY 1"),
+            ("aas_by_minute_and_wait_24h_raw",
+             "SELECT date_trunc('minute', s.sample_time), u.w, sum(s.weight) / 60"
+             " FROM pgsentinel_archive_sample s, unnest(s.wait_event_ids) u(w)"
+             " WHERE s.sample_time > now() - interval '2 days' GROUP BY 1, 2"),
+            ("aas_by_minute_and_wait_24h_rollup",
+             "SELECT bucket, wait_event, sum(db_time) / 60 FROM pgsentinel_rollup_minute"
+             " WHERE bucket > now() - interval '2 days' GROUP BY 1, 2"),
+            ("aas_by_hour_and_wait_1y_rollup",
+             "SELECT bucket, wait_event, sum(db_time) / 3600 FROM pgsentinel_rollup_hour"
+             " WHERE bucket > now() - interval '366 days' GROUP BY 1, 2"),
+        ]:
+            times = []
+            for _ in range(3):
+                out = cl.psql("EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) " + sql)
+                ms = [l for l in out.splitlines() if "Execution Time" in l][0]
+                times.append(float(ms.split(":")[1].split()[0]))
+            res[name] = min(times)
+        return res
+    finally:
+        cl.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pg-bin", required=True)
+    ap.add_argument("--sessions", type=int, default=50)
+    ap.add_argument("--samples", type=int, default=600)
+    ap.add_argument("--cpu-seconds", type=int, default=60)
+    args = ap.parse_args()
+    sw = size_and_wal(args)
+    c = cpu(args)
+    q = queries(args)
+    print(f"| figure ({args.sessions} sleeping sessions) | pgsentinel 2.1 | pg_ash 2.0 anchor |")
+    print("|---|---|---|")
+    print(f"| disk per archived session-sample, indexes included | "
+          f"{sw['bytes_per_row']:.1f} B ({sw['bytes']} B / {sw['rows']} rows) | 38 B |")
+    print(f"| WAL per archived sample | {sw['wal_per_sample']:.0f} B "
+          f"({sw['wal']} B / {sw['samples']} samples, {sw['rows_per_sample']:.1f} rows each) | 1,435 B |")
+    print(f"| archiver CPU, 1 s sampling, keep_one_in = 1 | {c['archiver_pct']:.3f} % of a core "
+          f"(sampler {c['sampler_pct']:.3f} %, over {c['seconds']:.0f} s; last cycle {c['last_us']} us) | "
+          f"~17 ms per take_sample() |")
+    for k, v in q.items():
+        print(f"| {k} | {v:.1f} ms | |")
+
+
+if __name__ == "__main__":
+    main()
