@@ -29,6 +29,7 @@ OBJS = \
 	src/pgssh_worker.o \
 	src/pgssh_view.o \
 	src/samples_view.o \
+	src/db_worker.o \
 	src/archiver.o \
 	src/archive_step.o \
 	src/columns.o \

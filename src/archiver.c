@@ -6,9 +6,8 @@
  *		of the extension in pgsentinel.db_name (archive_step.c), creates
  *		the partitions ahead and drops those past their retention.
  *
- * The sampler launches it (pgs_archiver_supervise) while
- * pgsentinel_archive.enable is on, and again if it exits, after a delay
- * that doubles while it keeps failing to start.  It waits, without
+ * The sampler launches it (pgs_archiver_supervise, db_worker.c) while
+ * pgsentinel_archive.enable is on, and again if it exits.  It waits, without
  * writing, while the extension is not created (or older than 2.1) in that
  * database and while the server is in recovery: a standby's ring works as
  * on a primary and the primary archives; after a promotion the next cycle
@@ -61,18 +60,13 @@
 #define ARCHIVE_SIZE_EVERY_MS	(60 * 1000)
 /* Partitions are looked after at most this often (and at start). */
 #define ARCHIVE_PARTITIONS_EVERY_MS	(10 * 60 * 1000)
-/* A lock on an archive table is waited for this long. */
-#define ARCHIVE_LOCK_TIMEOUT	"10s"
 /* Shorter than the default 1 s: the archiver detects a deadlock first. */
 #define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
 
-#define RELAUNCH_MIN_MS			1000
-#define RELAUNCH_MAX_MS			(5 * 60 * 1000)
-
 /* The sampler's view of the worker. */
-static BackgroundWorkerHandle *archiver_handle = NULL;
-static TimestampTz next_launch = 0;
-static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
+static PgsWorkerLauncher launcher = {
+	"pgsentinel_archiver_main", "pgsentinel archiver"
+};
 
 /* pgsentinel_status()'s word for a state. */
 const char *
@@ -136,9 +130,6 @@ current_state(void)
 void
 pgs_archiver_supervise(void)
 {
-	BackgroundWorker worker;
-	pid_t		pid;
-	TimestampTz now;
 	PgsArchiveState state = current_state();
 
 	if (!pgs_archive_enable)
@@ -148,52 +139,29 @@ pgs_archiver_supervise(void)
 					  "disabled by pgsentinel_archive.enable = off");
 		return;					/* a running worker exits by itself */
 	}
-	if (archiver_handle != NULL &&
-		GetBackgroundWorkerPid(archiver_handle, &pid) != BGWH_STOPPED)
+	switch (pgs_supervise_db_worker(&launcher, state == PGS_ARCHIVE_OK))
 	{
-		if (state == PGS_ARCHIVE_OK)
-			relaunch_delay_ms = RELAUNCH_MIN_MS;
-		return;
-	}
-	now = GetCurrentTimestamp();
-	if (archiver_handle != NULL)
-	{
-		pfree(archiver_handle);
-		archiver_handle = NULL;
-		if (state == PGS_ARCHIVE_STARTING)
-		{
-			char		msg[PGSSH_MESSAGE_LEN];
+		case PGS_LAUNCH_RUNNING:
+		case PGS_LAUNCH_WAITING:
+			return;
+		case PGS_LAUNCH_EXITED:
+			/* it exited while connecting */
+			if (state == PGS_ARCHIVE_STARTING)
+			{
+				char		msg[PGSSH_MESSAGE_LEN];
 
-			snprintf(msg, sizeof(msg),
-					 "could not connect to database \"%s\" (pgsentinel.db_name): create it, or allow connections to it",
-					 pgs_db_name);
-			set_state(PGS_ARCHIVE_NOT_CONNECTED, msg);
-		}
-		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
-		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
-		return;
-	}
-	if (now < next_launch)
-		return;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pgsentinel");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pgsentinel_archiver_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pgsentinel archiver");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pgsentinel archiver");
-	worker.bgw_notify_pid = MyProcPid;
-	if (!RegisterDynamicBackgroundWorker(&worker, &archiver_handle))
-	{
-		archiver_handle = NULL;
-		set_state(PGS_ARCHIVE_NOT_CONNECTED,
-				  "no background worker slot is free for the archiver: raise max_worker_processes");
-		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
-		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
-		return;
+				snprintf(msg, sizeof(msg),
+						 "could not connect to database \"%s\" (pgsentinel.db_name): create it, or allow connections to it",
+						 pgs_db_name);
+				set_state(PGS_ARCHIVE_NOT_CONNECTED, msg);
+			}
+			return;
+		case PGS_LAUNCH_NO_SLOT:
+			set_state(PGS_ARCHIVE_NOT_CONNECTED,
+					  "no background worker slot is free for the archiver: raise max_worker_processes");
+			return;
+		case PGS_LAUNCH_LAUNCHED:
+			break;
 	}
 	if (state != PGS_ARCHIVE_NOT_CONNECTED)
 		set_state(PGS_ARCHIVE_STARTING, "starting");
@@ -514,27 +482,16 @@ pgsentinel_archiver_main(Datum main_arg)
 	pgs_unlock_exclusive();
 	on_shmem_exit(archiver_exit, (Datum) 0);
 
-	/* FATAL if the database does not exist: the sampler reports it */
-	BackgroundWorkerInitializeConnection(pgs_db_name, NULL, 0);
-	pgstat_report_appname("pgsentinel archiver");
-	(void) set_config_option("pg_stat_statements.track", "none",
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
-							 true, WARNING, false);
-	(void) set_config_option("lock_timeout", ARCHIVE_LOCK_TIMEOUT,
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
-							 true, WARNING, false);
+	pgs_db_worker_connect("pgsentinel archiver");
+
 	/*
 	 * A step handles a few hundred rows, but the planner cannot know how
 	 * many the rings return, and JIT-compiled its statement: 190 ms of a
 	 * 220 ms step at 50 sessions.
 	 */
-	(void) set_config_option("jit", "off",
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
-							 true, WARNING, false);
+	pgs_db_worker_set("jit", "off");
 	/* in a deadlock with DDL on the archive (DROP EXTENSION), we give way */
-	(void) set_config_option("deadlock_timeout", ARCHIVE_DEADLOCK_TIMEOUT,
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
-							 true, WARNING, false);
+	pgs_db_worker_set("deadlock_timeout", ARCHIVE_DEADLOCK_TIMEOUT);
 
 	for (;;)
 	{

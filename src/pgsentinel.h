@@ -17,6 +17,7 @@
 #include "access/tupdesc.h"
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
+#include "postmaster/bgworker.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
@@ -741,6 +742,29 @@ extern void pgs_ash_reader_set_sample_range(AshReader *rd, int64 min,
 											int64 max);
 extern const char *pgs_state_name(uint8 state);
 extern const char *pgs_cmdtype_name(uint8 cmdtype);
+
+/* db_worker.c */
+typedef struct PgsWorkerLauncher
+{
+	const char *function;		/* entry point in the library */
+	const char *name;			/* bgw_name and bgw_type */
+	BackgroundWorkerHandle *handle;
+	TimestampTz next_launch;
+	int			delay_ms;
+} PgsWorkerLauncher;
+
+typedef enum PgsLaunch
+{
+	PGS_LAUNCH_RUNNING,			/* running, or about to start */
+	PGS_LAUNCH_EXITED,			/* it exited: launched again after a delay */
+	PGS_LAUNCH_WAITING,			/* waiting for the delay to pass */
+	PGS_LAUNCH_NO_SLOT,			/* no background worker slot was free */
+	PGS_LAUNCH_LAUNCHED
+} PgsLaunch;
+
+extern PgsLaunch pgs_supervise_db_worker(PgsWorkerLauncher *l, bool healthy);
+extern void pgs_db_worker_connect(const char *appname);
+extern void pgs_db_worker_set(const char *name, const char *value);
 
 /* archive_step.c */
 extern void pgs_archive_step(const char *schema, int keep_one_in,

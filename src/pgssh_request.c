@@ -31,9 +31,6 @@
 
 #include "pgsentinel.h"
 
-#define RELAUNCH_MIN_MS		1000
-#define RELAUNCH_MAX_MS		(5 * 60 * 1000)
-
 /* Sampler-private state. */
 static PgsshKey *prev_keys = NULL;	/* statements of the previous sample */
 static int	nprev_keys = 0;
@@ -45,9 +42,9 @@ static int	npublished = 0;
 static uint64 published_seq = 0;
 static bool worker_expected = false;	/* a worker will take requests */
 static bool history_expected = false;	/* and it is serving, or starting */
-static BackgroundWorkerHandle *worker_handle = NULL;
-static TimestampTz next_launch = 0;
-static int	relaunch_delay_ms = RELAUNCH_MIN_MS;
+static PgsWorkerLauncher launcher = {
+	"pgsentinel_pgssh_main", "pgsentinel statements"
+};
 
 static bool pgss_preloaded(void);
 
@@ -376,9 +373,6 @@ pgss_preloaded(void)
 void
 pgssh_supervise(void)
 {
-	BackgroundWorker worker;
-	pid_t		pid;
-	TimestampTz now;
 	int			state = current_state();
 
 	/*
@@ -407,55 +401,29 @@ pgssh_supervise(void)
 		state == PGSSH_NOT_LOADED)
 		pgssh_set_state(PGSSH_STARTING, "starting");
 
-	if (worker_handle != NULL &&
-		GetBackgroundWorkerPid(worker_handle, &pid) != BGWH_STOPPED)
+	switch (pgs_supervise_db_worker(&launcher, state == PGSSH_OK))
 	{
-		if (state == PGSSH_OK)
-			relaunch_delay_ms = RELAUNCH_MIN_MS;
-		return;					/* running, or about to start */
-	}
+		case PGS_LAUNCH_RUNNING:
+		case PGS_LAUNCH_WAITING:
+			return;
+		case PGS_LAUNCH_EXITED:
+			/* it exited while connecting: why, as far as we can tell */
+			if (state == PGSSH_STARTING)
+			{
+				char		msg[PGSSH_MESSAGE_LEN];
 
-	now = GetCurrentTimestamp();
-	if (worker_handle != NULL)
-	{
-		/* it exited: why, as far as we can tell */
-		pfree(worker_handle);
-		worker_handle = NULL;
-		if (state == PGSSH_STARTING)
-		{
-			char		msg[PGSSH_MESSAGE_LEN];
-
-			snprintf(msg, sizeof(msg),
-					 "could not connect to database \"%s\" (pgsentinel.db_name): create it or set pgsentinel.db_name to an existing database and restart",
-					 pgs_db_name);
-			pgssh_set_state(PGSSH_NOT_CONNECTED, msg);
-		}
-		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
-		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
-		return;
-	}
-	if (now < next_launch)
-		return;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pgsentinel");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pgsentinel_pgssh_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pgsentinel statements");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pgsentinel statements");
-	worker.bgw_notify_pid = MyProcPid;
-
-	if (!RegisterDynamicBackgroundWorker(&worker, &worker_handle))
-	{
-		worker_handle = NULL;
-		pgssh_set_state(PGSSH_NOT_CONNECTED,
-						"no background worker slot is free for the statements worker: raise max_worker_processes");
-		next_launch = TimestampTzPlusMilliseconds(now, relaunch_delay_ms);
-		relaunch_delay_ms = Min(relaunch_delay_ms * 2, RELAUNCH_MAX_MS);
-		return;
+				snprintf(msg, sizeof(msg),
+						 "could not connect to database \"%s\" (pgsentinel.db_name): create it or set pgsentinel.db_name to an existing database and restart",
+						 pgs_db_name);
+				pgssh_set_state(PGSSH_NOT_CONNECTED, msg);
+			}
+			return;
+		case PGS_LAUNCH_NO_SLOT:
+			pgssh_set_state(PGSSH_NOT_CONNECTED,
+							"no background worker slot is free for the statements worker: raise max_worker_processes");
+			return;
+		case PGS_LAUNCH_LAUNCHED:
+			break;
 	}
 	if (state != PGSSH_NOT_CONNECTED)
 		pgssh_set_state(PGSSH_STARTING, "starting");

@@ -68,7 +68,6 @@
 
 #define RECHECK_MS		5000
 #define RECHECK_MIN_MS	200
-#define WORKER_LOCK_TIMEOUT	"10s"
 
 /* rest after a reading, in multiples of its duration: <= 1/(1+9) of a core */
 #define PGSSH_REST_FACTOR	9
@@ -466,17 +465,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	pgs_unlock_exclusive();
 	on_shmem_exit(pgssh_worker_exit, (Datum) 0);
 
-	/* FATAL if the database does not exist: the sampler reports it */
-	BackgroundWorkerInitializeConnection(pgs_db_name, NULL, 0);
-	pgstat_report_appname("pgsentinel statements");
-
-	/* our own query is not a statement worth tracking */
-	(void) set_config_option("pg_stat_statements.track", "none",
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
-							 true, WARNING, false);
-	(void) set_config_option("lock_timeout", WORKER_LOCK_TIMEOUT,
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SET,
-							 true, WARNING, false);
+	pgs_db_worker_connect("pgsentinel statements");
 
 	keys = MemoryContextAlloc(TopMemoryContext,
 							  sizeof(PgsshKey) * pgs_state->request_max_keys);
