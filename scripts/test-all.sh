@@ -5,6 +5,10 @@
 #                       [--sanitize-only] [--private-install]
 #                       [--repeat N] [--cpu-load]
 #
+# First, cheap checks of the tree: scripts/check-version.sh (the version
+# agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
+# the README) and its self-test.
+#
 # For each version: install what is missing (root only, see scripts/lib.sh),
 # build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
 # builds would collide), install it into that PostgreSQL, then run as an
@@ -347,6 +351,33 @@ keep_failure_logs() {
 		"$dir"/log "$dir"/output_iso/log "$dir"/tmp_check/log "$dest"/ 2>/dev/null
 	pgs_log "failure logs kept in $dest"
 }
+
+# The version consistency check (scripts/check-version.sh): the version
+# agrees everywhere it is written, and the check's self-test (each source
+# broken in turn must be reported).  One test for the check, one per case of
+# the self-test.  Cheap, so first.
+run_version_check() {
+	local log=$PGS_BUILD_ROOT/version-check.log t0=$SECONDS p=0 f=0 line
+	echo
+	pgs_log "======== version consistency (scripts/check-version.sh) ========"
+	{
+		bash "$PGS_REPO/scripts/check-version.sh" && echo "check: ok" || echo "check: FAILED"
+		bash "$PGS_REPO/scripts/check-version.sh" --self-test
+	} >"$log" 2>&1
+	cat "$log"
+	grep -q '^check: ok$' "$log" && p=1 || f=1
+	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
+		p=$((p + ${line%% passed*}))
+		line=${line#*passed, }
+		f=$((f + ${line%% failed}))
+	else
+		f=$((f + 1))
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("version consistency: $p passed, $f failed ($((SECONDS - t0)) s)")
+}
+[ "$SANITIZE" = only ] || run_version_check
 
 for v in "${VERSIONS[@]}"; do
 	echo
