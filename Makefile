@@ -5,6 +5,7 @@
 #   make PG_CONFIG=... installcheck              pg_regress, isolation (own
 #                                                preloaded temporary instance),
 #                                                then TAP (needs PG's TAP modules)
+#   make dist                                    pgsentinel-VERSION.zip for PGXN
 #
 # All tests on PostgreSQL 15 and 18 in one go: scripts/test-all.sh
 
@@ -52,7 +53,7 @@ ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transact
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
 TAP_TESTS = 1
 
-EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log
+EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -67,6 +68,16 @@ install: remove-stale-install-scripts
 .PHONY: remove-stale-install-scripts
 remove-stale-install-scripts:
 	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql' '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.1.0.sql'
+
+# The PGXN distribution, pgsentinel-VERSION.zip: the committed tree (HEAD)
+# under pgsentinel-VERSION/, without the paths marked export-ignore in
+# .gitattributes.  VERSION is the control file's default_version, which
+# scripts/check-version.sh keeps equal to META.json's.
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/pgsentinel.control)
+.PHONY: dist
+dist:
+	git -C '$(srcdir)' archive --format=zip --prefix=pgsentinel-$(EXTVERSION)/ \
+		-o '$(abspath pgsentinel-$(EXTVERSION).zip)' HEAD
 
 # The pg_regress and isolation suites under AddressSanitizer and UBSan, on a
 # PostgreSQL 15 built for it (scripts/sanitize-check.sh; its own pg_config,

@@ -74,7 +74,7 @@ makefile_data() {
 
 # Files not written yet, whose absence is not an error (each one is added to
 # the checks as it arrives).
-OPTIONAL_FILES="META.json debian/changelog"
+OPTIONAL_FILES="debian/changelog"
 optional() { [[ " $OPTIONAL_FILES " == *" $1 "* ]]; }
 
 # Check tree $1; print what disagrees.  Returns 0 when everything agrees.
@@ -92,10 +92,12 @@ check_tree() {
 		control) continue ;;
 		META.json*)
 			[ -f "$dir/META.json" ] || optional META.json || { bad=1; continue; }
-			[ -f "$dir/META.json" ] || continue ;;
+			[ -f "$dir/META.json" ] || continue
+			[ "$v" = "$version" ] && { checked+=("$src"); continue; } ;;
 		debian/changelog)
 			[ -f "$dir/debian/changelog" ] || optional debian/changelog || { bad=1; continue; }
-			[ -f "$dir/debian/changelog" ] || continue ;;
+			[ -f "$dir/debian/changelog" ] || continue
+			[ "$v" = "$version" ] && { checked+=("$src"); continue; } ;;
 		"README.md title")
 			# "2.1" or "2.1.0" for 2.1.0
 			[ "$v" = "$version" ] || [ "$v" = "${version%.*}" ] && { checked+=("$src"); continue; } ;;
@@ -104,6 +106,19 @@ check_tree() {
 		echo "$src: $v, but pgsentinel.control says $version"
 		bad=1
 	done < <(versions_of "$dir")
+
+	# An unreleased version (CHANGELOG.md: "## X.Y.Z ... unreleased") is not
+	# "stable" on PGXN, and a released one is.
+	local status
+	status=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("release_status", "stable"))' \
+		"$dir/META.json" 2>/dev/null)
+	if sed -nE '0,/^## /{/^## /p}' "$dir/CHANGELOG.md" 2>/dev/null | grep -qi unreleased; then
+		[ "$status" != stable ] ||
+			{ echo "META.json: release_status is stable, but CHANGELOG.md says $version is unreleased"; bad=1; }
+	elif [ -n "$status" ] && [ "$status" != stable ]; then
+		echo "META.json: release_status is $status, but CHANGELOG.md says $version is released"
+		bad=1
+	fi
 
 	for f in $(makefile_data "$dir"); do
 		case $f in
@@ -158,6 +173,14 @@ m["provides"]["pgsentinel"]["version"] = "9.9.9"
 json.dump(m, open(p, "w"), indent=3)
 EOF
 	expect fail "META.json provides version changed"; }
+	copy; bump 's/"release_status": *"[a-z]*"/"release_status": "stable"/' META.json
+	if grep -qi '^## .*unreleased' "$tmp/t/CHANGELOG.md"; then
+		expect fail "META.json release_status stable while CHANGELOG.md says unreleased"
+	fi
+	copy; bump '0,/^## /s/^(## .*)unreleased/\1released/I' CHANGELOG.md
+	if ! grep -qi '^## .*unreleased' "$tmp/t/CHANGELOG.md" && ! grep -q '"release_status": *"stable"' "$tmp/t/META.json"; then
+		expect fail "CHANGELOG.md released while META.json release_status is not stable"
+	fi
 	[ -f "$src/debian/changelog" ] && { copy; bump '1s/\(([^)-]+)/(9.9.9/' debian/changelog; expect fail "debian/changelog top version changed"; }
 	copy; bump '0,/^## /s/^## +[0-9.]+/## 9.9.9/' CHANGELOG.md; expect fail "CHANGELOG.md top heading changed"
 	copy; bump '1s/pgsentinel [0-9.]+/pgsentinel 9.9/' README.md; expect fail "README.md title changed"

@@ -3,11 +3,13 @@
 #
 #   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
-#                       [--repeat N] [--cpu-load]
+#                       [--repeat N] [--cpu-load] [--no-pgxn]
 #
 # First, cheap checks of the tree: scripts/check-version.sh (the version
 # agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
-# the README) and its self-test.
+# the README) and its self-test; then scripts/test-pgxn.sh (META.json valid
+# against the PGXN meta spec, `make dist`, a build of the distribution;
+# --no-pgxn skips it).
 #
 # For each version: install what is missing (root only, see scripts/lib.sh),
 # build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
@@ -81,6 +83,7 @@ REPEAT=1
 RUN=1
 RUN_LABEL=
 CPU_LOAD=no
+PGXN=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -92,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--repeat) [ $# -ge 2 ] || usage 2; REPEAT=$2; shift 2 ;;
 	--repeat=*) REPEAT=${1#--repeat=}; shift ;;
 	--cpu-load) CPU_LOAD=yes; shift ;;
+	--no-pgxn) PGXN=no; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -378,6 +382,42 @@ run_version_check() {
 	SUMMARY+=("version consistency: $p passed, $f failed ($((SECONDS - t0)) s)")
 }
 [ "$SANITIZE" = only ] || run_version_check
+
+# A suite that is a script of its own whose last line is "N passed, N
+# failed": $1 label, $2 log name, $3 time limit (seconds), $4 directory whose
+# leftover servers are stopped afterwards, rest: the command.
+run_script_suite() {
+	local label=$1 log=$PGS_BUILD_ROOT/$2.log limit=$3 sdir=$4 t0=$SECONDS rc p=0 f=0 line
+	shift 4
+	echo
+	pgs_log "======== $label ($*) ========"
+	suite_time_limit "$limit" "$label" || return
+	pgs_run_logged "$log" "$LIMIT" "$PGS_REPO" "$@"
+	rc=$?
+	[ "$rc" = 124 ] && pgs_warn "$label timed out after ${LIMIT}s"
+	[ -z "$sdir" ] || pgs_stop_leftover_servers "$sdir"
+	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed}
+	fi
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		pgs_warn "$label failed without a test summary (exit $rc)"
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("$label$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
+	count_run "$label" "$f"
+}
+
+# The PGXN distribution (scripts/test-pgxn.sh): META.json against the
+# spec, make dist, a build of the unpacked zip.  Needs a PostgreSQL to build
+# with: the first version's.
+if [ "$PGXN" = yes ] && [ ${#VERSIONS[@]} -gt 0 ]; then
+	run_script_suite "PGXN distribution" pgxn 900 "" \
+		bash "$PGS_REPO/scripts/test-pgxn.sh" "$(pgs_system_pg_config "${VERSIONS[0]}")"
+fi
 
 for v in "${VERSIONS[@]}"; do
 	echo
