@@ -2,9 +2,12 @@
 #
 #   make PG_CONFIG=/path/to/pg_config            build
 #   make PG_CONFIG=... install                   install into that PostgreSQL
-#   make PG_CONFIG=... installcheck              pg_regress, isolation (own
-#                                                preloaded temporary instance),
-#                                                then TAP (needs PG's TAP modules)
+#   make PG_CONFIG=... installcheck              pg_regress, isolation (against
+#                                                the running server, which must
+#                                                preload pgsentinel: see below;
+#                                                PGS_TEMP_INSTANCE=1 for a
+#                                                throwaway one), then TAP (needs
+#                                                PG's TAP modules)
 #   make dist                                    pgsentinel-VERSION.zip for PGXN
 #
 # All tests on PostgreSQL 15 and 18 in one go: scripts/test-all.sh
@@ -45,12 +48,19 @@ PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
 
-# Regression and isolation tests run in their own preloaded temporary instance
-# (--temp-instance), so they never depend on a system cluster.
+# Regression and isolation tests.  `make installcheck` runs them, as PGXS
+# does, against the running server that PGHOST, PGPORT and PGUSER name; that
+# server must preload pgsentinel with the settings of test/pgsentinel.conf,
+# which test/installcheck-preflight.sh checks first (it stops with what to do
+# when they are missing).  With PGS_TEMP_INSTANCE=1 (scripts/test-all.sh
+# sets it) they run in preloaded throwaway servers of their own instead
+# (--temp-instance), so they never depend on another cluster.
 REGRESS = setup ash_views settings status redaction pgssh upgrade reset hostile_schema permissions
-REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transaction parallel_leader concurrent_readers
+ifdef PGS_TEMP_INSTANCE
+REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
+endif
 TAP_TESTS = 1
 
 EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip
@@ -68,6 +78,18 @@ install: remove-stale-install-scripts
 .PHONY: remove-stale-install-scripts
 remove-stale-install-scripts:
 	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql' '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.1.0.sql'
+
+# Against a running server, check first that it preloads pgsentinel with the
+# test settings (not needed when only the TAP tests run: they start their
+# own servers).
+ifndef PGS_TEMP_INSTANCE
+ifneq ($(strip $(REGRESS)$(ISOLATION)),)
+installcheck: installcheck-preflight
+endif
+endif
+.PHONY: installcheck-preflight
+installcheck-preflight:
+	sh '$(srcdir)/test/installcheck-preflight.sh' '$(bindir)/psql' '$(srcdir)/test/pgsentinel.conf'
 
 # The PGXN distribution, pgsentinel-VERSION.zip: the committed tree (HEAD)
 # under pgsentinel-VERSION/, without the paths marked export-ignore in

@@ -194,7 +194,7 @@ run_suite() {
 	# PGXS has one target, installcheck, that runs pg_regress, then the
 	# isolation tests, then (TAP_TESTS=1) the TAP tests, and stops at the
 	# first failing one; emptying the other lists runs one suite at a time.
-	local args=("$@")
+	local args=("$@" PGS_TEMP_INSTANCE=1)
 	case $kind in
 	regress) args+=("ISOLATION=" "TAP_TESTS=") ;;
 	isolation) args+=("REGRESS=" "TAP_TESTS=") ;;
