@@ -69,6 +69,12 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# A build outside the source tree (make -f SRC/Makefile VPATH=SRC, as
+# pg_buildext does in build-VERSION/) puts the objects in its own src/.
+ifdef VPATH
+$(shell mkdir -p src)
+endif
+
 # Warnings are errors on every supported version.
 override CFLAGS += -Werror
 

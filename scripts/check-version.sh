@@ -74,7 +74,7 @@ makefile_data() {
 
 # Files not written yet, whose absence is not an error (each one is added to
 # the checks as it arrives).
-OPTIONAL_FILES="debian/changelog"
+OPTIONAL_FILES=""
 optional() { [[ " $OPTIONAL_FILES " == *" $1 "* ]]; }
 
 # Check tree $1; print what disagrees.  Returns 0 when everything agrees.
@@ -117,6 +117,18 @@ check_tree() {
 			{ echo "META.json: release_status is stable, but CHANGELOG.md says $version is unreleased"; bad=1; }
 	elif [ -n "$status" ] && [ "$status" != stable ]; then
 		echo "META.json: release_status is $status, but CHANGELOG.md says $version is released"
+		bad=1
+	fi
+
+	# ... and debian/changelog's top entry is UNRELEASED while it is not
+	# released.
+	local dist
+	dist=$(sed -nE '1s/^[^ ]+ \([^)]*\) +([^;]+);.*/\1/p' "$dir/debian/changelog" 2>/dev/null)
+	if [ "$status" != stable ] && [ -n "$dist" ] && [ "$dist" != UNRELEASED ]; then
+		echo "debian/changelog: the $version entry is for '$dist', but META.json's release_status is $status (not released)"
+		bad=1
+	elif [ "$status" = stable ] && [ "$dist" = UNRELEASED ]; then
+		echo "debian/changelog: the $version entry is UNRELEASED, but META.json's release_status is stable"
 		bad=1
 	fi
 
@@ -180,6 +192,10 @@ EOF
 	copy; bump '0,/^## /s/^(## .*)unreleased/\1released/I' CHANGELOG.md
 	if ! grep -qi '^## .*unreleased' "$tmp/t/CHANGELOG.md" && ! grep -q '"release_status": *"stable"' "$tmp/t/META.json"; then
 		expect fail "CHANGELOG.md released while META.json release_status is not stable"
+	fi
+	copy; bump '1s/UNRELEASED;/unstable;/' debian/changelog
+	if ! grep -q '"release_status": *"stable"' "$tmp/t/META.json"; then
+		expect fail "debian/changelog released while META.json is not stable"
 	fi
 	[ -f "$src/debian/changelog" ] && { copy; bump '1s/\(([^)-]+)/(9.9.9/' debian/changelog; expect fail "debian/changelog top version changed"; }
 	copy; bump '0,/^## /s/^## +[0-9.]+/## 9.9.9/' CHANGELOG.md; expect fail "CHANGELOG.md top heading changed"

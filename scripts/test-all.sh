@@ -3,7 +3,7 @@
 #
 #   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
-#                       [--repeat N] [--cpu-load] [--no-pgxn]
+#                       [--repeat N] [--cpu-load] [--no-pgxn] [--no-debian]
 #
 # First, cheap checks of the tree: scripts/check-version.sh (the version
 # agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
@@ -31,6 +31,11 @@
 # sanitizer report or crash even when every test passes.  --no-sanitize skips
 # it; --sanitize-only runs it alone (and installs nothing into the system
 # PostgreSQL).
+#
+# Last, as root, scripts/test-debian.sh builds the Debian package
+# postgresql-15-pgsentinel with dpkg-buildpackage from `git archive HEAD`,
+# installs it, runs a sample on a cluster using the packaged library and
+# removes it (--no-debian skips it).
 #
 # As root, everything that runs PostgreSQL runs as $PGSENTINEL_TEST_USER
 # (default pgsentinel_test); the extension is installed into the system
@@ -84,6 +89,7 @@ RUN=1
 RUN_LABEL=
 CPU_LOAD=no
 PGXN=yes
+DEBIAN=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -96,6 +102,7 @@ while [ $# -gt 0 ]; do
 	--repeat=*) REPEAT=${1#--repeat=}; shift ;;
 	--cpu-load) CPU_LOAD=yes; shift ;;
 	--no-pgxn) PGXN=no; shift ;;
+	--no-debian) DEBIAN=no; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -461,6 +468,18 @@ if [ "$SANITIZE" != no ]; then
 		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
 		run_sanitize
 	done
+fi
+# The Debian package (scripts/test-debian.sh), last: it installs
+# postgresql-15-pgsentinel into the system's PostgreSQL 15 for a moment,
+# under the same install lock as the suites above, removes it and puts back
+# what it found there; nothing is installed after it.  Root only.
+if [ "$DEBIAN" = yes ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]]; then
+	if pgs_is_root; then
+		run_script_suite "Debian package postgresql-15-pgsentinel" debian 1200 "" \
+			bash "$PGS_REPO/scripts/test-debian.sh"
+	else
+		pgs_log "Debian package: not tested (needs root to install it; --no-debian to say so)"
+	fi
 fi
 stop_cpu_load
 

@@ -44,6 +44,14 @@ if ! out=$("$PSQL" -X -A -t -q -d postgres -c 'SELECT 1' 2>&1); then
 	exit 1
 fi
 
+# The expected output has the tests' own sessions with no client address.
+if [ "$("$PSQL" -X -A -t -q -d postgres -c 'SELECT inet_client_addr() IS NULL')" != t ]; then
+	echo "ERROR: make installcheck: $where is reached over TCP" >&2
+	echo "DETAIL:  The tests expect their sessions to connect through a Unix socket." >&2
+	echo "HINT:  Set PGHOST to the server's socket directory (unix_socket_directories)." >&2
+	exit 1
+fi
+
 # One row per setting of CONF: name|wanted|running|ok.  Lists (as
 # shared_preload_libraries) must contain every wanted item, counts
 # (max_connections, max_prepared_transactions) at least the wanted value,
@@ -108,9 +116,13 @@ if [ -n "$bad" ]; then
 	exit 1
 fi
 
+# The installed version.  Not with Debian's extension_destdir (set by
+# pg_virtualenv -p when a package's tests run against its build tree):
+# pg_available_extensions does not list the files found there.
 version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$(dirname "$CONF")/../pgsentinel.control")
 avail=$("$PSQL" -X -A -t -q -d postgres -c \
-	"SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'pgsentinel'")
+	"SELECT CASE WHEN coalesce(current_setting('extension_destdir', true), '') <> '' THEN '$version'
+	        ELSE (SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'pgsentinel') END")
 if [ "$avail" != "$version" ]; then
 	echo "ERROR: make installcheck: pgsentinel $version is not installed for $where" >&2
 	echo "DETAIL:  pg_available_extensions has '${avail:-no pgsentinel}'." >&2
