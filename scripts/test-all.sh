@@ -4,6 +4,7 @@
 #   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
 #                       [--repeat N] [--cpu-load] [--no-pgxn] [--no-debian]
+#                       [--no-prometheus]
 #
 # First, cheap checks of the tree: scripts/check-version.sh (the version
 # agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
@@ -23,6 +24,11 @@
 # (--temp-instance, test/pgsentinel.conf) in a private socket directory, and
 # the TAP tests start theirs with PostgreSQL::Test::Cluster on free ports, so
 # no system cluster and no fixed port is ever used.
+#
+# After the PostgreSQL 15 suites, scripts/test-prometheus.sh runs
+# prometheus/pgsentinel-queries.yaml in a real prometheus-postgres-exporter
+# against a server of that install after a known workload, and checks the
+# scraped metrics (--no-prometheus skips it; about 90 s).
 #
 # When PostgreSQL 15 is tested, one more suite: scripts/sanitize-check.sh
 # (also `make sanitize-check`) runs the pg_regress and isolation tests again
@@ -77,7 +83,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -90,6 +96,7 @@ RUN_LABEL=
 CPU_LOAD=no
 PGXN=yes
 DEBIAN=yes
+PROMETHEUS=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -103,6 +110,7 @@ while [ $# -gt 0 ]; do
 	--cpu-load) CPU_LOAD=yes; shift ;;
 	--no-pgxn) PGXN=no; shift ;;
 	--no-debian) DEBIAN=no; shift ;;
+	--no-prometheus) PROMETHEUS=no; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -454,6 +462,12 @@ for v in "${VERSIONS[@]}"; do
 			fi
 		fi
 	done
+	# The Prometheus queries file in a real exporter against a server of
+	# this install (scripts/test-prometheus.sh), once per run.
+	if [ "$PROMETHEUS" = yes ] && [ "$v" = 15 ]; then
+		run_script_suite "Prometheus exporter (PostgreSQL 15)" prometheus 900 "" \
+			bash "$PGS_REPO/scripts/test-prometheus.sh" "$pgc"
+	fi
 	# The installed library must still be ours after the run.
 	if ! pgs_check_installed "$v" "$pgc"; then
 		FAILED=$((FAILED + 1))
