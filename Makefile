@@ -2,9 +2,13 @@
 #
 #   make PG_CONFIG=/path/to/pg_config            build
 #   make PG_CONFIG=... install                   install into that PostgreSQL
-#   make PG_CONFIG=... installcheck              pg_regress, isolation (own
-#                                                preloaded temporary instance),
-#                                                then TAP (needs PG's TAP modules)
+#   make PG_CONFIG=... installcheck              pg_regress, isolation (against
+#                                                the running server, which must
+#                                                preload pgsentinel: see below;
+#                                                PGS_TEMP_INSTANCE=1 for a
+#                                                throwaway one), then TAP (needs
+#                                                PG's TAP modules)
+#   make dist                                    pgsentinel-VERSION.zip for PGXN
 #
 # All tests on PostgreSQL 15 and 18 in one go: scripts/test-all.sh
 
@@ -48,15 +52,22 @@ PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
 
-# Regression and isolation tests run in their own preloaded temporary instance
-# (--temp-instance), so they never depend on a system cluster.
+# Regression and isolation tests.  `make installcheck` runs them, as PGXS
+# does, against the running server that PGHOST, PGPORT and PGUSER name; that
+# server must preload pgsentinel with the settings of test/pgsentinel.conf,
+# which test/installcheck-preflight.sh checks first (it stops with what to do
+# when they are missing).  With PGS_TEMP_INSTANCE=1 (scripts/test-all.sh
+# sets it) they run in preloaded throwaway servers of their own instead
+# (--temp-instance), so they never depend on another cluster.
 REGRESS = setup ash_views settings status redaction pgssh upgrade reset archive hostile_schema permissions
-REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transaction parallel_leader concurrent_readers
+ifdef PGS_TEMP_INSTANCE
+REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso
+endif
 TAP_TESTS = 1
 
-EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log
+EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -68,6 +79,12 @@ UPDATE_2_1_0_PARTS = $(sort $(wildcard $(srcdir)/sql-src/2.0.0--2.1.0/*.sql))
 pgsentinel--2.0.0--2.1.0.sql: $(UPDATE_2_1_0_PARTS)
 	cat $^ > $@
 
+# A build outside the source tree (make -f SRC/Makefile VPATH=SRC, as
+# pg_buildext does in build-VERSION/) puts the objects in its own src/.
+ifdef VPATH
+$(shell mkdir -p src)
+endif
+
 # Warnings are errors on every supported version.
 override CFLAGS += -Werror
 
@@ -77,6 +94,28 @@ install: remove-stale-install-scripts
 .PHONY: remove-stale-install-scripts
 remove-stale-install-scripts:
 	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql' '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.1.0.sql'
+
+# Against a running server, check first that it preloads pgsentinel with the
+# test settings (not needed when only the TAP tests run: they start their
+# own servers).
+ifndef PGS_TEMP_INSTANCE
+ifneq ($(strip $(REGRESS)$(ISOLATION)),)
+installcheck: installcheck-preflight
+endif
+endif
+.PHONY: installcheck-preflight
+installcheck-preflight:
+	sh '$(srcdir)/test/installcheck-preflight.sh' '$(bindir)/psql' '$(srcdir)/test/pgsentinel.conf'
+
+# The PGXN distribution, pgsentinel-VERSION.zip: the committed tree (HEAD)
+# under pgsentinel-VERSION/, without the paths marked export-ignore in
+# .gitattributes.  VERSION is the control file's default_version, which
+# scripts/check-version.sh keeps equal to META.json's.
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/pgsentinel.control)
+.PHONY: dist
+dist:
+	git -C '$(srcdir)' archive --format=zip --prefix=pgsentinel-$(EXTVERSION)/ \
+		-o '$(abspath pgsentinel-$(EXTVERSION).zip)' HEAD
 
 # The pg_regress and isolation suites under AddressSanitizer and UBSan, on a
 # PostgreSQL 15 built for it (scripts/sanitize-check.sh; its own pg_config,

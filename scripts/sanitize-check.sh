@@ -323,7 +323,7 @@ san_findings() {
 
 # Run suite $1 (regress|isolation) in $DIR.  Adds to PASSED/FAILED.
 san_run_suite() {
-	local kind=$1 log=$DIR/sanitize-$1.log t0=$SECONDS rc p=0 f=0 args=(PG_CONFIG="$SAN_PGC" TAP_TESTS=)
+	local kind=$1 log=$DIR/sanitize-$1.log t0=$SECONDS rc p=0 f=0 args=(PG_CONFIG="$SAN_PGC" PGS_TEMP_INSTANCE=1 TAP_TESTS=)
 	case $kind in
 	regress) args+=(ISOLATION=) ;;
 	isolation) args+=(REGRESS=) ;;

