@@ -59,10 +59,11 @@ EOF
 	echo "README.md title: ${v:-(missing \"# pgsentinel X.Y\" title in README.md)}"
 }
 
-# The files of the Makefile's DATA list in tree $1, one a line.
+# The files of the Makefile's DATA and DATA_built lists in tree $1, one a
+# line (a built script is assembled from sql-src/FROM--TO/*.sql).
 makefile_data() {
 	awk '
-		/^DATA[[:space:]]*[+:]?=/ { in_data = 1; sub(/^DATA[[:space:]]*[+:]?=/, "") }
+		/^DATA(_built)?[[:space:]]*[+:]?=/ { in_data = 1; sub(/^DATA(_built)?[[:space:]]*[+:]?=/, "") }
 		in_data {
 			cont = sub(/\\[[:space:]]*$/, "")
 			n = split($0, w, /[[:space:]]+/)
@@ -135,7 +136,13 @@ check_tree() {
 	for f in $(makefile_data "$dir"); do
 		case $f in
 		pgsentinel--"$version".sql | pgsentinel--*--"$version".sql)
-			if [ -f "$dir/$f" ]; then found=$f; else echo "Makefile: DATA lists $f, which does not exist"; bad=1; fi ;;
+			local parts=${f#pgsentinel--}
+			parts=$dir/sql-src/${parts%.sql}
+			if [ -f "$dir/$f" ] || compgen -G "$parts/*.sql" >/dev/null; then
+				found=$f
+			else
+				echo "Makefile: DATA lists $f, which does not exist"; bad=1
+			fi ;;
 		esac
 	done
 	if [ -z "$found" ]; then
@@ -157,6 +164,7 @@ self_test() {
 		mkdir -p "$tmp/t/debian"
 		cp "$src"/{pgsentinel.control,META.json,CHANGELOG.md,README.md,Makefile} "$tmp/t/" 2>/dev/null
 		cp "$src"/pgsentinel--*.sql "$tmp/t/" 2>/dev/null
+		[ -d "$src/sql-src" ] && cp -r "$src/sql-src" "$tmp/t/"
 		cp "$src/debian/changelog" "$tmp/t/debian/" 2>/dev/null
 	}
 	expect() { # $1 pass|fail, $2 name
@@ -200,7 +208,8 @@ EOF
 	[ -f "$src/debian/changelog" ] && { copy; bump '1s/\(([^)-]+)/(9.9.9/' debian/changelog; expect fail "debian/changelog top version changed"; }
 	copy; bump '0,/^## /s/^## +[0-9.]+/## 9.9.9/' CHANGELOG.md; expect fail "CHANGELOG.md top heading changed"
 	copy; bump '1s/pgsentinel [0-9.]+/pgsentinel 9.9/' README.md; expect fail "README.md title changed"
-	copy; rm -f "$tmp/t"/pgsentinel--*--"$(versions_of "$tmp/t" | sed -n 's/^control: //p')".sql
+	copy; rm -rf "$tmp/t"/pgsentinel--*--"$(versions_of "$tmp/t" | sed -n 's/^control: //p')".sql \
+		"$tmp/t"/sql-src/*--"$(versions_of "$tmp/t" | sed -n 's/^control: //p')"
 	expect fail "update script to the version missing"
 	optional META.json || { copy; rm -f "$tmp/t/META.json"; expect fail "META.json missing"; }
 	optional debian/changelog || { copy; rm -f "$tmp/t/debian/changelog"; expect fail "debian/changelog missing"; }
