@@ -105,4 +105,4 @@ SELECT p.oid::regprocedure AS function, p.proparallel
 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
 WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgsentinel')
   AND d.deptype = 'e' AND p.proname IN ('pg_active_session_history', 'pg_stat_statements_history')
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text;

@@ -74,6 +74,9 @@ sub histories
 ok($node->poll_query_until('postgres', "SELECT archive_state = 'ok' FROM pgsentinel_status()"),
 	'archiver running');
 my $bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* archived sleeper */');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%archived sleeper%'"),
+	'the sleeper is sampled');
 wait_archived($node, 'start');
 my $archived = $node->safe_psql('postgres', q{
 	SELECT count(*) FROM pgsentinel_ash_archive WHERE query LIKE '%archived sleeper%'});
