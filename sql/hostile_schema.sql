@@ -147,6 +147,9 @@ GRANT SELECT ON pgs_names, pgs_types TO regress_pgs_attacker;
 -- plant with the exact types then wins), returning what pg_catalog would.
 -- Aggregates and window functions are planted as aggregates (usable with
 -- OVER).  Functions with more than two arguments get the same type in all.
+-- (Thousands of statements: pg_stat_statements would evict the entries of
+-- the statements whose history this test waits for.)
+SET pg_stat_statements.track = none;
 SET ROLE regress_pgs_attacker;
 DO $do$
 DECLARE
@@ -266,6 +269,7 @@ BEGIN
     END LOOP;
 END $do$;
 RESET ROLE;
+RESET pg_stat_statements.track;
 
 -- Planted: each name, for type combinations (operators: many of them).
 SELECT n.kind, n.name,
