@@ -148,8 +148,8 @@ if [ ${#unowned[@]} -gt 0 ]; then
 	tar -cpf "$SAVED" -C / "${unowned[@]}" || pgs_die "could not save the installed pgsentinel files"
 	for f in "${unowned[@]}"; do rm -rf "/${f:?}"; done
 fi
+INSTALLED=1 # from here on, cleanup purges it, even half installed
 if dpkg -i "$DEB" >"$TMP/dpkg.log" 2>&1; then
-	INSTALLED=1
 	if dpkg --verify "$PKG" >>"$TMP/dpkg.log" 2>&1; then
 		ok "dpkg -i installed $PKG $(dpkg-query -W -f '${Version}' "$PKG"); dpkg --verify finds its files intact"
 	else

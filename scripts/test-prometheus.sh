@@ -61,6 +61,7 @@ SOCK=$TMP/sock
 mkdir -p "$SOCK"
 pgs_give_to_user "$TMP"
 EXPORTER_PID=
+EXPORTER_WAIT=
 WORKLOAD_PIDS=()
 
 cleanup() {
@@ -69,7 +70,7 @@ cleanup() {
 		pgs_as_user_in "$TMP" "$PGBIN/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1
 	fi
 	[ ${#WORKLOAD_PIDS[@]} -eq 0 ] || wait "${WORKLOAD_PIDS[@]}" 2>/dev/null
-	[ -n "$EXPORTER_PID" ] && wait "$EXPORTER_PID" 2>/dev/null
+	[ -n "$EXPORTER_WAIT" ] && wait "$EXPORTER_WAIT" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -136,17 +137,25 @@ capacity=$(psql_u -d postgres -c 'SELECT ash_capacity FROM pgsentinel_status()')
 
 eport=$(free_port)
 pgs_log "exporter: $("$EXPORTER" --version 2>&1 | head -1), 127.0.0.1:$eport"
+# runuser does not pass a SIGTERM on to its child: the exporter writes its
+# own pid (sh execs it), which cleanup() stops.
 pgs_as_user_in "$TMP" env DATA_SOURCE_NAME="host=$SOCK port=$port user=postgres dbname=postgres sslmode=disable" \
+	sh -c 'echo $$ >"$1"; shift; exec "$@"' exporter "$TMP/exporter.pid" \
 	"$EXPORTER" --web.listen-address="127.0.0.1:$eport" --extend.query-path="$QUERIES" \
 	--disable-default-metrics --disable-settings-metrics --log.level=warn >"$TMP/exporter.log" 2>&1 &
-EXPORTER_PID=$!
+EXPORTER_WAIT=$!
+for _ in $(seq 100); do
+	[ -s "$TMP/exporter.pid" ] && break
+	sleep 0.1
+done
+EXPORTER_PID=$(cat "$TMP/exporter.pid" 2>/dev/null)
 scraped=
 for _ in $(seq 120); do
 	if curl -sf "http://127.0.0.1:$eport/metrics" -o "$TMP/metrics.txt" && grep -q '^pgsentinel_' "$TMP/metrics.txt"; then
 		scraped=1
 		break
 	fi
-	kill -0 "$EXPORTER_PID" 2>/dev/null || break
+	kill -0 "$EXPORTER_WAIT" 2>/dev/null || break
 	sleep 0.5
 done
 if [ -z "$scraped" ]; then
