@@ -337,27 +337,9 @@ show_failure() {
 # PostgreSQL 15 with ASan/UBSan, builds the extension with it and runs the
 # pg_regress and isolation tests; its last line is "N passed, N failed".
 run_sanitize() {
-	local log=$PGS_BUILD_ROOT/pg15-sanitize.log t0=$SECONDS rc p=0 f=0 line
-	echo
-	pgs_log "======== PostgreSQL 15 with AddressSanitizer + UBSan (scripts/sanitize-check.sh) ========"
-	suite_time_limit "$SANITIZE_TIMEOUT" "PostgreSQL 15 sanitizer" || return
-	pgs_run_logged "$log" "$LIMIT" "$PGS_REPO" bash "$PGS_REPO/scripts/sanitize-check.sh"
-	rc=$?
-	[ "$rc" = 124 ] && pgs_warn "sanitizer suite timed out after ${LIMIT}s"
-	pgs_stop_leftover_servers "$PGS_BUILD_ROOT/pg15-sanitize"
-	if line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1) && [ -n "$line" ]; then
-		p=${line%% passed*}
-		f=${line#*passed, }
-		f=${f%% failed}
-	fi
-	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		f=1
-		pgs_warn "sanitizer suite failed without a test summary (exit $rc)"
-	fi
-	PASSED=$((PASSED + p))
-	FAILED=$((FAILED + f))
-	SUMMARY+=("PostgreSQL 15 sanitizer (regress + isolation)$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
-	count_run "PostgreSQL 15 sanitizer" "$f"
+	run_script_suite "PostgreSQL 15 sanitizer (regress + isolation)" pg15-sanitize \
+		"$SANITIZE_TIMEOUT" "$PGS_BUILD_ROOT/pg15-sanitize" \
+		bash "$PGS_REPO/scripts/sanitize-check.sh"
 }
 
 # Stress mode: copy the logs and diffs of a failed run aside

@@ -226,10 +226,11 @@ extension_schema(Oid extoid)
 /*
  * The schema of the extension, if it is created here with its archive; the
  * state and message say otherwise.  An extension created anew since the
- * last cycle needs its partitions.
+ * last cycle needs its partitions.  The name is allocated in cxt.
  */
 static bool
-find_archive(Oid *nspid, char **schema, bool *partitions_due)
+find_archive(Oid *nspid, char **schema, bool *partitions_due,
+			 MemoryContext cxt)
 {
 	static Oid	last_extoid = InvalidOid;
 	Oid			extoid = get_extension_oid(PGS_NAME, true);
@@ -260,7 +261,7 @@ find_archive(Oid *nspid, char **schema, bool *partitions_due)
 	last_extoid = extoid;
 	*nspid = ns;
 	/* kept across the cycle's transactions */
-	*schema = MemoryContextStrdup(TopMemoryContext, get_namespace_name(ns));
+	*schema = MemoryContextStrdup(cxt, get_namespace_name(ns));
 	return true;
 }
 
@@ -339,6 +340,10 @@ static bool
 archive_cycle(bool *partitions_due, TimestampTz *size_due)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
+	/* what outlives the cycle's transactions, freed whatever happens */
+	MemoryContext cycle_cxt = AllocSetContextCreate(TopMemoryContext,
+													"pgsentinel archive cycle",
+													ALLOCSET_SMALL_SIZES);
 	volatile bool ok = false;
 
 	PG_TRY();
@@ -360,7 +365,8 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			end_work();
 			ok = false;
 		}
-		else if (!(found = find_archive(&nspid, &schema, partitions_due)))
+		else if (!(found = find_archive(&nspid, &schema, partitions_due,
+									 cycle_cxt)))
 		{
 			end_work();
 			ok = false;
@@ -387,8 +393,7 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			end_work();
 			*partitions_due = false;
 
-			quoted = MemoryContextStrdup(TopMemoryContext,
-										 quote_identifier(schema));
+			quoted = MemoryContextStrdup(cycle_cxt, quote_identifier(schema));
 			memset(&r, 0, sizeof(r));
 			do
 			{
@@ -439,8 +444,6 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			(void) pgs_lock_exclusive();
 			pgs_state->archive_last_us = GetCurrentTimestamp() - start;
 			pgs_unlock_exclusive();
-			pfree(schema);
-			pfree(quoted);
 			ok = true;
 		}
 	}
@@ -462,6 +465,7 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 		ok = false;
 	}
 	PG_END_TRY();
+	MemoryContextDelete(cycle_cxt);
 	return ok;
 }
 

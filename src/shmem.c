@@ -6,15 +6,20 @@
  * LOCKING RULES (the only place they are written down)
  * ----------------------------------------------------
  * pgs_state->lock, one LWLock of the tranche "pgsentinel", protects every
- * non-layout field of PgsSharedState and the three areas it describes: the
- * ASH ring with its text area, the statements ring, and the sampler's
- * request to the statements worker -- against the other writers and the
- * status readers.  The readers of the two rings and the text area do not
- * take it (below).
+ * non-layout field of PgsSharedState and the areas it describes: the ASH
+ * ring with its text area, the ring of samples, the statements ring, and
+ * the sampler's request to the statements worker -- against the other
+ * writers and the status readers.  The readers of the rings and the text
+ * area do not take it (below).
  *
  *	- Each area has exactly one writer.  The sampler writes the ASH ring,
- *	  the text area, the request and its own status fields; the statements
- *	  worker writes the statements ring and its status fields.  A writer
+ *	  the ring of samples (with the same lock hold as the rows), the text
+ *	  area, the request and its own status fields; the statements worker
+ *	  writes the statements ring and its status fields; the archiver its
+ *	  status fields.  Two fields have two writers: the state and message of
+ *	  the statements history and of the archive are also set by the sampler
+ *	  (when it launches the worker, or finds it gone or disabled); both
+ *	  write them only under the exclusive lock.  A writer
  *	  prepares everything in its own memory first (rows, texts, their final
  *	  positions), then takes the lock in LW_EXCLUSIVE mode only to memcpy
  *	  the prepared batch in and update counters, always through
@@ -59,8 +64,9 @@
  *	  reads the text floor first, then its rows' bounds, then the reset's
  *	  sample id, so that its rows keep their texts and bounds from after a
  *	  reset come with that reset's sample id.
- *	- Layout fields (capacities, offsets, sizes) are set once by the
- *	  postmaster before any other process exists and are read without lock.
+ *	- Layout fields (capacities, offsets, sizes) and history_id are set
+ *	  once by the postmaster before any other process exists (history_id
+ *	  from the history file, persist.c) and are read without lock.
  *
  * The backend slots are not protected by the lock.  Each is written only by
  * its own backend, bracketed by a change counter, and read by the sampler
