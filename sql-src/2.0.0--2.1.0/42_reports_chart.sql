@@ -89,7 +89,7 @@ WITH p AS (
            coalesce(pg_catalog.max(seg.e), 0) AS len
       FROM seg GROUP BY seg.bucket_start
 ), lines AS (
-    SELECT 1 AS n, pg_catalog.format('Average active sessions by wait class, %s to %s',
+    SELECT 1 AS n, pg_catalog.format('DB load by wait class, %s to %s',
                                      pg_catalog.to_char(since, 'YYYY-MM-DD HH24:MI:SS TZ'),
                                      pg_catalog.to_char(until, 'YYYY-MM-DD HH24:MI:SS TZ')) AS line
     UNION ALL
