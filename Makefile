@@ -47,7 +47,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # Regression and isolation tests run in their own preloaded temporary instance
 # (--temp-instance), so they never depend on a system cluster.
-REGRESS = setup ash_views settings status redaction pgssh upgrade reset hostile_schema permissions
+REGRESS = setup ash_views settings status redaction pgssh upgrade reset hostile_schema permissions reports
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter idle_in_transaction parallel_leader concurrent_readers
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso

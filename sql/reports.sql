@@ -20,6 +20,7 @@
 -- CPU 10+20+20 = 50, IO 5+20 = 25, Lock 5+3 = 8, Client 5; aas 88/60.
 --
 SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
 SET extra_float_digits = 0;
 
 CREATE TABLE pgs_rep_s PARTITION OF pgsentinel_archive_sample
@@ -105,3 +106,128 @@ WHERE sample_time >= '2020-01-01' AND sample_time < '2020-01-02';
 SELECT count(*) AS rows, sum(weight) AS db_time
 FROM pgsentinel_ash_history
 WHERE ash_time >= '2020-01-01' AND ash_time < '2020-01-02';
+
+-- Average active sessions over the window: 88 s over the 60 s observed;
+-- by wait class (CPU a class of its own); filtered by role.
+SELECT key, db_time, round(aas::numeric, 4) AS aas, round(pct::numeric, 2) AS pct,
+       observed, coverage
+FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02');
+SELECT key, db_time, round(aas::numeric, 4) AS aas, round(pct::numeric, 2) AS pct,
+       observed, coverage
+FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02', by => 'wait_class');
+SELECT key, db_time, round(aas::numeric, 4) AS aas
+FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02', by => 'wait_event',
+                    username => 'bob');
+SELECT key, db_time FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02',
+                                        by => 'database', wait_class => 'Lock');
+SELECT key, db_time FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02',
+                                        by => 'client', application => 'web');
+-- A window the sampler did not see has no aas, not an aas of 0.
+SELECT key, db_time, aas, observed, coverage
+FROM pgsentinel_aas('2020-01-01 11:00', '2020-01-01 12:00');
+
+-- Errors: a NULL or reversed window, an unknown dimension.
+SELECT * FROM pgsentinel_aas(NULL, '2020-01-01 10:00');
+SELECT * FROM pgsentinel_aas('2020-01-01 10:02', '2020-01-01 10:00');
+SELECT * FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'colour');
+SELECT * FROM pgsentinel_aas_series(until => NULL);
+
+-- The series by 20 s: the 5 s period (10:00:20) and keep_one_in 10
+-- (10:00:40) give the same aas as 1 s samples would; every class in every
+-- bucket, 0 where idle, coverage 0 where nothing was sampled.
+SELECT bucket_start, key, db_time, aas, observed, coverage
+FROM pgsentinel_aas_series('2020-01-01 10:00', '2020-01-01 10:02', '20 s')
+ORDER BY 1, 2;
+-- Without a split: one row per bucket; the bucket chosen from the window
+-- (2 minutes: 2 s).
+SELECT count(*) AS buckets, min(bucket_start), max(bucket_start),
+       sum(db_time) AS db_time, sum(observed) AS observed
+FROM pgsentinel_aas_series('2020-01-01 10:00', '2020-01-01 10:02', by => NULL);
+SELECT pgsentinel_auto_bucket('2020-01-01', '2020-01-02'),
+       pgsentinel_auto_bucket('2020-01-01', '2020-01-08'),
+       pgsentinel_auto_bucket('2020-01-01', '2020-01-01 00:00:30', 60);
+
+-- The trailing windows ending at 10:01: peak 4 sessions (10:00:07-09).
+SELECT period, window_start, db_time, round(aas::numeric, 4) AS aas, peak, observed,
+       round(coverage::numeric, 6) AS coverage
+FROM pgsentinel_periods('2020-01-01 10:01');
+
+-- Top wait events, sessions, statements (queryid 33 is both the idle
+-- root's and its waiter's: half Client, half Lock).
+SELECT rank, key, description, db_time, round(pct::numeric, 2) AS pct, wait_profile
+FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02');
+SELECT rank, key, description, db_time, wait_profile
+FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'session', 3);
+SELECT rank, key, db_time FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'role');
+SELECT rank, queryid, query, db_time, round(aas::numeric, 4) AS aas, wait_profile,
+       calls_per_s, ms_per_call, rows_per_call
+FROM pgsentinel_top_statements('2020-01-01 10:00', '2020-01-01 10:02');
+
+-- The blocking tree: the idle-in-transaction root 103, 104 behind it,
+-- 105 behind 104 (listed twice by pg_blocking_pids(): counted once).
+SELECT root_pid, depth, pid, blocked_by, usename, state, wait_event, query,
+       samples, sessions, levels, db_time, aas
+FROM pgsentinel_blocking_trees('2020-01-01 10:00', '2020-01-01 10:02');
+SELECT count(*) AS trees FROM pgsentinel_blocking_trees('2020-01-01 10:10', '2020-01-01 10:20');
+
+-- Two periods of 20 s, both fully observed; then a period with data
+-- against one without: no difference is invented.
+SELECT key, aas_1, aas_2, round(diff::numeric, 4) AS diff,
+       round(pct_of_change::numeric, 2) AS pct_of_change, coverage_1, coverage_2
+FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:00:20',
+                        '2020-01-01 10:00:20', '2020-01-01 10:00:40');
+SELECT key, round(aas_1::numeric, 4) AS aas_1, aas_2, diff, pct_of_change,
+       coverage_1, coverage_2
+FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:01',
+                        '2020-01-01 10:01', '2020-01-01 10:02', 'wait_event');
+
+-- The psql chart, plain and coloured (the escape shown as ^[).
+SELECT * FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', '10 s', cpus => 2);
+SELECT max(length(c)) <= 80 AS fits_80_columns
+FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02') c;
+SELECT replace(c, chr(27), '^[') AS coloured
+FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:00:20', '10 s', colour => true) c;
+
+-- The report as text (without its line naming the server and the time).
+SELECT line FROM regexp_split_to_table(
+    pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2), E'\n') line
+WHERE line !~ '^database .* generated';
+-- As JSON: every section.
+SELECT jsonb_object_keys(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02',
+                                           'json')::jsonb) AS section ORDER BY 1;
+SELECT r->'load' AS load, jsonb_array_length(r->'series') AS series_rows,
+       r->'top_statements'->0->>'queryid' AS top_statement,
+       r->'blocking_trees'->0->>'root_pid' AS root_blocker
+FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'json')::jsonb AS r) x;
+-- As HTML: one self-contained page with the chart, one area per class
+-- and the CPU line; nothing to fetch.
+SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
+       (SELECT count(*) FROM regexp_matches(h, '<svg ', 'g')) AS svgs,
+       (SELECT array_agg(m[1]) FROM regexp_matches(h, '<path class="series" data-class="([A-Za-z]+)"', 'g') m)
+           AS areas,
+       (SELECT count(*) FROM regexp_matches(h, '<line class="cpus"', 'g')) AS cpu_lines,
+       h ~* '(src=|href=|url\(|@import|<script)' AS fetches_something,
+       h ~ 'root_pid|<th>root</th>' AND h ~ 'idle in transaction' AS names_root_state
+FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
+SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
+
+-- The CPU count: the setting wins.
+SET pgsentinel_report.cpus = 3;
+SELECT pgsentinel_cpu_count();
+RESET pgsentinel_report.cpus;
+SELECT pgsentinel_cpu_count() IS NULL OR pgsentinel_cpu_count() > 0 AS sane;
+
+-- An ordinary role runs the reports (the views hide other roles' waits
+-- and texts from it).
+CREATE ROLE regress_pgs_report_reader;
+SET ROLE regress_pgs_report_reader;
+SELECT key, db_time FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02', by => 'wait_class');
+SELECT length(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html')) > 0 AS html;
+RESET ROLE;
+DROP ROLE regress_pgs_report_reader;
+
+DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t;
+DELETE FROM pgsentinel_archive_wait_event WHERE wait_event_id BETWEEN 9001 AND 9004;
+RESET extra_float_digits;
+RESET timezone;
+RESET datestyle;

@@ -126,8 +126,8 @@ WITH t AS (
 SELECT t.rank, t.key::pg_catalog.int8, t.description, t.db_time, t.aas, t.pct,
        t.wait_profile,
        st.calls::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.secs, 0::pg_catalog.float8),
-       st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0)::pg_catalog.float8,
-       st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0)::pg_catalog.float8
+       st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
+       st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8
   FROM t LEFT JOIN st ON st.queryid OPERATOR(pg_catalog.=) t.key::pg_catalog.int8
  ORDER BY t.rank;
 END;
