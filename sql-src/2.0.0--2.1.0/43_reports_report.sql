@@ -230,7 +230,7 @@ END
 $fn$;
 
 -- An HTML table of a JSON array of objects: the values of keys, under
--- headers, escaped; numbers rounded to two decimals.
+-- headers, escaped; fractions rounded to two decimals.
 CREATE FUNCTION pgsentinel_html_table(rows jsonb, keys text[], headers text[])
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE
@@ -248,7 +248,9 @@ BEGIN
     FOR e IN SELECT * FROM jsonb_array_elements(rows) LOOP
         out := out || '<tr>' ||
             (SELECT string_agg(CASE WHEN jsonb_typeof(e->k) = 'number'
-                                    THEN '<td class="n">' || round((e->>k)::numeric, 2) || '</td>'
+                                    THEN '<td class="n">' || CASE WHEN (e->>k)::numeric = trunc((e->>k)::numeric)
+                                                                  THEN e->>k
+                                                                  ELSE round((e->>k)::numeric, 2)::text END || '</td>'
                                     ELSE '<td>' || coalesce(replace(replace(replace(e->>k, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '') || '</td>'
                                END, '' ORDER BY o)
                FROM unnest(keys) WITH ORDINALITY AS x(k, o)) || '</tr>';
