@@ -3,7 +3,7 @@
 #
 #   scripts/test-all.sh [--pg 15|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
-#                       [--repeat N] [--cpu-load]
+#                       [--repeat N] [--cpu-load] [--no-chromium]
 #
 # For each version: install what is missing (root only, see scripts/lib.sh),
 # build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
@@ -17,6 +17,12 @@
 # (--temp-instance, test/pgsentinel.conf) in a private socket directory, and
 # the TAP tests start theirs with PostgreSQL::Test::Cluster on free ports, so
 # no system cluster and no fixed port is ever used.
+#
+# With the TAP tests on PostgreSQL 15, the chromium suite:
+# scripts/render-report.sh renders the HTML report of a real workload with
+# headless Chromium (Debian package chromium, installed when missing and
+# root) and checks the picture; one pass or failure per check it prints.
+# --no-chromium skips it.
 #
 # When PostgreSQL 15 is tested, one more suite: scripts/sanitize-check.sh
 # (also `make sanitize-check`) runs the pg_regress and isolation tests again
@@ -77,6 +83,7 @@ REPEAT=1
 RUN=1
 RUN_LABEL=
 CPU_LOAD=no
+CHROMIUM=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -88,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--repeat) [ $# -ge 2 ] || usage 2; REPEAT=$2; shift 2 ;;
 	--repeat=*) REPEAT=${1#--repeat=}; shift ;;
 	--cpu-load) CPU_LOAD=yes; shift ;;
+	--no-chromium) CHROMIUM=no; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -337,6 +345,37 @@ run_sanitize() {
 	count_run "PostgreSQL 15 sanitizer" "$f"
 }
 
+# The chromium suite: scripts/render-report.sh as the test user, with the
+# server of version $1 ($2 its pg_config), in $3/render.
+run_chromium() {
+	local v=$1 pgc=$2 dir=$3 log=$PGS_BUILD_ROOT/pg$1-chromium.log t0=$SECONDS rc p f
+	echo
+	pgs_log "PostgreSQL $v: the HTML report in headless Chromium (scripts/render-report.sh)"
+	if ! command -v chromium >/dev/null && pgs_is_root; then
+		pgs_log "installing chromium"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			chromium fonts-dejavu-core >"$log.apt" 2>&1 ||
+			pgs_warn "apt-get install chromium failed: $log.apt"
+	fi
+	suite_time_limit "$SUITE_TIMEOUT" "PostgreSQL $v chromium" || return
+	mkdir -p "$dir/render"
+	pgs_give_to_user "$dir/render"
+	pgs_run_logged "$log" "$LIMIT" "$dir" \
+		"${PGS_AS_USER[@]}" env HOME="$dir/render" \
+		bash "$PGS_REPO/scripts/render-report.sh" --bindir "$("$pgc" --bindir)" --dir "$dir/render"
+	rc=$?
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		pgs_warn "chromium suite on PostgreSQL $v failed without a result (exit $rc)"
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("PostgreSQL $v chromium$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
+	count_run "PostgreSQL $v chromium" "$f"
+}
+
 # Stress mode: copy the logs and diffs of a failed run aside
 # (build/stress-failures/<suite>-<run>/), before the next run removes them.
 keep_failure_logs() {
@@ -374,6 +413,7 @@ for v in "${VERSIONS[@]}"; do
 			else
 				pgs_log "PostgreSQL $v: no TAP tests (t/*.pl) yet"
 			fi
+			[ "$CHROMIUM" = no ] || run_chromium "$v" "$pgc" "$dir"
 		fi
 	done
 	# The installed library must still be ours after the run.

@@ -151,7 +151,7 @@ BEGIN
                                     round(100 * (j->>'coverage')::numeric, 1), j->>'samples');
     out := out || pg_catalog.format(E'  CPUs               %s\n',
                                     coalesce(cpus::text, 'unknown (set pgsentinel_report.cpus)'));
-    IF (j->>'coverage')::numeric < 1 THEN
+    IF (j->>'coverage')::numeric < 0.9 THEN
         out := out || E'  (the sampler did not observe the whole window: aas is over the time observed)\n';
     END IF;
 
@@ -288,7 +288,9 @@ DECLARE
     r record;
     i integer;
     l jsonb := doc->'load';
-    fmt text := CASE WHEN (doc->>'seconds')::float8 > 86400 THEN 'MM-DD HH24:MI' ELSE 'HH24:MI' END;
+    fmt text := CASE WHEN (doc->>'seconds')::float8 > 86400 THEN 'MM-DD HH24:MI'
+                     WHEN (doc->>'seconds')::float8 > 3600 THEN 'HH24:MI'
+                     ELSE 'HH24:MI:SS' END;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -345,7 +347,7 @@ BEGIN
         HAVING sum(t.aas) > 0
          ORDER BY t.ord
     LOOP
-        svg := svg || pg_catalog.format('<path class="series" data-class="%s" d="M %s L %s Z" fill="%s" fill-opacity="0.85" stroke="%s"><title>%s</title></path>',
+        svg := svg || pg_catalog.format('<path class="series" data-class="%s" d="M %s L %s Z" fill="%s" stroke="%s"><title>%s</title></path>',
                                         r.cls, r.top, r.bottom, r.colour, r.colour, r.cls);
     END LOOP;
     -- the CPU line
@@ -391,7 +393,7 @@ BEGIN
         round((l->>'db_time')::numeric, 1), coalesce(round((l->>'aas')::numeric, 2)::text, 'no data'),
         coalesce(l->>'peak', '0'), l->>'sessions', round(100 * (l->>'coverage')::numeric, 1), l->>'samples',
         coalesce(cpus::text, 'unknown'));
-    IF (l->>'coverage')::numeric < 1 THEN
+    IF (l->>'coverage')::numeric < 0.9 THEN
         html := html || '<p class="note">The sampler did not observe the whole window (grey in the chart): average active sessions are over the time observed.</p>';
     END IF;
     html := html || '<h2>DB load by wait class</h2>' || svg;
