@@ -4,7 +4,7 @@
 #   scripts/test-all.sh [--pg 15|16|17|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
 #                       [--repeat N] [--cpu-load] [--no-pgxn] [--no-debian]
-#                       [--no-prometheus]
+#                       [--no-prometheus] [--no-chromium]
 #
 # First, cheap checks of the tree: scripts/check-version.sh (the version
 # agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
@@ -29,6 +29,12 @@
 # prometheus/pgsentinel-queries.yaml in a real prometheus-postgres-exporter
 # against a server of that install after a known workload, and checks the
 # scraped metrics (--no-prometheus skips it; about 90 s).
+#
+# With the TAP tests on PostgreSQL 15, the chromium suite:
+# scripts/render-report.sh renders the HTML report of a real workload with
+# headless Chromium (Debian package chromium, installed when missing and
+# root) and checks the picture; one pass or failure per check it prints.
+# --no-chromium skips it.
 #
 # When PostgreSQL 15 is tested, one more suite: scripts/sanitize-check.sh
 # (also `make sanitize-check`) runs the pg_regress and isolation tests again
@@ -97,6 +103,7 @@ CPU_LOAD=no
 PGXN=yes
 DEBIAN=yes
 PROMETHEUS=yes
+CHROMIUM=yes
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -111,6 +118,7 @@ while [ $# -gt 0 ]; do
 	--no-pgxn) PGXN=no; shift ;;
 	--no-debian) DEBIAN=no; shift ;;
 	--no-prometheus) PROMETHEUS=no; shift ;;
+	--no-chromium) CHROMIUM=no; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -342,6 +350,37 @@ run_sanitize() {
 		bash "$PGS_REPO/scripts/sanitize-check.sh"
 }
 
+# The chromium suite: scripts/render-report.sh as the test user, with the
+# server of version $1 ($2 its pg_config), in $3/render.
+run_chromium() {
+	local v=$1 pgc=$2 dir=$3 log=$PGS_BUILD_ROOT/pg$1-chromium.log t0=$SECONDS rc p f
+	echo
+	pgs_log "PostgreSQL $v: the HTML report in headless Chromium (scripts/render-report.sh)"
+	if ! command -v chromium >/dev/null && pgs_is_root; then
+		pgs_log "installing chromium"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			chromium fonts-dejavu-core >"$log.apt" 2>&1 ||
+			pgs_warn "apt-get install chromium failed: $log.apt"
+	fi
+	suite_time_limit "$SUITE_TIMEOUT" "PostgreSQL $v chromium" || return
+	mkdir -p "$dir/render"
+	pgs_give_to_user "$dir/render"
+	pgs_run_logged "$log" "$LIMIT" "$dir" \
+		"${PGS_AS_USER[@]}" env HOME="$dir/render" \
+		bash "$PGS_REPO/scripts/render-report.sh" --bindir "$("$pgc" --bindir)" --dir "$dir/render"
+	rc=$?
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		pgs_warn "chromium suite on PostgreSQL $v failed without a result (exit $rc)"
+	fi
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	SUMMARY+=("PostgreSQL $v chromium$RUN_LABEL: $p passed, $f failed ($((SECONDS - t0)) s)")
+	count_run "PostgreSQL $v chromium" "$f"
+}
+
 # Stress mode: copy the logs and diffs of a failed run aside
 # (build/stress-failures/<suite>-<run>/), before the next run removes them.
 keep_failure_logs() {
@@ -442,6 +481,7 @@ for v in "${VERSIONS[@]}"; do
 			else
 				pgs_log "PostgreSQL $v: no TAP tests (t/*.pl) yet"
 			fi
+			[ "$CHROMIUM" = no ] || run_chromium "$v" "$pgc" "$dir"
 		fi
 	done
 	# The Prometheus queries file in a real exporter against a server of

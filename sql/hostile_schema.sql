@@ -80,7 +80,11 @@ SELECT pg_describe_object(r.refclassid, r.refobjid, 0) AS bound_plant
 FROM pgs_refs r
 WHERE (pg_identify_object(r.refclassid, r.refobjid, 0)).schema = 'pgs_trap'
   AND NOT EXISTS (SELECT 1 FROM pgs_members m
-                  WHERE m.classid = r.refclassid AND m.objid = r.refobjid);
+                  WHERE m.classid = r.refclassid AND m.objid = r.refobjid)
+  -- (the row type of one of our views, which functions return)
+  AND NOT EXISTS (SELECT 1 FROM pg_type t JOIN pgs_members m
+                    ON m.classid = 'pg_class'::regclass AND m.objid = t.typrelid
+                  WHERE r.refclassid = 'pg_type'::regclass AND t.oid = r.refobjid);
 
 -- The pg_catalog operators and functions our SQL uses, read from the
 -- parse trees stored for our views, function bodies and parameter
@@ -195,6 +199,15 @@ BEGIN
                 ELSE
                     EXECUTE format('SELECT pg_typeof(pg_catalog.%I(%s))',
                                    n.name, args) INTO res;
+                    -- a set-returning function gives no row for NULLs:
+                    -- its type is that of a view's column
+                    IF res IS NULL THEN
+                        EXECUTE format('CREATE TEMP VIEW pgs_srf_type AS SELECT pg_catalog.%I(%s) AS x',
+                                       n.name, args);
+                        SELECT a.atttypid::regtype INTO res FROM pg_attribute a
+                        WHERE a.attrelid = 'pgs_srf_type'::regclass AND a.attname = 'x';
+                        DROP VIEW pgs_srf_type;
+                    END IF;
                 END IF;
             EXCEPTION WHEN OTHERS THEN
                 CONTINUE;       -- pg_catalog cannot do it: nothing to shadow
@@ -240,6 +253,19 @@ BEGIN
                     EXECUTE format('CREATE OPERATOR pgs_trap.%s (RIGHTARG = %s, FUNCTION = pgs_trap.plant_%s)',
                                    n.name, l, i);
                 END IF;
+            ELSIF n.kind = 'function' AND EXISTS (
+                    SELECT 1 FROM pg_proc p
+                    WHERE p.proname = n.name AND p.proretset
+                      AND p.pronamespace = 'pg_catalog'::regnamespace) THEN
+                EXECUTE format($f$
+                    CREATE FUNCTION pgs_trap.%I(%s) RETURNS SETOF %s
+                    LANGUAGE plpgsql AS $b$
+                    BEGIN
+                        PERFORM pgs_trap.gotcha(%L);
+                        RETURN QUERY SELECT * FROM pg_catalog.%I(%s);
+                    END $b$ $f$,
+                    n.name, sig, res, format('function %s(%s)', n.name, sig), n.name,
+                    (SELECT string_agg('$' || k, ', ') FROM generate_series(1, n.nargs) k));
             ELSIF n.kind = 'function' THEN
                 EXECUTE format($f$
                     CREATE FUNCTION pgs_trap.%I(%s) RETURNS %s
@@ -318,6 +344,45 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) > 0 FROM %1$I.pg_stat_statements_history_deltas()'),
   ('function pg_stat_statements_history_rates(timestamp with time zone, timestamp with time zone)',
    'SELECT count(*) > 0 FROM %1$I.pg_stat_statements_history_rates()'),
+  -- the reports (docs/reports.md)
+  ('function pgsentinel_aas(timestamp with time zone, timestamp with time zone, text, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) = 1 FROM %1$I.pgsentinel_aas()'),
+  ('function pgsentinel_aas_series(timestamp with time zone, timestamp with time zone, interval, text, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) >= 60 FROM %1$I.pgsentinel_aas_series()'),
+  ('function pgsentinel_ash(timestamp with time zone, timestamp with time zone, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash()'),
+  ('function pgsentinel_auto_bucket(timestamp with time zone, timestamp with time zone, integer)',
+   'SELECT %1$I.pgsentinel_auto_bucket(now() - interval ''1 day'', now()) = interval ''30 minutes'''),
+  ('function pgsentinel_blocking_trees(timestamp with time zone, timestamp with time zone, text)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_blocking_trees()'),
+  ('function pgsentinel_chart(timestamp with time zone, timestamp with time zone, interval, integer, boolean, integer, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) > 30 FROM %1$I.pgsentinel_chart(colour => true, cpus => 2)'),
+  ('function pgsentinel_compare(timestamp with time zone, timestamp with time zone, timestamp with time zone, timestamp with time zone, text, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) >= 1 FROM %1$I.pgsentinel_compare(now() - interval ''1 hour'', now() - interval ''30 minutes'', now() - interval ''30 minutes'', now())'),
+  ('function pgsentinel_cpu_count()',
+   'SELECT %1$I.pgsentinel_cpu_count() IS NULL OR %1$I.pgsentinel_cpu_count() > 0'),
+  ('function pgsentinel_dimension(text)',
+   'SELECT %1$I.pgsentinel_dimension(''statement'') = ''statement'''),
+  ('function pgsentinel_dimension_key(text, text, text, bigint, integer, text, text, text, text, text)',
+   'SELECT %1$I.pgsentinel_dimension_key(''wait_event'', ''IO'', ''DataFileRead'', 1, 2, ''d'', ''u'', ''a'', ''c'', ''b'') = ''IO:DataFileRead'''),
+  ('function pgsentinel_html_table(jsonb, text[], text[])',
+   'SELECT %1$I.pgsentinel_html_table(''[{"a": 1.234, "b": "<x>"}]'', ''{a,b}'', ''{A,B}'') LIKE ''%%1.23%%&lt;x&gt;%%'''),
+  ('function pgsentinel_periods(timestamp with time zone, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) = 8 FROM %1$I.pgsentinel_periods()'),
+  ('function pgsentinel_report(timestamp with time zone, timestamp with time zone, text, integer, integer, text)',
+   'SELECT length(%1$I.pgsentinel_report()) > 0 AND length(%1$I.pgsentinel_report(format => ''json'')) > 0'),
+  ('function pgsentinel_report_html(jsonb)',
+   'SELECT %1$I.pgsentinel_report(format => ''html'', cpus => 2) LIKE ''%%<svg %%'''),
+  ('function pgsentinel_samples_in(timestamp with time zone, timestamp with time zone)',
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_samples_in()'),
+  ('function pgsentinel_top(timestamp with time zone, timestamp with time zone, text, integer, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_top(dimension => ''session'')'),
+  ('function pgsentinel_top_statements(timestamp with time zone, timestamp with time zone, integer, text, text, text, text, text, bigint, text, text, integer)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_top_statements()'),
+  ('function pgsentinel_wait_classes()',
+   'SELECT count(*) = 11 FROM %1$I.pgsentinel_wait_classes()'),
+  ('function pgsentinel_window_seconds(timestamp with time zone, timestamp with time zone)',
+   'SELECT %1$I.pgsentinel_window_seconds(now() - interval ''1 minute'', now()) = 60::float8'),
   -- the handler runs when the ring is read, above
   ('function pgsentinel_fdw_handler()', NULL),
   ('function pgsentinel_fdw_validator(text[], oid)',
@@ -351,13 +416,13 @@ INSERT INTO pgs_calls VALUES
   ('relation pgsentinel_rollup_hour_observed',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_rollup_hour_observed'),
   ('relation pgsentinel_sample_archive',
-   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_sample_archive WHERE weight > 0'),
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_sample_archive WHERE weight OPERATOR(pg_catalog.>) 0'),
   ('relation pgsentinel_sample_history',
-   'SELECT count(*) > 0 FROM %1$I.pgsentinel_sample_history WHERE weight > 0'),
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_sample_history WHERE weight OPERATOR(pg_catalog.>) 0'),
   ('relation pgsentinel_ash_archive',
-   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_archive WHERE weight > 0 AND query IS NOT NULL'),
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_archive WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
   ('relation pgsentinel_ash_history',
-   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_history WHERE weight > 0 AND query IS NOT NULL');
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_history WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL');
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_reset()',
@@ -385,7 +450,7 @@ BEGIN
             result := 'nothing to call';
         ELSE
             PERFORM set_config('search_path', s || ', public', true);
-            EXECUTE format(m.call, s) INTO ok;
+            EXECUTE pg_catalog.format(m.call, s) INTO ok;
             PERFORM set_config('search_path', 'public', true);
             result := CASE WHEN ok THEN 'ok' ELSE 'unexpected result' END;
         END IF;

@@ -1,0 +1,341 @@
+
+-- Reports: what took the time (top N by dimension, statements with their
+-- statements-history figures), who blocked whom (blocking trees), and what
+-- changed between two periods (docs/reports.md).
+
+-- The top n values of a dimension by DB time in a window, each with its
+-- share of the DB time, its aas, the three waits it spent the most time
+-- in (wait_profile) and a description: the last text of a statement, who
+-- a session was.
+CREATE FUNCTION pgsentinel_top(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    dimension text DEFAULT 'wait_event',
+    n integer DEFAULT 10,
+    dbname text DEFAULT NULL,
+    username text DEFAULT NULL,
+    application text DEFAULT NULL,
+    client text DEFAULT NULL,
+    backend text DEFAULT NULL,
+    query_id bigint DEFAULT NULL,
+    wait_class text DEFAULT NULL,
+    event text DEFAULT NULL,
+    session_pid integer DEFAULT NULL)
+RETURNS TABLE (
+    rank bigint,
+    key text,
+    description text,
+    db_time double precision,
+    aas double precision,
+    pct double precision,
+    wait_profile text)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH obs AS (
+    SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8) AS observed
+      FROM pgsentinel_samples_in(since, until) s
+     WHERE pgsentinel_dimension(dimension) IS NOT NULL
+), r AS (
+    SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
+               h.queryid, h.pid, h.datname, h.usename, h.application_name,
+               h.client_addr, h.backend_type) AS key,
+           pgsentinel_dimension_key('wait_event', h.wait_event_type, h.wait_event,
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
+           CASE WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN h.top_level_query
+                WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN
+                    pg_catalog.format('%s@%s %s (%s)', h.usename, h.datname,
+                                      h.application_name, h.backend_type)
+           END AS description,
+           h.ash_time, h.weight
+      FROM pgsentinel_ash(since, until, dbname, username, application, client,
+                          backend, query_id, wait_class, event, session_pid) h
+), k AS (
+    SELECT r.key, pg_catalog.sum(r.weight) AS db_time,
+           (pg_catalog.array_agg(r.description ORDER BY r.ash_time DESC)
+                FILTER (WHERE r.description IS NOT NULL))[1] AS description
+      FROM r GROUP BY r.key
+), w AS (
+    SELECT r.key, r.wait, pg_catalog.sum(r.weight) AS db_time,
+           pg_catalog.row_number() OVER (PARTITION BY r.key
+                                         ORDER BY pg_catalog.sum(r.weight) DESC, r.wait) AS nth
+      FROM r GROUP BY r.key, r.wait
+), ranked AS (
+    SELECT pg_catalog.row_number() OVER (ORDER BY k.db_time DESC, k.key) AS rank,
+           k.key, k.description, k.db_time,
+           k.db_time OPERATOR(pg_catalog./) NULLIF(o.observed, 0::pg_catalog.float8) AS aas,
+           100::pg_catalog.float8 OPERATOR(pg_catalog.*) k.db_time
+               OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(k.db_time) OVER (), 0::pg_catalog.float8) AS pct
+      FROM k CROSS JOIN obs o
+)
+SELECT x.rank, x.key, x.description, x.db_time, x.aas, x.pct,
+       (SELECT pg_catalog.string_agg(pg_catalog.format('%s %s%%', coalesce(w.wait, '?'),
+                   pg_catalog.round((100::pg_catalog.float8 OPERATOR(pg_catalog.*) w.db_time
+                       OPERATOR(pg_catalog./) x.db_time)::pg_catalog.numeric)), ', '
+                   ORDER BY w.nth)
+          FROM w
+         WHERE w.key IS NOT DISTINCT FROM x.key AND w.nth OPERATOR(pg_catalog.<=) 3)
+  FROM ranked x
+ WHERE x.rank OPERATOR(pg_catalog.<=) n
+ ORDER BY x.rank;
+END;
+
+-- The top n statements (by top-level query id): their last text, share of
+-- DB time and wait profile, and from the statements history (the ring's:
+-- the archive does not keep it) calls per second, milliseconds and rows
+-- per call over the window, NULL when it has no reading of the statement.
+CREATE FUNCTION pgsentinel_top_statements(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    n integer DEFAULT 10,
+    dbname text DEFAULT NULL,
+    username text DEFAULT NULL,
+    application text DEFAULT NULL,
+    client text DEFAULT NULL,
+    backend text DEFAULT NULL,
+    query_id bigint DEFAULT NULL,
+    wait_class text DEFAULT NULL,
+    event text DEFAULT NULL,
+    session_pid integer DEFAULT NULL)
+RETURNS TABLE (
+    rank bigint,
+    queryid bigint,
+    query text,
+    db_time double precision,
+    aas double precision,
+    pct double precision,
+    wait_profile text,
+    calls_per_s double precision,
+    ms_per_call double precision,
+    rows_per_call double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH t AS (
+    SELECT * FROM pgsentinel_top(since, until, 'statement', n, dbname, username,
+                                 application, client, backend, query_id,
+                                 wait_class, event, session_pid)
+), st AS (
+    SELECT d.queryid, pg_catalog.sum(d.calls) AS calls,
+           pg_catalog.sum(d.rows) AS rows, pg_catalog.sum(d.exec_ms) AS exec_ms,
+           extract(epoch FROM pg_catalog.max(d.ash_time)
+                   OPERATOR(pg_catalog.-) pg_catalog.min(d.prev_ash_time))::pg_catalog.float8 AS secs
+      FROM pg_stat_statements_history_deltas(since, until) d
+     WHERE d.toplevel IS NOT FALSE AND NOT d.reset
+       AND d.queryid OPERATOR(pg_catalog.=) ANY (SELECT t.key::pg_catalog.int8 FROM t)
+     GROUP BY d.queryid
+)
+SELECT t.rank, t.key::pg_catalog.int8, t.description, t.db_time, t.aas, t.pct,
+       t.wait_profile,
+       st.calls::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.secs, 0::pg_catalog.float8),
+       st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
+       st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8
+  FROM t LEFT JOIN st ON st.queryid OPERATOR(pg_catalog.=) t.key::pg_catalog.int8
+ ORDER BY t.rank;
+END;
+
+-- The blocking trees of a window.  In each sample, a session waits behind
+-- every pid pg_blocking_pids() gave for it (soft and hard blockers once);
+-- a root is a blocker that was not itself waiting in that sample, whether
+-- active, idle in transaction or not sampled at all.  One row per root
+-- (depth 0: the samples it blocked in, the sessions and DB time behind
+-- it, the levels under it, its last state and statement), then one
+-- per session behind it (depth: its level, blocked_by: the sessions it
+-- waited for, db_time: its own time spent behind that root).
+CREATE FUNCTION pgsentinel_blocking_trees(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    dbname text DEFAULT NULL)
+RETURNS TABLE (
+    root_pid integer,
+    depth integer,
+    pid integer,
+    blocked_by integer[],
+    usename text,
+    state text,
+    wait_event text,
+    query text,
+    samples bigint,
+    sessions bigint,
+    levels integer,
+    db_time double precision,
+    aas double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH RECURSIVE h AS (
+    SELECT x.ash_time, x.sample_id, x.pid, x.usename, x.state,
+           pgsentinel_dimension_key('wait_event', x.wait_event_type, x.wait_event,
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
+           x.top_level_query AS query, x.weight, x.blockerpid, x.blocker_state,
+           CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
+                THEN x.blocking_pids
+                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END AS blocking
+      FROM pgsentinel_ash(since, until, dbname) x
+), e AS (
+    SELECT DISTINCT h.ash_time, h.sample_id, h.pid AS waiter, b.pid AS blocker
+      FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
+), roots AS (
+    SELECT DISTINCT e.ash_time, e.sample_id, e.blocker AS root
+      FROM e
+     WHERE NOT EXISTS (SELECT 1 FROM e e2
+                        WHERE e2.ash_time OPERATOR(pg_catalog.=) e.ash_time
+                          AND e2.sample_id OPERATOR(pg_catalog.=) e.sample_id
+                          AND e2.waiter OPERATOR(pg_catalog.=) e.blocker)
+), t(ash_time, sample_id, root, pid, depth, path) AS (
+    SELECT r.ash_time, r.sample_id, r.root, r.root, 0, ARRAY[r.root] FROM roots r
+    UNION ALL
+    SELECT t.ash_time, t.sample_id, t.root, e.waiter,
+           t.depth OPERATOR(pg_catalog.+) 1, pg_catalog.array_append(t.path, e.waiter)
+      FROM t JOIN e
+        ON e.ash_time OPERATOR(pg_catalog.=) t.ash_time
+       AND e.sample_id OPERATOR(pg_catalog.=) t.sample_id
+       AND e.blocker OPERATOR(pg_catalog.=) t.pid
+     WHERE NOT e.waiter OPERATOR(pg_catalog.=) ANY (t.path)
+), behind AS (
+    -- each session once per sample and root, at its shallowest level
+    SELECT t.ash_time, t.sample_id, t.root, t.pid, pg_catalog.min(t.depth) AS depth
+      FROM t WHERE t.depth OPERATOR(pg_catalog.>) 0
+     GROUP BY 1, 2, 3, 4
+), obs AS (
+    SELECT pg_catalog.sum(s.weight) AS observed FROM pgsentinel_samples_in(since, until) s
+), w AS (
+    SELECT b.root, b.pid, pg_catalog.max(b.depth) AS depth,
+           pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
+           (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1] AS usename,
+           (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
+           (pg_catalog.array_agg(h.wait ORDER BY h.ash_time DESC))[1] AS wait,
+           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query
+      FROM behind b JOIN h
+        ON h.ash_time OPERATOR(pg_catalog.=) b.ash_time
+       AND h.sample_id OPERATOR(pg_catalog.=) b.sample_id
+       AND h.pid OPERATOR(pg_catalog.=) b.pid
+     GROUP BY b.root, b.pid
+), wb AS (
+    SELECT b.root, b.pid, pg_catalog.array_agg(DISTINCT e.blocker ORDER BY e.blocker) AS blocked_by
+      FROM behind b JOIN e
+        ON e.ash_time OPERATOR(pg_catalog.=) b.ash_time
+       AND e.sample_id OPERATOR(pg_catalog.=) b.sample_id
+       AND e.waiter OPERATOR(pg_catalog.=) b.pid
+     GROUP BY b.root, b.pid
+), rt AS (
+    SELECT r.root, pg_catalog.count(*) AS samples,
+           (SELECT pg_catalog.count(DISTINCT w.pid) FROM w
+             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS sessions,
+           (SELECT pg_catalog.sum(w.db_time) FROM w
+             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS db_time,
+           (SELECT pg_catalog.max(w.depth) FROM w
+             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS depth
+      FROM roots r GROUP BY r.root
+)
+SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
+       x.query, x.samples, x.sessions, x.levels, x.db_time,
+       x.db_time OPERATOR(pg_catalog./) NULLIF((SELECT o.observed FROM obs o), 0::pg_catalog.float8)
+  FROM (SELECT rt.root AS root_pid, 0 AS depth, rt.root AS pid,
+               NULL::pg_catalog.int4[] AS blocked_by,
+               own.usename,
+               coalesce(own.state,
+                        (SELECT h.blocker_state FROM h
+                          WHERE h.blockerpid OPERATOR(pg_catalog.=) rt.root
+                            AND h.blocker_state IS NOT NULL
+                          ORDER BY h.ash_time DESC LIMIT 1)) AS state,
+               own.wait, own.query, rt.samples, rt.sessions, rt.depth AS levels,
+               rt.db_time, rt.db_time AS root_db_time
+          FROM rt
+          LEFT JOIN LATERAL (SELECT h.usename, h.state, h.wait, h.query FROM h
+                              WHERE h.pid OPERATOR(pg_catalog.=) rt.root
+                              ORDER BY h.ash_time DESC LIMIT 1) own ON true
+        UNION ALL
+        SELECT w.root, w.depth, w.pid, wb.blocked_by, w.usename, w.state, w.wait,
+               w.query, w.samples, NULL, NULL, w.db_time, rt.db_time
+          FROM w JOIN rt ON rt.root OPERATOR(pg_catalog.=) w.root
+          LEFT JOIN wb ON wb.root OPERATOR(pg_catalog.=) w.root
+                      AND wb.pid OPERATOR(pg_catalog.=) w.pid) x
+ ORDER BY x.root_db_time DESC, x.root_pid, x.depth, x.db_time DESC, x.pid;
+END;
+
+-- Two periods compared by a dimension: the aas of each value in each
+-- period (its DB time over the seconds that period observed), the
+-- difference and its share of all the differences, with each period's
+-- coverage.  The first row (key NULL) is the total.  A period the sampler
+-- did not see has no aas and no difference: nothing is compared with
+-- missing data.
+CREATE FUNCTION pgsentinel_compare(
+    since_1 timestamptz,
+    until_1 timestamptz,
+    since_2 timestamptz,
+    until_2 timestamptz,
+    dimension text DEFAULT 'wait_class',
+    dbname text DEFAULT NULL,
+    username text DEFAULT NULL,
+    application text DEFAULT NULL,
+    client text DEFAULT NULL,
+    backend text DEFAULT NULL,
+    query_id bigint DEFAULT NULL,
+    wait_class text DEFAULT NULL,
+    event text DEFAULT NULL,
+    session_pid integer DEFAULT NULL)
+RETURNS TABLE (
+    key text,
+    aas_1 double precision,
+    aas_2 double precision,
+    diff double precision,
+    pct_of_change double precision,
+    coverage_1 double precision,
+    coverage_2 double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH o AS (
+    SELECT (SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
+              FROM pgsentinel_samples_in(since_1, until_1) s) AS obs_1,
+           (SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
+              FROM pgsentinel_samples_in(since_2, until_2) s) AS obs_2,
+           pgsentinel_window_seconds(since_1, until_1) AS secs_1,
+           pgsentinel_window_seconds(since_2, until_2) AS secs_2
+     WHERE pgsentinel_dimension(dimension) IS NOT NULL
+), r AS (
+    SELECT 1 AS period,
+           pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
+               h.queryid, h.pid, h.datname, h.usename, h.application_name,
+               h.client_addr, h.backend_type) AS key, h.weight
+      FROM pgsentinel_ash(since_1, until_1, dbname, username, application, client,
+                          backend, query_id, wait_class, event, session_pid) h
+    UNION ALL
+    SELECT 2,
+           pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
+               h.queryid, h.pid, h.datname, h.usename, h.application_name,
+               h.client_addr, h.backend_type), h.weight
+      FROM pgsentinel_ash(since_2, until_2, dbname, username, application, client,
+                          backend, query_id, wait_class, event, session_pid) h
+), k AS (
+    SELECT false AS total, r.key,
+           coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 1),
+                    0::pg_catalog.float8) AS t_1,
+           coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 2),
+                    0::pg_catalog.float8) AS t_2
+      FROM r GROUP BY r.key
+    UNION ALL
+    SELECT true, NULL,
+           coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 1),
+                    0::pg_catalog.float8),
+           coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 2),
+                    0::pg_catalog.float8)
+      FROM r
+), a AS (
+    SELECT k.total, k.key,
+           k.t_1 OPERATOR(pg_catalog./) NULLIF(o.obs_1, 0::pg_catalog.float8) AS aas_1,
+           k.t_2 OPERATOR(pg_catalog./) NULLIF(o.obs_2, 0::pg_catalog.float8) AS aas_2,
+           o.obs_1 OPERATOR(pg_catalog./) o.secs_1 AS coverage_1,
+           o.obs_2 OPERATOR(pg_catalog./) o.secs_2 AS coverage_2
+      FROM k CROSS JOIN o
+)
+SELECT a.key, a.aas_1, a.aas_2,
+       a.aas_2 OPERATOR(pg_catalog.-) a.aas_1,
+       CASE WHEN NOT a.total THEN
+           100::pg_catalog.float8 OPERATOR(pg_catalog.*) (a.aas_2 OPERATOR(pg_catalog.-) a.aas_1)
+           OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(pg_catalog.abs(a.aas_2 OPERATOR(pg_catalog.-) a.aas_1))
+                                         FILTER (WHERE NOT a.total) OVER (), 0::pg_catalog.float8)
+       END,
+       a.coverage_1, a.coverage_2
+  FROM a
+ ORDER BY a.total DESC,
+          pg_catalog.abs(a.aas_2 OPERATOR(pg_catalog.-) a.aas_1) DESC NULLS LAST,
+          greatest(a.aas_1, a.aas_2) DESC NULLS LAST, a.key;
+END;

@@ -1,0 +1,423 @@
+
+-- Reports: the one-call report of a window, as text, JSON or a single
+-- self-contained HTML file (docs/reports.md).  PL/pgSQL with a fixed
+-- search_path; the extension's own functions are called in its schema,
+-- looked up when run (the extension is relocatable).
+
+-- The number of CPUs for the DB load chart's CPU line: the setting
+-- pgsentinel_report.cpus when set, otherwise what the server's
+-- /proc/cpuinfo and cgroup quota say when the caller may read server
+-- files (superusers, pg_read_server_files), otherwise NULL.
+CREATE FUNCTION pgsentinel_cpu_count()
+RETURNS integer
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    setting text := current_setting('pgsentinel_report.cpus', true);
+    cpus integer;
+    quota text[];
+BEGIN
+    IF setting ~ '^\s*[0-9]+\s*$' AND setting::integer > 0 THEN
+        RETURN setting::integer;
+    END IF;
+    BEGIN
+        SELECT count(*) INTO cpus
+          FROM regexp_split_to_table(pg_read_file('/proc/cpuinfo'), E'\n') l
+         WHERE l ~ '^processor\s*:';
+        IF cpus = 0 THEN
+            cpus := NULL;
+        END IF;
+    EXCEPTION WHEN OTHERS THEN
+        RETURN NULL;
+    END;
+    BEGIN
+        quota := regexp_split_to_array(btrim(pg_read_file('/sys/fs/cgroup/cpu.max')), '\s+');
+        IF quota[1] ~ '^[0-9]+$' AND quota[2] ~ '^[0-9]+$' THEN
+            cpus := least(cpus, greatest(1, ceil(quota[1]::numeric / quota[2]::numeric)::integer));
+        END IF;
+    EXCEPTION WHEN OTHERS THEN
+        NULL;                   -- no cgroup v2 quota: the CPUs the kernel lists
+    END;
+    RETURN cpus;
+END
+$$;
+
+-- The report of a window: load profile, activity over time, top waits,
+-- statements and sessions, blocking trees.  format: 'text' (for psql),
+-- 'json' (every section as the functions return it) or 'html' (one file:
+-- inline CSS and SVG, nothing fetched).  cpus: the CPU line of the chart,
+-- pgsentinel_cpu_count() when NULL; top_n: rows per top section.
+CREATE FUNCTION pgsentinel_report(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    format text DEFAULT 'text',
+    cpus integer DEFAULT NULL,
+    top_n integer DEFAULT 10,
+    dbname text DEFAULT NULL)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    s name;
+    doc jsonb;
+    secs double precision;
+    step interval;
+    out text := '';
+    r record;
+    j jsonb;
+    chart text;
+BEGIN
+    IF format IS NULL OR format NOT IN ('text', 'html', 'json') THEN
+        RAISE EXCEPTION 'unknown report format "%"', format
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use format => ''text'', ''html'' or ''json''.';
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_window_seconds($1, $2)', s)
+        INTO secs USING since, until;
+    IF cpus IS NULL THEN
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_cpu_count()', s) INTO cpus;
+    END IF;
+    step := NULL;
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_auto_bucket($1, $2, 120)', s)
+        INTO step USING since, until;
+
+    -- Every section, as the report functions return it.
+    EXECUTE pg_catalog.format($q$
+        SELECT jsonb_build_object(
+            'since', $1, 'until', $2, 'seconds', $4,
+            'generated_at', clock_timestamp(),
+            'database', current_database(), 'dbname_filter', $5,
+            'server_version', current_setting('server_version'),
+            'cpus', $6,
+            'bucket', $7::text,
+            'load', (SELECT to_jsonb(l) FROM (
+                SELECT a.db_time, a.aas, a.observed, a.coverage,
+                       (SELECT count(*) FROM %1$I.pgsentinel_samples_in($1, $2)) AS samples,
+                       (SELECT max(c) FROM (SELECT count(*) AS c
+                                              FROM %1$I.pgsentinel_ash($1, $2, $5)
+                                             GROUP BY ash_time, sample_id) x) AS peak,
+                       (SELECT count(DISTINCT pid) FROM %1$I.pgsentinel_ash($1, $2, $5)) AS sessions
+                  FROM %1$I.pgsentinel_aas($1, $2, NULL, $5) a) l),
+            'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
+                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5) t),
+            'top_events', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event', $3, $5) t),
+            'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                                 FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5) t),
+            'top_sessions', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                               FROM %1$I.pgsentinel_top($1, $2, 'session', $3, $5) t),
+            'top_applications', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                                   FROM %1$I.pgsentinel_top($1, $2, 'application', $3, $5) t),
+            'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
+                                 FROM %1$I.pgsentinel_blocking_trees($1, $2, $5) t),
+            'series', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                 'bucket_start', t.bucket_start, 'wait_class', t.key,
+                                 'aas', t.aas, 'coverage', t.coverage)
+                               ORDER BY t.bucket_start, t.key), '[]')
+                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class', $5) t))
+        $q$, s)
+        INTO doc USING since, until, top_n, secs, dbname, cpus, step;
+
+    IF format = 'json' THEN
+        RETURN jsonb_pretty(doc);
+    ELSIF format = 'html' THEN
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_report_html($1)', s)
+            INTO out USING doc;
+        RETURN out;
+    END IF;
+
+    -- Text: one section after the other, for psql (\pset format unaligned).
+    out := pg_catalog.format(E'pgsentinel report: %s to %s (%s)\n',
+                             to_char(since, 'YYYY-MM-DD HH24:MI:SS TZ'),
+                             to_char(until, 'YYYY-MM-DD HH24:MI:SS TZ'),
+                             (until - since)::text);
+    out := out || pg_catalog.format(E'database %s, PostgreSQL %s, generated %s\n\n',
+                                    doc->>'database', doc->>'server_version',
+                                    to_char(clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ'));
+    j := doc->'load';
+    out := out || E'== Load profile\n';
+    out := out || pg_catalog.format(E'  DB time            %s s\n', round((j->>'db_time')::numeric, 1));
+    out := out || pg_catalog.format(E'  average active     %s sessions\n',
+                                    coalesce(round((j->>'aas')::numeric, 2)::text, 'no data'));
+    out := out || pg_catalog.format(E'  peak               %s sessions in one sample\n',
+                                    coalesce(j->>'peak', '0'));
+    out := out || pg_catalog.format(E'  sessions seen      %s\n', j->>'sessions');
+    out := out || pg_catalog.format(E'  coverage           %s%% of the window observed (%s samples)\n',
+                                    round(100 * (j->>'coverage')::numeric, 1), j->>'samples');
+    out := out || pg_catalog.format(E'  CPUs               %s\n',
+                                    coalesce(cpus::text, 'unknown (set pgsentinel_report.cpus)'));
+    IF (j->>'coverage')::numeric < 0.9 THEN
+        out := out || E'  (the sampler did not observe the whole window: aas is over the time observed)\n';
+    END IF;
+
+    out := out || E'\n== Wait classes\n';
+    FOR r IN SELECT * FROM jsonb_to_recordset(doc->'wait_classes')
+                 AS x(key text, aas float8, pct float8, db_time float8) LOOP
+        out := out || pg_catalog.format(E'  %-12s %8s AAS %6s%%\n', coalesce(r.key, '(hidden)'),
+                                        round(r.aas::numeric, 2), round(r.pct::numeric, 1));
+    END LOOP;
+
+    out := out || E'\n== Activity over time\n';
+    EXECUTE pg_catalog.format('SELECT string_agg(c, E''\n'') FROM %I.pgsentinel_chart($1, $2, cpus => $3, dbname => $4) c', s)
+        INTO chart USING since, until, cpus, dbname;
+    out := out || coalesce(chart, '') || E'\n';
+
+    out := out || E'\n== Top wait events\n';
+    out := out || pg_catalog.format(E'  %-32s %8s %7s\n', 'wait event', 'AAS', '%DB');
+    FOR r IN SELECT * FROM jsonb_to_recordset(doc->'top_events')
+                 AS x(rank int, key text, aas float8, pct float8) LOOP
+        out := out || pg_catalog.format(E'  %-32s %8s %6s%%\n', coalesce(r.key, '(hidden)'),
+                                        round(r.aas::numeric, 2), round(r.pct::numeric, 1));
+    END LOOP;
+
+    out := out || E'\n== Top SQL\n';
+    out := out || pg_catalog.format(E'  %-20s %8s %7s %9s %9s %9s  %s\n', 'queryid', 'AAS', '%DB',
+                                    'calls/s', 'ms/call', 'rows/call', 'waits; statement');
+    FOR r IN SELECT * FROM jsonb_to_recordset(doc->'top_statements')
+                 AS x(rank int, queryid bigint, query text, aas float8, pct float8,
+                      wait_profile text, calls_per_s float8, ms_per_call float8,
+                      rows_per_call float8) LOOP
+        out := out || pg_catalog.format(E'  %-20s %8s %6s%% %9s %9s %9s  %s\n      %s\n',
+                                        coalesce(r.queryid::text, '(none)'),
+                                        round(r.aas::numeric, 2), round(r.pct::numeric, 1),
+                                        coalesce(round(r.calls_per_s::numeric, 1)::text, '-'),
+                                        coalesce(round(r.ms_per_call::numeric, 2)::text, '-'),
+                                        coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
+                                        r.wait_profile,
+                                        left(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), 100));
+    END LOOP;
+
+    out := out || E'\n== Top sessions\n';
+    FOR r IN SELECT * FROM jsonb_to_recordset(doc->'top_sessions')
+                 AS x(rank int, key text, description text, aas float8, pct float8,
+                      wait_profile text) LOOP
+        out := out || pg_catalog.format(E'  pid %-8s %8s AAS %6s%%  %s; %s\n', r.key,
+                                        round(r.aas::numeric, 2), round(r.pct::numeric, 1),
+                                        r.description, r.wait_profile);
+    END LOOP;
+
+    out := out || E'\n== Blocking trees\n';
+    IF jsonb_array_length(doc->'blocking_trees') = 0 THEN
+        out := out || E'  no session waited for another\n';
+    END IF;
+    FOR r IN SELECT * FROM jsonb_to_recordset(doc->'blocking_trees')
+                 AS x(root_pid int, depth int, pid int, blocked_by int[], usename text,
+                      state text, wait_event text, query text, samples bigint,
+                      sessions bigint, levels int, db_time float8, aas float8) LOOP
+        IF r.depth = 0 THEN
+            out := out || pg_catalog.format(E'  root blocker pid %s (%s, %s): %s sessions behind it, %s s of DB time (%s AAS), %s levels\n      %s\n',
+                                            r.pid, coalesce(r.usename, '?'),
+                                            coalesce(r.state, 'state unknown'), r.sessions,
+                                            round(r.db_time::numeric, 1),
+                                            round(r.aas::numeric, 2), r.levels,
+                                            coalesce(left(regexp_replace(r.query, '\s+', ' ', 'g'), 100),
+                                                     '(its statement was not sampled)'));
+        ELSE
+            out := out || pg_catalog.format(E'  %s pid %s (%s) waited %s s on %s behind %s: %s\n',
+                                            repeat('  ', r.depth), r.pid, coalesce(r.usename, '?'),
+                                            round(r.db_time::numeric, 1), coalesce(r.wait_event, '?'),
+                                            array_to_string(r.blocked_by, ','),
+                                            left(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), 60));
+        END IF;
+    END LOOP;
+    RETURN out;
+END
+$fn$;
+
+-- An HTML table of a JSON array of objects: the values of keys, under
+-- headers, escaped; fractions rounded to two decimals.
+CREATE FUNCTION pgsentinel_html_table(rows jsonb, keys text[], headers text[])
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    out text;
+    e jsonb;
+BEGIN
+    IF rows IS NULL OR jsonb_array_length(rows) = 0 THEN
+        RETURN '<p class="none">none</p>';
+    END IF;
+    out := '<table><tr>' || (SELECT string_agg('<th>' || replace(replace(h, '&', '&amp;'), '<', '&lt;') || '</th>', '' ORDER BY o)
+                               FROM unnest(headers) WITH ORDINALITY AS x(h, o)) || '</tr>';
+    FOR e IN SELECT * FROM jsonb_array_elements(rows) LOOP
+        out := out || '<tr>' ||
+            (SELECT string_agg(CASE WHEN jsonb_typeof(e->k) = 'number'
+                                    THEN '<td class="n">' || CASE WHEN (e->>k)::numeric = trunc((e->>k)::numeric)
+                                                                  THEN e->>k
+                                                                  ELSE round((e->>k)::numeric, 2)::text END || '</td>'
+                                    ELSE '<td>' || coalesce(replace(replace(replace(e->>k, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '') || '</td>'
+                               END, '' ORDER BY o)
+               FROM unnest(keys) WITH ORDINALITY AS x(k, o)) || '</tr>';
+    END LOOP;
+    RETURN out || '</table>';
+END
+$$;
+
+-- The HTML page of a report (pgsentinel_report's JSON document): inline
+-- CSS, and the DB load as an SVG stacked area per wait class with a line
+-- at the CPU count, so that the file shows the same anywhere, offline.
+CREATE FUNCTION pgsentinel_report_html(doc jsonb)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    s name;
+    classes jsonb;
+    ser jsonb;
+    tbl text;
+    w constant integer := 960;
+    h constant integer := 320;
+    lft constant integer := 50;
+    rgt constant integer := 150;
+    tp constant integer := 20;
+    bot constant integer := 40;
+    pw integer := w - lft - rgt;
+    ph integer := h - tp - bot;
+    nb integer;
+    ymax double precision;
+    cpus integer := (doc->>'cpus')::integer;
+    svg text;
+    html text;
+    r record;
+    i integer;
+    l jsonb := doc->'load';
+    fmt text := CASE WHEN (doc->>'seconds')::float8 > 86400 THEN 'MM-DD HH24:MI'
+                     WHEN (doc->>'seconds')::float8 > 3600 THEN 'HH24:MI'
+                     ELSE 'HH24:MI:SS' END;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT jsonb_agg(to_jsonb(c)) FROM %I.pgsentinel_wait_classes() c', s)
+        INTO classes;
+
+    WITH x AS (
+        SELECT (e->>'bucket_start')::timestamptz AS b, e->>'wait_class' AS key,
+               (e->>'aas')::float8 AS aas, (e->>'coverage')::float8 AS cov
+          FROM jsonb_array_elements(doc->'series') e
+    ), c AS (
+        SELECT * FROM jsonb_to_recordset(classes) AS c(wait_class text, ord integer, colour text)
+    ), sc AS (
+        SELECT x.b, coalesce(c.wait_class, 'Other') AS cls, coalesce(c.ord, 11) AS ord,
+               coalesce(c.colour, '#7f7f7f') AS colour, sum(x.aas) AS aas, max(x.cov) AS cov
+          FROM x LEFT JOIN c ON c.wait_class = x.key
+         GROUP BY 1, 2, 3, 4
+    )
+    SELECT coalesce(jsonb_agg(to_jsonb(y)), '[]') INTO ser
+      FROM (SELECT (dense_rank() OVER (ORDER BY sc.b) - 1)::integer AS i, sc.b, sc.cls, sc.ord,
+                   sc.colour, sc.aas, sum(sc.aas) OVER w - sc.aas AS lo, sum(sc.aas) OVER w AS hi, sc.cov
+              FROM sc
+            WINDOW w AS (PARTITION BY sc.b ORDER BY sc.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) y;
+
+    SELECT count(DISTINCT t.b) INTO nb FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8);
+    SELECT ceil(greatest(max(t.hi), cpus, 0.5) * 1.15) INTO ymax FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8);
+    ymax := coalesce(ymax, 1);
+
+    svg := pg_catalog.format('<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="DB load by wait class">',
+                             w, h, w, h);
+    svg := svg || pg_catalog.format('<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#999"/>', lft, tp, pw, ph);
+    -- horizontal grid and the y axis
+    FOR i IN 0..4 LOOP
+        svg := svg || pg_catalog.format('<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#e0e0e0"/><text x="%s" y="%s" class="ax" text-anchor="end">%s</text>',
+                                        lft, lft + pw, round(tp + ph - ph * i / 4.0, 1), round(tp + ph - ph * i / 4.0, 1),
+                                        lft - 4, round(tp + ph - ph * i / 4.0 + 4, 1), round((ymax * i / 4.0)::numeric, 2));
+    END LOOP;
+    -- buckets the sampler did not see
+    FOR r IN SELECT DISTINCT t.i FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8) WHERE t.cov = 0 ORDER BY t.i LOOP
+        svg := svg || pg_catalog.format('<rect class="nodata" x="%s" y="%s" width="%s" height="%s" fill="#eeeeee"/>',
+                                        round(lft + pw * (r.i - 0.5) / greatest(nb - 1, 1), 1), tp,
+                                        round(pw::numeric / greatest(nb - 1, 1), 1), ph);
+    END LOOP;
+    -- one stacked area per wait class, in the order of pgsentinel_wait_classes()
+    FOR r IN
+        SELECT t.cls, t.colour, sum(t.aas) AS total,
+               string_agg(pg_catalog.format('%s,%s', round(lft + pw * t.i::numeric / greatest(nb - 1, 1), 1),
+                                            round((tp + ph - ph * t.hi / ymax)::numeric, 1)), ' L ' ORDER BY t.i) AS top,
+               string_agg(pg_catalog.format('%s,%s', round(lft + pw * t.i::numeric / greatest(nb - 1, 1), 1),
+                                            round((tp + ph - ph * t.lo / ymax)::numeric, 1)), ' L ' ORDER BY t.i DESC) AS bottom
+          FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8)
+         GROUP BY t.cls, t.ord, t.colour
+        HAVING sum(t.aas) > 0
+         ORDER BY t.ord
+    LOOP
+        svg := svg || pg_catalog.format('<path class="series" data-class="%s" d="M %s L %s Z" fill="%s" stroke="%s"><title>%s</title></path>',
+                                        r.cls, r.top, r.bottom, r.colour, r.colour, r.cls);
+    END LOOP;
+    -- the CPU line
+    IF cpus IS NOT NULL THEN
+        svg := svg || pg_catalog.format('<line class="cpus" x1="%s" x2="%s" y1="%s" y2="%s" stroke="#000" stroke-width="2" stroke-dasharray="8 4"/><text x="%s" y="%s" class="ax">%s CPUs</text>',
+                                        lft, lft + pw, round((tp + ph - ph * cpus / ymax)::numeric, 1),
+                                        round((tp + ph - ph * cpus / ymax)::numeric, 1),
+                                        lft + pw + 4, round((tp + ph - ph * cpus / ymax + 4)::numeric, 1), cpus);
+    END IF;
+    -- time labels, about six
+    FOR r IN SELECT DISTINCT t.i, t.b FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8)
+              WHERE t.i % greatest(ceil(nb / 6.0)::integer, 1) = 0 ORDER BY t.i LOOP
+        svg := svg || pg_catalog.format('<text x="%s" y="%s" class="ax" text-anchor="middle">%s</text>',
+                                        round(lft + pw * r.i::numeric / greatest(nb - 1, 1), 1), tp + ph + 16,
+                                        to_char(r.b, fmt));
+    END LOOP;
+    -- legend
+    i := 0;
+    FOR r IN SELECT t.cls, t.colour FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8)
+              GROUP BY t.cls, t.ord, t.colour HAVING sum(t.aas) > 0 ORDER BY t.ord DESC LOOP
+        svg := svg || pg_catalog.format('<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" class="ax">%s</text>',
+                                        lft + pw + 50, tp + 40 + 18 * i, r.colour, lft + pw + 66, tp + 50 + 18 * i, r.cls);
+        i := i + 1;
+    END LOOP;
+    svg := svg || pg_catalog.format('<text x="%s" y="%s" class="ax" text-anchor="middle">average active sessions per %s</text></svg>',
+                                    lft + pw / 2, h - 6, doc->>'bucket');
+
+    html := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>pgsentinel report</title><style>'
+        || 'body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}'
+        || 'h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:2px;margin-top:28px}'
+        || 'table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}'
+        || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}'
+        || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}'
+        || '</style></head><body>';
+    html := html || pg_catalog.format('<h1>pgsentinel report</h1><p>%s to %s &middot; database %s &middot; PostgreSQL %s &middot; generated %s</p>',
+                                      to_char((doc->>'since')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
+                                      to_char((doc->>'until')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
+                                      replace(replace(replace(doc->>'database', '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), replace(replace(replace(doc->>'server_version', '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                                      to_char((doc->>'generated_at')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'));
+    html := html || '<h2>Load profile</h2>' || pg_catalog.format(
+        '<table><tr><th>DB time (s)</th><th>average active sessions</th><th>peak</th><th>sessions seen</th><th>coverage</th><th>samples</th><th>CPUs</th></tr>'
+        '<tr><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s%%</td><td class="n">%s</td><td class="n">%s</td></tr></table>',
+        round((l->>'db_time')::numeric, 1), coalesce(round((l->>'aas')::numeric, 2)::text, 'no data'),
+        coalesce(l->>'peak', '0'), l->>'sessions', round(100 * (l->>'coverage')::numeric, 1), l->>'samples',
+        coalesce(cpus::text, 'unknown'));
+    IF (l->>'coverage')::numeric < 0.9 THEN
+        html := html || '<p class="note">The sampler did not observe the whole window (grey in the chart): average active sessions are over the time observed.</p>';
+    END IF;
+    html := html || '<h2>DB load by wait class</h2>' || svg;
+    FOR r IN SELECT * FROM (VALUES
+            (1, 'Wait classes', 'wait_classes', '{key,aas,pct,db_time}'::text[],
+             '{wait class,AAS,% DB time,DB time (s)}'::text[]),
+            (2, 'Top wait events', 'top_events', '{rank,key,aas,pct,db_time}',
+             '{#,wait event,AAS,% DB time,DB time (s)}'),
+            (3, 'Top SQL', 'top_statements',
+             '{rank,queryid,aas,pct,wait_profile,calls_per_s,ms_per_call,rows_per_call,query}',
+             '{#,queryid,AAS,% DB time,waits,calls/s,ms/call,rows/call,statement}'),
+            (4, 'Top sessions', 'top_sessions', '{rank,key,description,aas,pct,wait_profile}',
+             '{#,pid,session,AAS,% DB time,waits}'),
+            (5, 'Top applications', 'top_applications', '{rank,key,aas,pct,wait_profile}',
+             '{#,application,AAS,% DB time,waits}'),
+            (6, 'Blocking trees', 'blocking_trees',
+             '{root_pid,depth,pid,blocked_by,usename,state,wait_event,sessions,levels,db_time,aas,query}',
+             '{root,depth,pid,blocked by,role,state,wait,sessions behind,levels,DB time (s),AAS,statement}'))
+             AS v(n, title, section, keys, headers) ORDER BY n
+    LOOP
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
+            INTO tbl USING doc->r.section, r.keys, r.headers;
+        html := html || '<h2>' || r.title || '</h2>' || tbl;
+    END LOOP;
+    RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(doc->>'server_version', '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</p></body></html>';
+END
+$fn$;

@@ -1,0 +1,106 @@
+
+# The reports on a real workload: three sleeping sessions, a CPU loop, and a
+# lock chain whose root is idle in transaction.  The report of the window
+# names the root blocker, the top wait event and the top statement, as text,
+# JSON and HTML.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $node = pgs_node('reports',
+	conf => "pgsentinel_ash.sampling_period = 0.05\npgsentinel_ash.track_idle_trans = on\n");
+$node->safe_psql('postgres',
+	'CREATE TABLE rep_t (id int PRIMARY KEY, v int); INSERT INTO rep_t VALUES (1, 0)');
+
+my $t0 = pgs_server_time($node);
+
+# the root: a transaction left idle holding the row lock
+my $root = pgs_start_interactive($node,
+	"SELECT pg_backend_pid();\nBEGIN;\nUPDATE rep_t SET v = v + 1 WHERE id = 1;\n");
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE rep_t%'"),
+	'root idle in transaction');
+my $root_pid = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE rep_t%'");
+
+# two waiters in a chain behind it, three sleepers, one CPU loop
+my @bg;
+push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 2 WHERE id = 1 /* rep_waiter */');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%rep_waiter */'"),
+	'first waiter blocked');
+push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 3 WHERE id = 1 /* rep_waiter2 */');
+push @bg, pgs_start_bg($node, "SELECT pg_sleep(300) /* rep_sleep */") for 1 .. 3;
+push @bg, pgs_start_bg($node,
+	'DO $$BEGIN LOOP PERFORM 1; END LOOP; END$$ /* rep_cpu */');
+ok(pgs_wait_sessions($node, 3, '%rep_sleep */'), 'three sleepers');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 2 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%rep_waiter%'"),
+	'second waiter blocked');
+
+# the window: from when everything ran until a sample with all of it,
+# and the root sampled idle in transaction
+my $t1 = pgs_server_time($node);
+ok( $node->poll_query_until('postgres', qq{
+		SELECT count(*) > 0 FROM (
+		  SELECT sample_id FROM pgsentinel_ash('$t1', now())
+		  GROUP BY sample_id
+		  HAVING count(*) FILTER (WHERE query LIKE '%rep_sleep */') = 3
+		     AND count(*) FILTER (WHERE wait_event_type = 'Lock') = 2
+		     AND count(*) FILTER (WHERE pid = $root_pid AND state = 'idle in transaction') = 1) s}),
+	'a sample with the whole workload');
+my $t2 = $node->safe_psql('postgres', 'SELECT now()');
+my $window = "'$t1', '$t2'";
+
+# the tops, from the functions
+is( $node->safe_psql('postgres',
+		"SELECT key FROM pgsentinel_top($window, 'wait_event') WHERE rank = 1"),
+	'Timeout:PgSleep', 'top wait event: the sleepers');
+like( $node->safe_psql('postgres',
+		"SELECT query FROM pgsentinel_top_statements($window) WHERE rank = 1"),
+	qr/pg_sleep.*rep_sleep/, 'top statement: the sleepers');
+is( $node->safe_psql('postgres',
+		"SELECT concat_ws('|', root_pid, state, sessions, levels) FROM pgsentinel_blocking_trees($window) WHERE depth = 0 ORDER BY db_time DESC LIMIT 1"),
+	"$root_pid|idle in transaction|2|2",
+	'root blocker: the idle transaction, two sessions behind it on two levels');
+like( $node->safe_psql('postgres',
+		"SELECT query FROM pgsentinel_blocking_trees($window) WHERE depth = 0 AND root_pid = $root_pid"),
+	qr/UPDATE rep_t SET v = v \+ 1/, "the root's last statement");
+cmp_ok( $node->safe_psql('postgres',
+		"SELECT aas FROM pgsentinel_aas($window, by => 'wait_class') WHERE key = 'Timeout'"),
+	'>', 2.5, 'three sleepers make about 3 active sessions of Timeout');
+
+# the report, in each format
+my $text = $node->safe_psql('postgres', "SELECT pgsentinel_report($window)");
+like($text, qr/root blocker pid $root_pid \(\w+, idle in transaction\)/,
+	'text report names the root blocker');
+like($text, qr/== Top wait events\n.*\n  Timeout:PgSleep /,
+	'text report: the top wait event first');
+like($text, qr/== Top SQL\n.*\n.*\n\s+SELECT pg_sleep\(300\) \/\* rep_sleep \*\//,
+	'text report: the top statement first');
+my $json = $node->safe_psql('postgres', qq{
+	SELECT concat_ws('|', r->'top_events'->0->>'key', r->'blocking_trees'->0->>'root_pid',
+	                 r->'top_statements'->0->>'query' LIKE '%rep_sleep%')
+	FROM (SELECT pgsentinel_report($window, 'json')::jsonb AS r) x});
+is($json, "Timeout:PgSleep|$root_pid|t", 'JSON report: the same answers');
+my $html = $node->safe_psql('postgres',
+	"SELECT pgsentinel_report($window, 'html', cpus => 2)");
+like($html, qr/<path class="series" data-class="Timeout"/, 'HTML report: the Timeout area');
+like($html, qr/<path class="series" data-class="Lock"/, 'HTML report: the Lock area');
+like($html, qr/<line class="cpus"/, 'HTML report: the CPU line');
+like($html, qr/<td class="n">$root_pid<\/td>.*idle in transaction/s,
+	'HTML report: the root blocker');
+unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
+
+pgs_stop_bg($_) for @bg;
+pgs_stop_bg($root);
+$node->stop;
+done_testing();
