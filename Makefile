@@ -10,11 +10,11 @@
 #                                                PG's TAP modules)
 #   make dist                                    pgsentinel-VERSION.zip for PGXN
 #
-# All tests on PostgreSQL 15 and 18 in one go: scripts/test-all.sh
+# All tests on PostgreSQL 15 to 18 in one go: scripts/test-all.sh
 
 MODULE_big = pgsentinel
 OBJS = \
-	src/pgsentinel.o \
+	src/module.o \
 	src/guc.o \
 	src/shmem.o \
 	src/ring.o \

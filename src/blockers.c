@@ -6,9 +6,8 @@
  *
  * pg_blocking_pids() takes all NUM_LOCK_PARTITIONS partition locks and
  * ProcArrayLock for every call, and copies the whole PROCLOCK list and wait
- * queue of the awaited lock each time: called once per waiter it was 39 %
- * of the sampler's time with 45 waiters, and grew with the square of the
- * queue on a hot row.  Here the waiters of one sample are grouped by the
+ * queue of the awaited lock each time: called once per waiter, its cost
+ * grows with the square of the queue on a hot row.  Here the waiters of one sample are grouped by the
  * LOCK they await.  For each awaited lock its partition lock is taken in
  * shared mode (never two at a time) just long enough to check its waiters
  * and copy the lock's PROCLOCKs and wait queue into local arrays; the

@@ -7,6 +7,11 @@
  *
  * The locking rules are written once, at the top of shmem.c.
  *
+ * Prefixes: pgs_ / Pgs / PGS_ for the whole module; pgssh_ / Pgssh for the
+ * pg_stat_statements history ("pg_stat_statements history"), its ring,
+ * worker and request channel (the pgssh_*.c files); pgsentinel_ for what
+ * SQL sees.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef PGSENTINEL_H

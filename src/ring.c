@@ -5,13 +5,11 @@
  *		them, a chunk at a time, without taking any lock.
  *
  * The ASH ring and the statements ring are each written by one process
- * (the sampler, the statements worker).  Readers used to copy them under
- * pgs_state->lock in shared mode, 128 kB at a time; on a loaded host a
- * reader descheduled while holding the lock kept the sampler waiting for a
- * scheduler time slice (20 ms measured by the benchmark).  A reader now
- * takes no lock: it copies, then checks that what it copied was not being
- * written meanwhile, the protocol of a sequence lock, so the writer never
- * waits for a reader.
+ * (the sampler, the statements worker).  A reader takes no lock: one
+ * descheduled while holding a lock would keep the writer waiting for a
+ * scheduler time slice.  It copies, then checks that what it copied was not
+ * being written meanwhile, the protocol of a sequence lock, so the writer
+ * never waits for a reader.
  *
  * The rows are divided into chunks of about RING_CHUNK_BYTES, each with a
  * sequence counter that is odd while the writer changes any row of that

@@ -46,8 +46,7 @@
  *	  slow or descheduled, never makes a writer wait.  This departs from
  *	  DESIGN.md invariant 4 ("readers hold the shared lock only to copy
  *	  out"): with the lock, a reader descheduled in the middle of a chunk
- *	  held the sampler up for a scheduler time slice (20 ms measured on a
- *	  loaded host).  The rings use per-chunk sequence counters and the
+ *	  would hold the sampler up for a scheduler time slice.  The rings use per-chunk sequence counters and the
  *	  claimed/written counters described in ring.c; the text area is
  *	  written in an order that lets a copy tell whether an entry it copied
  *	  is whole: the writer moves text_tail past the entries it will

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * pgsentinel.c
- *		Module entry point: settings, the shared-memory request, the
+ * module.c
+ *		Module entry point (_PG_init): settings, the shared-memory request, the
  *		per-statement hooks and the sampler worker, all set up while the
  *		library is preloaded.
  *
