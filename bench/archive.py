@@ -2,6 +2,7 @@
 """The archive's costs, measured on a throwaway cluster.
 
     python3 bench/archive.py --pg-bin DIR [--sessions 50] [--samples 600]
+                             [--pg-ash ASH_INSTALL_SQL] [--pg-ash-samples 300]
 
 DIR is the bin directory of a PostgreSQL 15 with pgsentinel installed (e.g.
 the private copy scripts/test-all.sh --private-install makes). Run as root:
@@ -19,6 +20,11 @@ Measures, with N sessions sleeping (all active at every sample):
   3. query times over synthetic archive data: average active sessions by
      minute over 24 hours from the raw samples (N sessions, every second),
      and from the per-hour rollups over a year.
+  4. with --pg-ash (pg_ash's sql/ash-install.sql), the same on pg_ash in the
+     same run: a cluster of its own with N sleeping sessions, ash.take_sample()
+     called once a second --pg-ash-samples times after a warm-up; bytes on disk
+     of its tables (indexes included) per session-sample, WAL per sample, and
+     the time of one take_sample() as psql's \\timing reports it.
 Prints a Markdown table (paste into bench/REPORT.md).
 """
 import argparse
@@ -245,6 +251,48 @@ def queries(args):
         cl.stop()
 
 
+ASH_SIZE_SQL = """SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'ash' AND c.relkind IN ('r', 'm')"""
+
+
+def pg_ash_side(args):
+    """pg_ash's costs under the same load, on a cluster of its own."""
+    cl = Cluster(args.pg_bin, "pgsentinel_archive.enable = off\n")
+    try:
+        script = os.path.join(cl.dir, "ash-install.sql")
+        shutil.copy(args.pg_ash, script)
+        os.chmod(script, 0o644)
+        cl.psql("CREATE EXTENSION pg_stat_statements")
+        run(as_user([os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p",
+                     str(cl.port), "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-f", script]))
+        cl.psql("SELECT ash.start('1 second')")
+        cl.sleep_sessions(args.sessions)
+        for _ in range(3):              # partitions and maps made by the first calls
+            cl.psql("SELECT ash.take_sample()")
+            time.sleep(1)
+        cl.psql("CHECKPOINT")
+        b0 = int(cl.psql(ASH_SIZE_SQL))
+        l0 = cl.psql("SELECT pg_current_wal_insert_lsn()")
+        calls = "\\timing on\n" + "SELECT ash.take_sample();\nSELECT pg_sleep(1);\n" * args.pg_ash_samples
+        path = os.path.join(cl.dir, "calls.sql")
+        with open(path, "w") as f:
+            f.write(calls)
+        os.chmod(path, 0o644)
+        out = run(as_user([os.path.join(cl.bindir, "psql"), "-Xq", "-h", cl.dir, "-p",
+                           str(cl.port), "-U", "postgres", "-f", path])).stdout
+        wal = int(cl.psql(f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '{l0}')"))
+        b1 = int(cl.psql(ASH_SIZE_SQL))
+        times = [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time:")]
+        take = sorted(times[0::2])      # the take_sample() calls, not the sleeps
+        n = args.pg_ash_samples
+        return {"samples": n, "bytes": b1 - b0, "wal": wal,
+                "bytes_per_row": (b1 - b0) / (n * args.sessions),
+                "wal_per_sample": wal / n, "take_ms_median": take[len(take) // 2]}
+    finally:
+        cl.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -252,19 +300,25 @@ def main():
     ap.add_argument("--sessions", type=int, default=50)
     ap.add_argument("--samples", type=int, default=600)
     ap.add_argument("--cpu-seconds", type=int, default=60)
+    ap.add_argument("--pg-ash", help="pg_ash's sql/ash-install.sql: measure it side by side")
+    ap.add_argument("--pg-ash-samples", type=int, default=300)
     args = ap.parse_args()
     sw = size_and_wal(args)
     c = cpu(args)
     q = queries(args)
-    print(f"| figure ({args.sessions} sleeping sessions) | pgsentinel 2.1 | pg_ash 2.0 anchor |")
+    a = pg_ash_side(args) if args.pg_ash else None
+    ash = (lambda k, fmt: fmt.format(a[k]) if a else "(not run)")
+    print(f"| figure ({args.sessions} sleeping sessions) | pgsentinel 2.1 | pg_ash, same run |")
     print("|---|---|---|")
     print(f"| disk per archived session-sample, indexes included | "
-          f"{sw['bytes_per_row']:.1f} B ({sw['bytes']} B / {sw['rows']} rows) | 38 B |")
+          f"{sw['bytes_per_row']:.1f} B ({sw['bytes']} B / {sw['rows']} rows) | "
+          f"{ash('bytes_per_row', '{:.1f} B')} |")
     print(f"| WAL per archived sample | {sw['wal_per_sample']:.0f} B "
-          f"({sw['wal']} B / {sw['samples']} samples, {sw['rows_per_sample']:.1f} rows each) | 1,435 B |")
+          f"({sw['wal']} B / {sw['samples']} samples, {sw['rows_per_sample']:.1f} rows each) | "
+          f"{ash('wal_per_sample', '{:.0f} B')} |")
     print(f"| archiver CPU, 1 s sampling, keep_one_in = 1 | {c['archiver_pct']:.3f} % of a core "
           f"(sampler {c['sampler_pct']:.3f} %, over {c['seconds']:.0f} s; last cycle {c['last_us']} us) | "
-          f"~17 ms per take_sample() |")
+          f"{ash('take_ms_median', 'take_sample() {:.1f} ms (median)')} |")
     for k, v in q.items():
         print(f"| {k} | {v:.1f} ms | |")
 

@@ -40,9 +40,19 @@
 #include "pgsentinel.h"
 
 /*
+ * Samples with rows still waiting for their statement's query id (a lock
+ * waited for while the statement was parsed) stay in the ring, with those
+ * after them, until the query ids are known, for at most this long: the
+ * sampler completes the rows in the ring, and the archive would keep them
+ * without.
+ */
+#define ARCHIVE_HOLD_MAX_MS		(60 * 1000)
+
+/*
  * The step.  %1$s is the extension's schema, quoted; $1 keep_one_in, $2
  * the most samples to take, $3 the oldest time the retention keeps
- * (older samples are skipped: their partitions are gone).  Returns the samples seen, kept, rows
+ * (older samples are skipped: their partitions are gone), $4 the first
+ * sample not to take yet (archive_hold_before()).  Returns the samples seen, kept, rows
  * archived, samples and rows lost, and whether more samples wait.
  */
 static const char *const step_sql =
@@ -56,6 +66,7 @@ static const char *const step_sql =
 "   WHERE CASE WHEN st.history_id = hid.id"
 "              THEN p.sample_id > st.last_sample_id"
 "              ELSE p.sample_time > coalesce(st.last_sample_time, '-infinity') END"
+"     AND p.sample_id < $4"
 "   ORDER BY p.sample_id LIMIT $2),"
 " kept AS MATERIALIZED ("
 "  SELECT * FROM ring WHERE ring.sample_id %% $1 = 0 AND ring.sample_time >= $3),"
@@ -317,6 +328,27 @@ static const char *const step_sql =
 "  FROM counts c";
 
 /*
+ * The first sample the step may not take yet: the oldest with rows waiting
+ * for their query id, while it is younger than ARCHIVE_HOLD_MAX_MS.
+ */
+static int64
+archive_hold_before(void)
+{
+	int64		id;
+	TimestampTz time;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	id = pgs_state->pending_sample_id;
+	time = pgs_state->pending_sample_time;
+	LWLockRelease(pgs_state->lock);
+	if (id > 0 &&
+		time > TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										   -ARCHIVE_HOLD_MAX_MS))
+		return id;
+	return PG_INT64_MAX;
+}
+
+/*
  * Run one step: archive at most max_samples samples after the watermark.
  * The caller holds a transaction, is connected to SPI and has set the
  * search path to pg_catalog, pg_temp.  schema is quoted (quote_identifier).  Fills *result.
@@ -326,8 +358,8 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
 				 TimestampTz oldest_kept, PgsArchiveStepResult *result)
 {
 	StringInfoData sql;
-	Oid			argtypes[3] = {INT4OID, INT4OID, TIMESTAMPTZOID};
-	Datum		args[3];
+	Oid			argtypes[4] = {INT4OID, INT4OID, TIMESTAMPTZOID, INT8OID};
+	Datum		args[4];
 	bool		isnull;
 	int			ret;
 	HeapTuple	tup;
@@ -338,7 +370,8 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
 	args[0] = Int32GetDatum(keep_one_in);
 	args[1] = Int32GetDatum(max_samples);
 	args[2] = TimestampTzGetDatum(oldest_kept);
-	ret = SPI_execute_with_args(sql.data, 3, argtypes, args, NULL, false, 1);
+	args[3] = Int64GetDatum(archive_hold_before());
+	ret = SPI_execute_with_args(sql.data, 4, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "pgsentinel archive step: unexpected result %d", ret);
 	tup = SPI_tuptable->vals[0];

@@ -321,6 +321,15 @@ typedef struct PgsSharedState
 	uint64		history_id;		/* set at startup */
 
 	/*
+	 * The oldest sample with rows still waiting for their statement's query
+	 * id (queryid_backfill.c), 0 if none, and its time: the archiver leaves
+	 * it and the samples after it in the ring for a while (archive_step.c).
+	 * Protected by lock.
+	 */
+	int64		pending_sample_id;
+	TimestampTz pending_sample_time;
+
+	/*
 	 * Text area: written under lock; head and tail are atomics so that
 	 * readers can copy the area without it (shmem.c).
 	 */
@@ -683,6 +692,7 @@ extern void pgs_backfill_init(void);
 extern bool pgs_room_for_pending(void);
 extern void pgs_remember_pending(const AshRow *row, const SessionCopy *local,
 								 uint64 row_index);
+extern int64 pgs_oldest_pending_sample(TimestampTz *sample_time);
 extern int	pgs_find_backfills(PgsBackfill **fills, uint64 ash_written,
 							   int64 sample_id);
 extern void pgs_apply_backfills(const PgsBackfill *fills, int nfills,

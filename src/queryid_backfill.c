@@ -41,6 +41,8 @@
 typedef struct PendingBackfill
 {
 	uint64		row_index;
+	int64		sample_id;		/* the row's sample, and its time */
+	TimestampTz sample_time;
 	int32		pid;
 	int32		procno;			/* its PGPROC number, asked for the query id */
 	TimestampTz query_start;
@@ -304,6 +306,8 @@ pgs_remember_pending(const AshRow *row, const SessionCopy *local,
 		text->hash = pgs_statement_text_hash(activity);
 	}
 	p->row_index = row_index;
+	p->sample_id = row->sample_id;
+	p->sample_time = row->ash_time;
 	p->pid = row->pid;
 	p->procno = pgs_proc_number(proc);
 	p->query_start = row->query_start;
@@ -392,6 +396,28 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 	}
 	/* analysed but not executing yet: the command type comes later */
 	d->keep = d->cmdtype == PGS_CMD_UNKNOWN && running;
+}
+
+/*
+ * The oldest sample with rows still waiting for their query id, and its
+ * time in *sample_time; 0 when no row waits.
+ */
+int64
+pgs_oldest_pending_sample(TimestampTz *sample_time)
+{
+	int64		oldest = 0;
+	int			i;
+
+	*sample_time = 0;
+	for (i = 0; i < npending; i++)
+	{
+		if (oldest == 0 || pending[i].sample_id < oldest)
+		{
+			oldest = pending[i].sample_id;
+			*sample_time = pending[i].sample_time;
+		}
+	}
+	return oldest;
 }
 
 /*

@@ -380,6 +380,8 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 	int64		sample_us = GetCurrentTimestamp() - started;
 	int64		lock_wait_us;
 	PgsSampleRow sample;
+	TimestampTz pending_time;
+	int64		pending_id = pgs_oldest_pending_sample(&pending_time);
 
 	memset(&sample, 0, sizeof(sample));
 	sample.sample_id = sample_id;
@@ -410,6 +412,8 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 	pgs_state->last_sample_id = sample_id;
 
 	pgs_apply_backfills(fills, nfills, ash_written);
+	pgs_state->pending_sample_id = pending_id;
+	pgs_state->pending_sample_time = pending_time;
 
 	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);
 
