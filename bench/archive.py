@@ -3,6 +3,7 @@
 
     python3 bench/archive.py --pg-bin DIR [--sessions 50] [--samples 600]
                              [--pg-ash ASH_INSTALL_SQL] [--pg-ash-samples 300]
+                             [--pgbench]
 
 DIR is the bin directory of a PostgreSQL 15 with pgsentinel installed (e.g.
 the private copy scripts/test-all.sh --private-install makes). Run as root:
@@ -25,6 +26,8 @@ Measures, with N sessions sleeping (all active at every sample):
      called once a second --pg-ash-samples times after a warm-up; bytes on disk
      of its tables (indexes included) per session-sample, WAL per sample, and
      the time of one take_sample() as psql's \\timing reports it.
+  5. with --pgbench, 1. again under pgbench -S -c 20 (scale 5) instead of the
+     sleepers: statements that change at every sample.
 Prints a Markdown table (paste into bench/REPORT.md).
 """
 import argparse
@@ -113,12 +116,23 @@ def caught_up(cl):
     cl.wait(f"SELECT last_sample_id >= {newest} FROM pgsentinel_archive_state")
 
 
-def size_and_wal(args):
+def size_and_wal(args, pgbench=False):
     cl = Cluster(args.pg_bin, "pgsentinel_ash.sampling_period = 0.1\n"
                  "pgsentinel_archive.keep_one_in = 1\npgsentinel_archive.interval = '5s'\n")
+    bench = None
     try:
         cl.psql("CREATE EXTENSION pgsentinel")
-        cl.sleep_sessions(args.sessions)
+        if pgbench:
+            # statements that change at every sample: an activity row each;
+            # select-only, so that the cluster's WAL is the archive's
+            run(as_user([os.path.join(cl.bindir, "pgbench"), "-i", "-q", "-s", "5",
+                         "-h", cl.dir, "-p", str(cl.port), "-U", "postgres", "postgres"]))
+            bench = subprocess.Popen(as_user(
+                [os.path.join(cl.bindir, "pgbench"), "-n", "-S", "-c", "20", "-T", "3600",
+                 "-h", cl.dir, "-p", str(cl.port), "-U", "postgres", "postgres"]),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        else:
+            cl.sleep_sessions(args.sessions)
         cl.wait("(SELECT archive_state FROM pgsentinel_status()) = 'ok'")
         time.sleep(3)
         caught_up(cl)
@@ -140,6 +154,8 @@ def size_and_wal(args):
                 "bytes_per_row": (b1 - b0) / rows, "wal_per_sample": wal / samples,
                 "rows_per_sample": rows / samples}
     finally:
+        if bench:
+            bench.kill()
         cl.stop()
 
 
@@ -302,11 +318,14 @@ def main():
     ap.add_argument("--cpu-seconds", type=int, default=60)
     ap.add_argument("--pg-ash", help="pg_ash's sql/ash-install.sql: measure it side by side")
     ap.add_argument("--pg-ash-samples", type=int, default=300)
+    ap.add_argument("--pgbench", action="store_true",
+                    help="also measure size and WAL under pgbench -S -c 20 (changing statements)")
     args = ap.parse_args()
     sw = size_and_wal(args)
     c = cpu(args)
     q = queries(args)
     a = pg_ash_side(args) if args.pg_ash else None
+    pb = size_and_wal(args, pgbench=True) if args.pgbench else None
     ash = (lambda k, fmt: fmt.format(a[k]) if a else "(not run)")
     print(f"| figure ({args.sessions} sleeping sessions) | pgsentinel 2.1 | pg_ash, same run |")
     print("|---|---|---|")
@@ -319,6 +338,11 @@ def main():
     print(f"| archiver CPU, 1 s sampling, keep_one_in = 1 | {c['archiver_pct']:.3f} % of a core "
           f"(sampler {c['sampler_pct']:.3f} %, over {c['seconds']:.0f} s; last cycle {c['last_us']} us) | "
           f"{ash('take_ms_median', 'take_sample() {:.1f} ms (median)')} |")
+    if pb:
+        print(f"| pgbench -S -c 20 (statements change at every sample): disk per session-sample, "
+              f"indexes included | {pb['bytes_per_row']:.1f} B ({pb['bytes']} B / {pb['rows']} rows) | |")
+        print(f"| pgbench -S -c 20: WAL per archived sample | {pb['wal_per_sample']:.0f} B "
+              f"({pb['rows_per_sample']:.1f} rows each) | |")
     for k, v in q.items():
         print(f"| {k} | {v:.1f} ms | |")
 
