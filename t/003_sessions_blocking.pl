@@ -20,11 +20,7 @@ my $node = pgs_node('sessions',
 
 # --- 200 sleeping sessions ---------------------------------------------------
 
-my $script = $node->basedir . '/sleep.sql';
-append_to_file($script, "SELECT pg_sleep(120) /* sleep200 */;\n");
-my $sleepers = pgs_pgbench_bg($node, '-n', '-c', $nsleep, '-j', '2', '-t', '1',
-	'-f', $script, 'postgres');
-ok(pgs_wait_sessions($node, $nsleep, '%sleep200%'), "$nsleep sessions sleeping");
+my $sleepers = pgs_start_sleepers($node, $nsleep, 120, 'sleep200');
 
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM (SELECT sample_id FROM pg_active_session_history WHERE wait_event = 'PgSleep' AND query LIKE '%sleep200%' GROUP BY sample_id HAVING count(*) >= $nsleep) s"),

@@ -22,11 +22,7 @@ my $nsleep = 100;
 my $node = pgs_node('cancel',
 	conf => "max_connections = 150\npgsentinel_ash.max_entries = $cap\n");
 
-my $script = $node->basedir . '/sleep.sql';
-append_to_file($script, "SELECT pg_sleep(600) /* sleepers */;\n");
-my $sleepers = pgs_pgbench_bg($node, '-n', '-c', $nsleep, '-j', '2', '-t', '1',
-	'-f', $script, 'postgres');
-ok(pgs_wait_sessions($node, $nsleep, '%sleepers%'), "$nsleep sessions sleeping");
+my $sleepers = pgs_start_sleepers($node, $nsleep, 600, 'sleepers');
 ok( $node->poll_query_until('postgres',
 		"SELECT ash_rows = $cap AND ash_rows_written > $cap FROM pgsentinel_status()"),
 	"ring of $cap rows full");

@@ -27,11 +27,7 @@ my $cap = 100000;
 
 my $node = pgs_node('readers',
 	conf => "max_connections = 150\npgsentinel_ash.max_entries = $cap\n");
-my $script = $node->basedir . '/sleep.sql';
-append_to_file($script, "SELECT pg_sleep(600) /* sleepers */;\n");
-my $sleepers = pgs_pgbench_bg($node, '-n', '-c', '100', '-j', '2', '-t', '1',
-	'-f', $script, 'postgres');
-ok(pgs_wait_sessions($node, 100, '%sleepers%'), '100 sessions sleeping');
+my $sleepers = pgs_start_sleepers($node, 100, 600, 'sleepers');
 ok( $node->poll_query_until('postgres',
 		"SELECT ash_rows = $cap FROM pgsentinel_status()"),
 	"ring of $cap rows full");
@@ -109,9 +105,7 @@ $cap = 20000;
 my $max_span = $cap / 100 + 1;
 $node = pgs_node('stopped_readers',
 	conf => "max_connections = 150\npgsentinel_ash.max_entries = $cap\n");
-$sleepers = pgs_pgbench_bg($node, '-n', '-c', '100', '-j', '2', '-t', '1',
-	'-f', $script, 'postgres');
-ok(pgs_wait_sessions($node, 100, '%sleepers%'), '100 sessions sleeping');
+$sleepers = pgs_start_sleepers($node, 100, 600, 'sleepers');
 # every row in the ring from a sample of all 100
 ok(pgs_wait_samples($node, 2 * $cap / 100), "ring of $cap rows filled twice");
 

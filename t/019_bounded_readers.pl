@@ -32,11 +32,7 @@ my $limit_kb = 40 * 1024;
 
 my $node = pgs_node('bounded',
 	conf => "max_connections = 300\npgsentinel_ash.max_entries = $cap\n");
-my $script = $node->basedir . '/sleep.sql';
-append_to_file($script, "SELECT pg_sleep(900) /* sleepers */;\n");
-my $sleepers = pgs_pgbench_bg($node, '-n', '-c', '250', '-j', '2', '-t', '1',
-	'-f', $script, 'postgres');
-ok(pgs_wait_sessions($node, 250, '%sleepers%'), '250 sessions sleeping');
+my $sleepers = pgs_start_sleepers($node, 250, 900, 'sleepers');
 ok( $node->poll_query_until('postgres',
 		"SELECT ash_rows >= $fill FROM pgsentinel_status()", 't'),
 	"ring holds $fill rows");
@@ -105,9 +101,7 @@ $node->stop;
 $cap = 2000;
 $node = pgs_node('lapped',
 	conf => "max_connections = 60\npgsentinel_ash.max_entries = $cap\n");
-$sleepers = pgs_pgbench_bg($node, '-n', '-c', '20', '-j', '2', '-t', '1',
-	'-f', $script, 'postgres');
-ok(pgs_wait_sessions($node, 20, '%sleepers%'), '20 sessions sleeping');
+$sleepers = pgs_start_sleepers($node, 20, 900, 'sleepers');
 ok( $node->poll_query_until('postgres',
 		"SELECT ash_rows = $cap FROM pgsentinel_status()"),
 	"ring of $cap rows full");

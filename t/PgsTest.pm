@@ -16,7 +16,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our $bg_files = 0;
-our @EXPORT = qw(pgs_node pgs_status pgs_start_bg pgs_start_interactive pgs_stop_bg
+our @EXPORT = qw(pgs_node pgs_status pgs_start_bg pgs_start_interactive pgs_start_sleepers pgs_stop_bg
   pgs_wait_sessions pgs_wait_samples pgs_worker_pid pgs_rss_kb
   pgs_pgbench_bg pgs_server_time pgs_wait_until_time);
 
@@ -120,6 +120,22 @@ sub pgs_pgbench_bg
 		$node->port, @args);
 	$h->{run} =
 	  IPC::Run::start(\@cmd, '<', \undef, '>', \$h->{out}, '2>', \$h->{err});
+	return $h;
+}
+
+# Start $n sessions sleeping $seconds in pg_sleep(), their query tagged
+# with the comment /* $tag */, and wait until all are active (one test
+# result).  Returns the pgbench handle: pgs_stop_bg() ends them.
+sub pgs_start_sleepers
+{
+	my ($node, $n, $seconds, $tag) = @_;
+	my $script = $node->basedir . '/sleep_' . (++$PgsTest::bg_files) . '.sql';
+	PostgreSQL::Test::Utils::append_to_file($script,
+		"SELECT pg_sleep($seconds) /* $tag */;\n");
+	my $h = pgs_pgbench_bg($node, '-n', '-c', $n, '-j', '2', '-t', '1',
+		'-f', $script, 'postgres');
+	Test::More::ok(pgs_wait_sessions($node, $n, "%$tag%"),
+		"$n sessions sleeping ($tag)");
 	return $h;
 }
 
