@@ -407,15 +407,6 @@ typedef struct PgsSharedState
 	int64		archive_bytes;	/* the archive's tables, measured now and then */
 } PgsSharedState;
 
-/* Text area entry header; the bytes follow, the whole padded to 8. */
-typedef struct PgsTextEntry
-{
-	uint32		len;			/* PGS_TEXT_PAD: skip to the next lap */
-	uint32		hash;
-	uint64		last_row;		/* newest ASH row index using it */
-} PgsTextEntry;
-#define PGS_TEXT_PAD			((uint32) 0xFFFFFFFF)
-
 /* The result of one archiving step (archive_step.c). */
 typedef struct PgsArchiveStepResult
 {

@@ -40,6 +40,15 @@
 
 #include "pgsentinel.h"
 
+/* Text area entry header; the bytes follow, the whole padded to 8. */
+typedef struct PgsTextEntry
+{
+	uint32		len;			/* PGS_TEXT_PAD: skip to the next lap */
+	uint32		hash;
+	uint64		last_row;		/* newest ASH row index using it */
+} PgsTextEntry;
+#define PGS_TEXT_PAD			((uint32) 0xFFFFFFFF)
+
 #define ENTRY_SIZE(len)		TYPEALIGN(8, sizeof(PgsTextEntry) + (len))
 
 typedef struct DedupSlot
