@@ -713,7 +713,10 @@ extern const int32 *pgs_blocker_list(const PgsLockWaiter *w, int *list_len);
 extern void pgs_register_worker(void);
 extern PGDLLEXPORT void pgsentinel_main(Datum main_arg);
 
-/* pgssh.c: the statements worker, and the sampler's side of it */
+/*
+ * pgssh_request.c, pgssh_worker.c: the statements worker, and the
+ * sampler's side of it
+ */
 extern PGDLLEXPORT void pgsentinel_pgssh_main(Datum main_arg);
 extern void pgssh_sampler_init(void);
 extern int	pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys);
