@@ -377,9 +377,13 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			if (*partitions_due)
 			{
 				TimestampTz from = oldest_ring_sample();
+				TimestampTz stmt_from = pgs_archive_statements_oldest();
 				int			dropped;
 				int			created;
 
+				/* the statements ring may reach further back */
+				if (stmt_from != 0 && (from == 0 || stmt_from < from))
+					from = stmt_from;
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive partitions");
 				created = pgs_archive_partitions(schema, nspid,
 												 Max(from == 0 ? start : from,
@@ -432,6 +436,25 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 				pgs_unlock_exclusive();
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
 					 !ShutdownRequestPending);
+
+			/*
+			 * The statements history, with its own watermark, in a
+			 * transaction of its own: its rows and watermark commit together,
+			 * and the samples archived above stay archived if it fails.
+			 */
+			{
+				char		lock_sql[NAMEDATALEN * 2 + 64];
+				PgsArchiveStmtResult sr;
+
+				begin_work();
+				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive statements");
+				snprintf(lock_sql, sizeof(lock_sql),
+						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",
+						 quoted);
+				SPI_execute(lock_sql, false, 0);
+				pgs_archive_statements_step(quoted, oldest_kept, &sr);
+				end_work();
+			}
 
 			{
 				char		msg[PGSSH_MESSAGE_LEN];
