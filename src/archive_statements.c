@@ -256,8 +256,11 @@ pgs_archive_statements_step(const char *schema, TimestampTz oldest_kept,
 	int			ret;
 	HeapTuple	tup;
 	TupleDesc	desc;
-	char	   *source = pgss_source();
+	char	   *source;
 
+	/* read first: rows written meanwhile are left for the next step */
+	result->ring_written = pgs_ring_written(&pgs_state->pgssh);
+	source = pgss_source();
 	initStringInfo(&sql);
 	appendStringInfo(&sql, stmt_step_sql, schema, source);
 	args[0] = TimestampTzGetDatum(oldest_kept);

@@ -337,7 +337,8 @@ archive_bytes(Oid nspid)
  * why).
  */
 static bool
-archive_cycle(bool *partitions_due, TimestampTz *size_due)
+archive_cycle(bool *partitions_due, TimestampTz *size_due,
+			  uint64 *stmt_written)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	/* what outlives the cycle's transactions, freed whatever happens */
@@ -380,6 +381,9 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 				TimestampTz stmt_from = pgs_archive_statements_oldest();
 				int			dropped;
 				int			created;
+
+				/* (an extension created again, an error): step anyway */
+				*stmt_written = PG_UINT64_MAX;
 
 				/* the statements ring may reach further back */
 				if (stmt_from != 0 && (from == 0 || stmt_from < from))
@@ -440,8 +444,12 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			/*
 			 * The statements history, with its own watermark, in a
 			 * transaction of its own: its rows and watermark commit together,
-			 * and the samples archived above stay archived if it fails.
+			 * and the samples archived above stay archived if it fails.  The
+			 * step reads the whole statements ring (a reading's previous one
+			 * may be anywhere in it): it runs only when the ring has rows
+			 * written since the last step committed.
 			 */
+			if (pgs_ring_written(&pgs_state->pgssh) != *stmt_written)
 			{
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 				PgsArchiveStmtResult sr;
@@ -454,6 +462,7 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 				SPI_execute(lock_sql, false, 0);
 				pgs_archive_statements_step(quoted, oldest_kept, &sr);
 				end_work();
+				*stmt_written = sr.ring_written;
 			}
 
 			{
@@ -499,6 +508,8 @@ pgsentinel_archiver_main(Datum main_arg)
 	bool		partitions_due = true;
 	TimestampTz partitions_at = 0;
 	TimestampTz size_due = 0;
+	/* the statements ring's rows written as of the last statements step */
+	uint64		stmt_written = PG_UINT64_MAX;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -543,7 +554,7 @@ pgsentinel_archiver_main(Datum main_arg)
 			partitions_due = true;
 			partitions_at = now;
 		}
-		(void) archive_cycle(&partitions_due, &size_due);
+		(void) archive_cycle(&partitions_due, &size_due, &stmt_written);
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -421,6 +421,7 @@ typedef struct PgsArchiveStmtResult
 	int64		rows;			/* delta rows stored */
 	int64		rows_unchanged; /* not stored: no counter moved */
 	int64		texts;			/* statement texts copied */
+	uint64		ring_written;	/* rows the ring had written before */
 } PgsArchiveStmtResult;
 
 /* guc.c */
