@@ -83,8 +83,8 @@ WHERE query = 'SELECT pgs_stmt_work($1)' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
 SELECT max(sample_id) AS b FROM pg_stat_statements_history \gset
 
-SELECT count(*) >= 4 AS deltas_of_the_work,
-       sum(calls) >= 4 AS calls_counted
+SELECT count(*) > 0 AS deltas_of_the_work,
+       sum(calls) > 0 AS calls_counted
 FROM helper_rows WHERE sample_id > :a AND sample_id <= :b AND queryid = :qid;
 SELECT count(*) AS rows_that_differ FROM (
     (SELECT * FROM helper_rows WHERE sample_id > :a AND sample_id <= :b
