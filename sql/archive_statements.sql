@@ -70,58 +70,36 @@ CREATE TEMP VIEW history_rows AS
          source
   FROM pgsentinel_statements_history;
 
--- 1. The archiver stopped: the combined view is the ring's deltas, those
--- whose previous reading the archive already has included.
-ALTER SYSTEM SET pgsentinel_archive.enable = off;
-SELECT pg_reload_conf();
-SELECT pgs_wait_for($$(SELECT archive_state = 'disabled' AND archive_worker_pid IS NULL
-                        FROM pgsentinel_status())$$);
+-- The statements ring of the test server holds only a few seconds of
+-- readings: each check saves the helper's rows of its own statement as
+-- soon as they are complete, and compares the archive with them.
+
+-- 1. The archive holds the helper's rows, every column, once; the text is
+-- copied once per statement and day.
 SELECT coalesce(max(sample_id), 0) AS a FROM pg_stat_statements_history \gset
 SELECT 'SELECT pgs_stmt_work(' || i || ')' FROM generate_series(1, 5) i \gexec
 SELECT queryid AS qid FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1)' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
+CREATE TEMP TABLE saved1 AS
+  SELECT * FROM helper_rows WHERE queryid = :qid AND sample_id > :a;
 SELECT max(sample_id) AS b FROM pg_stat_statements_history \gset
-
-SELECT count(*) > 0 AS deltas_of_the_work,
-       sum(calls) > 0 AS calls_counted
-FROM helper_rows WHERE sample_id > :a AND sample_id <= :b AND queryid = :qid;
-SELECT count(*) AS rows_that_differ FROM (
-    (SELECT * FROM helper_rows WHERE sample_id > :a AND sample_id <= :b
-     EXCEPT ALL
-     SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid,
-            toplevel, seconds, reset, calls, rows, exec_ms, plans, plan_ms,
-            shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-            shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes
-     FROM history_rows WHERE sample_id > :a AND sample_id <= :b)
-    UNION ALL
-    (SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid,
-            toplevel, seconds, reset, calls, rows, exec_ms, plans, plan_ms,
-            shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-            shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes
-     FROM history_rows WHERE sample_id > :a AND sample_id <= :b
-     EXCEPT ALL
-     SELECT * FROM helper_rows WHERE sample_id > :a AND sample_id <= :b)) d;
-SELECT array_agg(DISTINCT source) AS sources
-FROM history_rows WHERE sample_id > :a AND sample_id <= :b;
-
--- 2. The archiver again: it catches up, and the archive holds the helper's
--- rows, once; the combined view reads them from the archive now.
-ALTER SYSTEM RESET pgsentinel_archive.enable;
-SELECT pg_reload_conf();
+SELECT count(*) > 0 AS deltas_of_the_work, sum(calls) > 0 AS calls_counted
+FROM saved1;
 SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b));
 SELECT count(*) AS rows_that_differ FROM (
-    (SELECT * FROM helper_rows WHERE sample_id > :a AND sample_id <= :b
+    (SELECT * FROM saved1
      EXCEPT ALL
-     SELECT * FROM archive_rows WHERE sample_id > :a AND sample_id <= :b)
+     SELECT * FROM archive_rows
+     WHERE queryid = :qid AND sample_id > :a AND sample_id <= :b)
     UNION ALL
-    (SELECT * FROM archive_rows WHERE sample_id > :a AND sample_id <= :b
+    (SELECT * FROM archive_rows
+     WHERE queryid = :qid AND sample_id > :a AND sample_id <= :b
      EXCEPT ALL
-     SELECT * FROM helper_rows WHERE sample_id > :a AND sample_id <= :b)) d;
+     SELECT * FROM saved1)) d;
 SELECT array_agg(DISTINCT source) AS sources,
-       count(*) = count(DISTINCT (sample_id, userid, dbid, queryid, toplevel))
-         AS no_reading_twice
-FROM history_rows WHERE sample_id > :a AND sample_id <= :b;
+       count(*) = (SELECT count(*) FROM saved1) AS each_reading_once
+FROM history_rows WHERE queryid = :qid AND sample_id > :a AND sample_id <= :b;
 SELECT count(*) AS readings_counted_twice FROM (
     SELECT sample_id, userid, dbid, queryid, toplevel
     FROM pgsentinel_statements_history
@@ -131,35 +109,89 @@ SELECT stmt_rows_archived > 0 AS rows_archived,
        stmt_rows_unchanged > 0 AS unchanged_not_stored,
        stmt_history_id = pgsentinel_history_id() AS same_history
 FROM pgsentinel_archive_state;
-
--- the normalized text, once per statement and day
 SELECT DISTINCT query FROM pgsentinel_statements_archive
 WHERE queryid = :qid AND toplevel;
 SELECT count(*) AS texts_of_the_work FROM pgsentinel_archive_stmt_text
 WHERE queryid = :qid;
 
--- 3. pg_stat_statements forgets the statement: its text stays in the
--- archive; its counters start again, and the next interval is a reset.
+-- 2. The archiver held back (a lock on its table): the combined view
+-- shows the ring's deltas; once it catches up, the archive's, the same.
+BEGIN;
+LOCK TABLE pgsentinel_archive_stmt_delta IN EXCLUSIVE MODE;
+SELECT coalesce(max(sample_id), 0) AS a2 FROM pg_stat_statements_history \gset
+SELECT 'SELECT pgs_stmt_work(' || i || '), 2' FROM generate_series(1, 3) i \gexec
+SELECT queryid AS qid2 FROM pg_stat_statements
+WHERE query = 'SELECT pgs_stmt_work($1), $2' AND toplevel \gset
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid2));
+CREATE TEMP TABLE saved2 AS
+  SELECT * FROM helper_rows WHERE queryid = :qid2 AND sample_id > :a2;
+SELECT max(sample_id) AS b2 FROM pg_stat_statements_history \gset
+SELECT count(*) > 0 AS deltas_of_the_work,
+       min(sample_id) > (SELECT stmt_last_sample_id FROM pgsentinel_archive_state)
+         AS not_archived_yet
+FROM saved2;
+SELECT count(*) AS rows_that_differ FROM (
+    (SELECT * FROM saved2
+     EXCEPT ALL
+     SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid,
+            toplevel, seconds, reset, calls, rows, exec_ms, plans, plan_ms,
+            shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+            shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes
+     FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2)
+    UNION ALL
+    (SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid,
+            toplevel, seconds, reset, calls, rows, exec_ms, plans, plan_ms,
+            shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+            shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes
+     FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2
+     EXCEPT ALL
+     SELECT * FROM saved2)) d;
+SELECT array_agg(DISTINCT source) AS sources
+FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2;
+COMMIT;
+SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b2));
+SELECT count(*) AS rows_that_differ FROM (
+    (SELECT * FROM saved2
+     EXCEPT ALL
+     SELECT * FROM archive_rows WHERE queryid = :qid2 AND sample_id > :a2)
+    UNION ALL
+    (SELECT * FROM archive_rows WHERE queryid = :qid2 AND sample_id > :a2
+     EXCEPT ALL
+     SELECT * FROM saved2)) d;
+SELECT array_agg(DISTINCT source) AS sources
+FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2;
+
+-- 3. pg_stat_statements forgets the statements: their texts stay in the
+-- archive; their counters start again, and the interval across is a
+-- reset, as the helper shows it.
+SELECT coalesce(max(sample_id), 0) AS a3 FROM pg_stat_statements_history \gset
+SELECT pgs_stmt_work(1), 3, 3;
+SELECT pgs_stmt_work(2), 3, 3;
+SELECT queryid AS qid3 FROM pg_stat_statements
+WHERE query = 'SELECT pgs_stmt_work($1), $2, $3' AND toplevel \gset
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
 SELECT pg_stat_statements_reset() IS NOT NULL AS pgss_reset;
-SELECT count(*) AS pgss_entries FROM pg_stat_statements WHERE queryid = :qid;
+SELECT count(*) AS pgss_entries FROM pg_stat_statements
+WHERE queryid IN (:qid, :qid3);
 SELECT DISTINCT query FROM pgsentinel_statements_archive
 WHERE queryid = :qid AND toplevel;
-SELECT pgs_stmt_work(6);
-SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
-SELECT max(sample_id) AS c FROM pg_stat_statements_history \gset
-SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :c));
+SELECT pgs_stmt_work(3), 3, 3;
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
+CREATE TEMP TABLE saved3 AS
+  SELECT * FROM helper_rows WHERE queryid = :qid3 AND sample_id > :a3;
+SELECT max(sample_id) AS b3 FROM pg_stat_statements_history \gset
+SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b3));
 SELECT count(*) AS rows_that_differ FROM (
-    (SELECT * FROM helper_rows WHERE sample_id > :b AND sample_id <= :c
+    (SELECT * FROM saved3
      EXCEPT ALL
-     SELECT * FROM archive_rows WHERE sample_id > :b AND sample_id <= :c)
+     SELECT * FROM archive_rows WHERE queryid = :qid3 AND sample_id > :a3)
     UNION ALL
-    (SELECT * FROM archive_rows WHERE sample_id > :b AND sample_id <= :c
+    (SELECT * FROM archive_rows WHERE queryid = :qid3 AND sample_id > :a3
      EXCEPT ALL
-     SELECT * FROM helper_rows WHERE sample_id > :b AND sample_id <= :c)) d;
+     SELECT * FROM saved3)) d;
 SELECT reset, calls IS NULL AS deltas_null, query
 FROM pgsentinel_statements_archive
-WHERE queryid = :qid AND toplevel AND sample_id > :b AND sample_id <= :c
-  AND reset;
+WHERE queryid = :qid3 AND toplevel AND sample_id > :a3 AND reset;
 
 -- 4. Another role sees every row, and the queryid and text of its own
 -- statements only, unless it has the privileges of pg_read_all_stats.
@@ -182,7 +214,7 @@ FROM pgsentinel_statements_archive
 WHERE sample_id > :a AND userid <> current_user::regrole;
 SELECT DISTINCT queryid = :qid AS own_queryid, query AS own_text
 FROM pgsentinel_statements_archive
-WHERE sample_id > :c AND userid = current_user::regrole AND toplevel
+WHERE sample_id > :a3 AND userid = current_user::regrole AND toplevel
   AND query = 'SELECT pgs_stmt_work($1)';
 SELECT count(*) > 0 AS history_readable,
        count(*) FILTER (WHERE userid <> current_user::regrole
