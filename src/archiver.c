@@ -3,7 +3,8 @@
  * archiver.c
  *		The archiver worker: every pgsentinel_archive.interval it copies the
  *		samples the rings took since the last time into the archive tables
- *		of the extension in pgsentinel.db_name (archive_step.c), creates
+ *		of the extension in pgsentinel.db_name (archive_step.c), then the
+ *		readings of the statements history (archive_statements.c), creates
  *		the partitions ahead and drops those past their retention.
  *
  * The sampler launches it (pgs_archiver_supervise, db_worker.c) while
