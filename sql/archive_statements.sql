@@ -77,10 +77,15 @@ CREATE TEMP VIEW history_rows AS
 -- 1. The archive holds the helper's rows, every column, once; the text is
 -- copied once per statement and day.
 SELECT coalesce(max(sample_id), 0) AS a FROM pg_stat_statements_history \gset
-SELECT 'SELECT pgs_stmt_work(' || i || ')' FROM generate_series(1, 5) i \gexec
+SELECT pgs_stmt_work(1);
 SELECT queryid AS qid FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1)' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
+-- each call read once it ended, before the next (the statements worker
+-- would otherwise merge them into fewer readings when it is busy)
+SELECT format('SELECT pgs_stmt_work(%s)', i),
+       format('SELECT pgs_wait_for(%L)', format('pgs_stmt_caught_up(%s)', :qid))
+FROM generate_series(2, 5) i \gexec
 CREATE TEMP TABLE saved1 AS
   SELECT * FROM helper_rows WHERE queryid = :qid AND sample_id > :a;
 SELECT max(sample_id) AS b FROM pg_stat_statements_history \gset
@@ -119,10 +124,13 @@ WHERE queryid = :qid;
 BEGIN;
 LOCK TABLE pgsentinel_archive_stmt_delta IN EXCLUSIVE MODE;
 SELECT coalesce(max(sample_id), 0) AS a2 FROM pg_stat_statements_history \gset
-SELECT 'SELECT pgs_stmt_work(' || i || '), 2' FROM generate_series(1, 3) i \gexec
+SELECT pgs_stmt_work(1), 2;
 SELECT queryid AS qid2 FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1), $2' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid2));
+SELECT format('SELECT pgs_stmt_work(%s), 2', i),
+       format('SELECT pgs_wait_for(%L)', format('pgs_stmt_caught_up(%s)', :qid2))
+FROM generate_series(2, 3) i \gexec
 CREATE TEMP TABLE saved2 AS
   SELECT * FROM helper_rows WHERE queryid = :qid2 AND sample_id > :a2;
 SELECT max(sample_id) AS b2 FROM pg_stat_statements_history \gset
@@ -166,9 +174,10 @@ FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2;
 -- reset, as the helper shows it.
 SELECT coalesce(max(sample_id), 0) AS a3 FROM pg_stat_statements_history \gset
 SELECT pgs_stmt_work(1), 3, 3;
-SELECT pgs_stmt_work(2), 3, 3;
 SELECT queryid AS qid3 FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1), $2, $3' AND toplevel \gset
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
+SELECT pgs_stmt_work(2), 3, 3;
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
 SELECT pg_stat_statements_reset() IS NOT NULL AS pgss_reset;
 SELECT count(*) AS pgss_entries FROM pg_stat_statements
