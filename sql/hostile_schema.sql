@@ -422,7 +422,15 @@ INSERT INTO pgs_calls VALUES
   ('relation pgsentinel_ash_archive',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_archive WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
   ('relation pgsentinel_ash_history',
-   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_history WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL');
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash_history WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
+  ('relation pgsentinel_archive_stmt_delta',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_archive_stmt_delta'),
+  ('relation pgsentinel_archive_stmt_text',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_archive_stmt_text'),
+  ('relation pgsentinel_statements_archive',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_statements_archive WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
+  ('relation pgsentinel_statements_history',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_statements_history WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL');
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_reset()',

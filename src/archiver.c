@@ -3,7 +3,8 @@
  * archiver.c
  *		The archiver worker: every pgsentinel_archive.interval it copies the
  *		samples the rings took since the last time into the archive tables
- *		of the extension in pgsentinel.db_name (archive_step.c), creates
+ *		of the extension in pgsentinel.db_name (archive_step.c), then the
+ *		readings of the statements history (archive_statements.c), creates
  *		the partitions ahead and drops those past their retention.
  *
  * The sampler launches it (pgs_archiver_supervise, db_worker.c) while
@@ -337,7 +338,8 @@ archive_bytes(Oid nspid)
  * why).
  */
 static bool
-archive_cycle(bool *partitions_due, TimestampTz *size_due)
+archive_cycle(bool *partitions_due, TimestampTz *size_due,
+			  uint64 *stmt_written)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	/* what outlives the cycle's transactions, freed whatever happens */
@@ -377,9 +379,16 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			if (*partitions_due)
 			{
 				TimestampTz from = oldest_ring_sample();
+				TimestampTz stmt_from = pgs_archive_statements_oldest();
 				int			dropped;
 				int			created;
 
+				/* (an extension created again, an error): step anyway */
+				*stmt_written = PG_UINT64_MAX;
+
+				/* the statements ring may reach further back */
+				if (stmt_from != 0 && (from == 0 || stmt_from < from))
+					from = stmt_from;
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive partitions");
 				created = pgs_archive_partitions(schema, nspid,
 												 Max(from == 0 ? start : from,
@@ -433,6 +442,30 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due)
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
 					 !ShutdownRequestPending);
 
+			/*
+			 * The statements history, with its own watermark, in a
+			 * transaction of its own: its rows and watermark commit together,
+			 * and the samples archived above stay archived if it fails.  The
+			 * step reads the whole statements ring (a reading's previous one
+			 * may be anywhere in it): it runs only when the ring has rows
+			 * written since the last step committed.
+			 */
+			if (pgs_ring_written(&pgs_state->pgssh) != *stmt_written)
+			{
+				char		lock_sql[NAMEDATALEN * 2 + 64];
+				PgsArchiveStmtResult sr;
+
+				begin_work();
+				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive statements");
+				snprintf(lock_sql, sizeof(lock_sql),
+						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",
+						 quoted);
+				SPI_execute(lock_sql, false, 0);
+				pgs_archive_statements_step(quoted, oldest_kept, &sr);
+				end_work();
+				*stmt_written = sr.ring_written;
+			}
+
 			{
 				char		msg[PGSSH_MESSAGE_LEN];
 
@@ -476,6 +509,8 @@ pgsentinel_archiver_main(Datum main_arg)
 	bool		partitions_due = true;
 	TimestampTz partitions_at = 0;
 	TimestampTz size_due = 0;
+	/* the statements ring's rows written as of the last statements step */
+	uint64		stmt_written = PG_UINT64_MAX;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -520,7 +555,7 @@ pgsentinel_archiver_main(Datum main_arg)
 			partitions_due = true;
 			partitions_at = now;
 		}
-		(void) archive_cycle(&partitions_due, &size_due);
+		(void) archive_cycle(&partitions_due, &size_due, &stmt_written);
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

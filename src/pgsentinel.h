@@ -419,6 +419,16 @@ typedef struct PgsArchiveStepResult
 	TimestampTz last_sample_time;	/* the new watermark, 0 if none */
 } PgsArchiveStepResult;
 
+/* The result of one statements archiving step (archive_statements.c). */
+typedef struct PgsArchiveStmtResult
+{
+	int64		readings;		/* readings of the statements ring archived */
+	int64		rows;			/* delta rows stored */
+	int64		rows_unchanged; /* not stored: no counter moved */
+	int64		texts;			/* statement texts copied */
+	uint64		ring_written;	/* rows the ring had written before */
+} PgsArchiveStmtResult;
+
 /* guc.c */
 extern double pgs_sampling_period;
 extern int	pgs_ash_max_entries;
@@ -782,6 +792,12 @@ extern void pgs_archive_step(const char *schema, int keep_one_in,
 extern int	pgs_archive_partitions(const char *schema, Oid nspid,
 								   TimestampTz from, int *dropped);
 extern TimestampTz pgs_archive_oldest_kept(void);
+
+/* archive_statements.c */
+extern void pgs_archive_statements_step(const char *schema,
+										TimestampTz oldest_kept,
+										PgsArchiveStmtResult *result);
+extern TimestampTz pgs_archive_statements_oldest(void);
 
 /* archiver.c */
 extern void pgs_archiver_supervise(void);

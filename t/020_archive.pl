@@ -1,10 +1,11 @@
 
 # The archive: every sample archived exactly once across a killed archiver,
-# a clean restart, a crash and a promotion; catch-up after the database
-# refused connections, after inserts were refused and after a lock was held;
+# a clean restart, a crash and a promotion, and every reading of the
+# statements history with them; catch-up after the database refused
+# connections, after inserts were refused and after a lock was held;
 # samples the ring overwrote first are counted; retention drops whole
-# partitions (texts with them) and keeps the rollups; a standby writes
-# nothing.  keep_one_in = 1 here, so that within one history the archived
+# partitions (texts and statements with them) and keeps the rollups; a
+# standby writes nothing.  keep_one_in = 1 here, so that within one history the archived
 # sample ids are consecutive: a gap is a lost sample, a repeat a duplicate.
 
 use strict;
@@ -61,6 +62,58 @@ sub check_exactly_once
 		'0', "no sample archived twice: $what");
 }
 
+# The statements history: a few calls, each sampled several times, so
+# that its readings have deltas to archive.
+sub stmt_workload
+{
+	my ($n) = @_;
+	$n->safe_psql('postgres',
+		join('', map { "SELECT pg_sleep(0.05) /* archived statement */;\n" } 1 .. 10));
+}
+
+# Wait until the statements' watermark has passed the newest reading of
+# the ring as of now, in the ring's history.
+sub stmt_wait_archived
+{
+	my ($n, $what) = @_;
+	my $newest = $n->safe_psql('postgres',
+		'SELECT max(sample_id) FROM pg_stat_statements_history');
+	ok( $n->poll_query_until('postgres',
+			"SELECT stmt_history_id = pgsentinel_history_id() AND stmt_last_sample_id >= $newest FROM pgsentinel_archive_state"),
+		"statements archived up to the newest reading: $what");
+}
+
+# No reading archived twice (across histories, by time); every delta the
+# helper computes over the ring up to the watermark is in the archive.
+sub stmt_check_exactly_once
+{
+	my ($n, $what) = @_;
+	is( $n->safe_psql('postgres', q{
+		SELECT count(*) - count(DISTINCT (ash_time, userid, dbid, queryid, toplevel))
+		FROM pgsentinel_archive_stmt_delta}),
+		'0', "no statement reading archived twice: $what");
+	is( $n->safe_psql('postgres', q{
+		SELECT count(*) FROM (
+		  SELECT d.ash_time, d.userid, d.dbid, d.queryid, d.toplevel, d.reset,
+		         d.calls, d.exec_ms
+		  FROM pg_stat_statements_history_deltas('-infinity', 'infinity') d,
+		       pgsentinel_archive_state st
+		  WHERE d.sample_id <= st.stmt_last_sample_id
+		    AND (d.reset OR d.calls <> 0 OR d.rows <> 0 OR d.exec_ms <> 0
+		         OR d.shared_blks_hit <> 0 OR d.shared_blks_read <> 0
+		         OR d.shared_blks_dirtied <> 0 OR d.shared_blks_written <> 0
+		         OR d.plans <> 0 OR d.plan_ms <> 0 OR d.temp_blks_read <> 0
+		         OR d.temp_blks_written <> 0 OR d.wal_bytes <> 0)
+		  EXCEPT ALL
+		  SELECT ash_time, userid, dbid, queryid, toplevel, reset, calls, exec_ms
+		  FROM pgsentinel_statements_archive) d}),
+		'0', "no statement reading missing: $what");
+	cmp_ok( $n->safe_psql('postgres', q{
+		SELECT count(*) FROM pgsentinel_statements_archive
+		WHERE query LIKE '%archived statement%' AND calls > 0}),
+		'>', 0, "the statement's deltas and text are archived: $what");
+}
+
 # Each new history starts lower: count the restarts of the sample ids.
 sub histories
 {
@@ -96,6 +149,9 @@ is( $node->safe_psql('postgres', q{
 	   EXCEPT SELECT sample_id FROM pgsentinel_samples(), w WHERE sample_id BETWEEN a AND b)) d}),
 	'0', 'same sample ids in the ring and in the archive');
 check_exactly_once($node, 'start');
+stmt_workload($node);
+stmt_wait_archived($node, 'start');
+stmt_check_exactly_once($node, 'start');
 
 # 1. The archiver killed (SIGTERM): launched again, goes on.
 my $apid = pgs_status($node, 'archive_worker_pid');
@@ -105,6 +161,9 @@ ok( $node->poll_query_until('postgres',
 	'a new archiver after the old one was terminated');
 wait_archived($node, 'after terminate');
 check_exactly_once($node, 'after terminate');
+stmt_workload($node);
+stmt_wait_archived($node, 'after terminate');
+stmt_check_exactly_once($node, 'after terminate');
 
 # 2. A clean restart: the ring comes back with its history, the archive
 # goes on after its last sample id.
@@ -117,6 +176,9 @@ $bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* archived sleeper 2 */');
 wait_archived($node, 'after restart');
 check_exactly_once($node, 'after restart');
 is(histories($node), '1', 'one history across the clean restart');
+stmt_workload($node);
+stmt_wait_archived($node, 'after restart');
+stmt_check_exactly_once($node, 'after restart');
 
 # 3. A crash: the ring starts a new history; the archive goes on after the
 # watermark's time.
@@ -130,6 +192,9 @@ pgs_stop_bg($bg);
 wait_archived($node, 'after crash');
 check_exactly_once($node, 'after crash');
 is(histories($node), '2', 'two histories after the crash');
+stmt_workload($node);
+stmt_wait_archived($node, 'after crash');
+stmt_check_exactly_once($node, 'after crash');
 
 # 4. The database refuses connections: the archiver cannot connect; once it
 # can, it catches up from the ring.
@@ -169,6 +234,8 @@ is(watermark($node), $wm, 'the watermark did not move while inserts failed');
 $node->safe_psql('postgres', 'DROP TRIGGER refuse ON pgsentinel_archive_sample');
 wait_archived($node, 'after refused inserts');
 check_exactly_once($node, 'after refused inserts');
+stmt_wait_archived($node, 'after refused inserts');
+stmt_check_exactly_once($node, 'after refused inserts');
 
 # 6. A lock held on an archive table longer than the archiver waits.
 my $locker = pgs_start_interactive($node,
@@ -217,6 +284,11 @@ $node->safe_psql('postgres', qq{
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
 	CREATE TABLE pgsentinel_archive_activity_$old PARTITION OF pgsentinel_archive_activity
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
+	CREATE TABLE pgsentinel_archive_stmt_delta_$old PARTITION OF pgsentinel_archive_stmt_delta
+	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
+	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
+	CREATE TABLE pgsentinel_archive_stmt_text_$old PARTITION OF pgsentinel_archive_stmt_text
+	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
 	CREATE TABLE pgsentinel_rollup_minute_$old PARTITION OF pgsentinel_rollup_minute
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
@@ -226,8 +298,8 @@ $node->safe_psql('postgres', qq{
 # a reload makes the archiver look after its partitions at once
 $node->reload;
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old')"),
-	'raw partitions past retention dropped, texts included');
+		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old', 'pgsentinel_archive_stmt_delta_$old', 'pgsentinel_archive_stmt_text_$old')"),
+	'raw partitions past retention dropped, texts and statements included');
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pgsentinel_archive_text WHERE text = 'old text'"),
 	'0', 'the old texts are gone');
