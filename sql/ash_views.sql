@@ -110,9 +110,12 @@ SELECT pgs_estimated_rows('SELECT * FROM pg_active_session_history')
            AND (SELECT ash_rows FROM pgsentinel_status()) + 1000
        AS estimate_is_ring_rows;
 
--- Same rows through the foreign table and through the function (one read
--- of the ring per query: both scans see the same copy), all columns ...
--- (the function has 2.0's columns, the view 2.1's: compare 2.0's)
+-- Same rows through the foreign table and through the function, all
+-- columns ... (the function has 2.0's columns, the view 2.1's: compare
+-- 2.0's).  Each scan reads the ring: the sampler may complete the query id
+-- of a statement's rows between the two (a statement that waited for a
+-- lock while parsed, e.g. behind the archiver's DDL), so the statements
+-- with a row without query id in either scan are left out.
 CREATE TEMP VIEW ash_2_0 AS
   SELECT ash_time, datid, datname, pid, leader_pid, usesysid, usename,
          application_name, client_addr, client_hostname, client_port,
@@ -122,12 +125,21 @@ CREATE TEMP VIEW ash_2_0 AS
          backend_type, blockers, blockerpid, blocker_state, sample_id,
          blocking_pids
   FROM pg_active_session_history;
+WITH v AS MATERIALIZED (SELECT * FROM ash_2_0),
+     f AS MATERIALIZED (SELECT * FROM pg_active_session_history()),
+     completed_later AS (
+        SELECT pid, query_start FROM v WHERE queryid IS NULL
+        UNION SELECT pid, query_start FROM f WHERE queryid IS NULL),
+     vs AS (SELECT * FROM v WHERE NOT EXISTS (
+        SELECT FROM completed_later c
+        WHERE c.pid = v.pid AND c.query_start IS NOT DISTINCT FROM v.query_start)),
+     fs AS (SELECT * FROM f WHERE NOT EXISTS (
+        SELECT FROM completed_later c
+        WHERE c.pid = f.pid AND c.query_start IS NOT DISTINCT FROM f.query_start))
 SELECT count(*) AS rows_that_differ FROM (
-    (SELECT * FROM ash_2_0
-     EXCEPT ALL SELECT * FROM pg_active_session_history())
+    (SELECT * FROM vs EXCEPT ALL SELECT * FROM fs)
     UNION ALL
-    (SELECT * FROM pg_active_session_history()
-     EXCEPT ALL SELECT * FROM ash_2_0)) d;
+    (SELECT * FROM fs EXCEPT ALL SELECT * FROM vs)) d;
 -- ... and a few: the columns not asked for are not mixed up with others.
 SELECT count(*) AS rows_that_differ FROM (
     (SELECT sample_id, pid, wait_event, query FROM pg_active_session_history

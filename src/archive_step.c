@@ -329,23 +329,26 @@ static const char *const step_sql =
 
 /*
  * The first sample the step may not take yet: the oldest with rows waiting
- * for their query id, while it is younger than ARCHIVE_HOLD_MAX_MS.
+ * for their query id, while it is younger than ARCHIVE_HOLD_MAX_MS, or else
+ * the next sample: one published after this reading may have such rows.
  */
 static int64
 archive_hold_before(void)
 {
 	int64		id;
+	int64		next;
 	TimestampTz time;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
 	id = pgs_state->pending_sample_id;
 	time = pgs_state->pending_sample_time;
+	next = pgs_state->last_sample_id + 1;
 	LWLockRelease(pgs_state->lock);
 	if (id > 0 &&
 		time > TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   -ARCHIVE_HOLD_MAX_MS))
 		return id;
-	return PG_INT64_MAX;
+	return next;
 }
 
 /*
