@@ -504,7 +504,8 @@ pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
 		pos + ENTRY_SIZE(e.len) > head ||
 		pos % size + ENTRY_SIZE(e.len) > size)
 		return false;
-	if (e.len > tr->buf_size)
+	/* an empty text too gets a buffer: memcpy() wants one, the caller data */
+	if (e.len > tr->buf_size || tr->buf == NULL)
 	{
 		Size		want = Max(Max(tr->buf_size * 2, 1024), (Size) e.len);
 
