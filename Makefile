@@ -36,6 +36,7 @@ OBJS = \
 	src/db_worker.o \
 	src/archiver.o \
 	src/archive_step.o \
+	src/fleet.o \
 	src/columns.o \
 	src/legacy_get_parsedinfo.o
 

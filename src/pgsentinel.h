@@ -774,6 +774,9 @@ extern int	pgs_archive_partitions(const char *schema, Oid nspid,
 								   TimestampTz from, int *dropped);
 extern TimestampTz pgs_archive_oldest_kept(void);
 
+/* fleet.c */
+extern void pgs_fleet_tick(void);
+
 /* archiver.c */
 extern void pgs_archiver_supervise(void);
 extern const char *pgs_archive_state_name(int state);
