@@ -6,6 +6,7 @@
 -- the restarts are in t/030_fleet.pl.
 --
 \set VERBOSITY default
+\set SHOW_CONTEXT never
 SET client_min_messages = error;
 
 -- wrong arguments
@@ -55,7 +56,7 @@ SELECT rank, server FROM pgsentinel_fleet_top_servers(now() - interval '1 hour',
 SELECT count(*) >= 0 AS statements FROM pgsentinel_fleet_top_statements(server => 'self');
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 SELECT pgsentinel_fleet_pull('nope');
-SELECT * FROM pgsentinel_fleet_aas(now(), now() - interval '1 hour');
+SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
 
 -- removed, history kept: the name can come back and goes on
 SELECT pgsentinel_fleet_remove('self');

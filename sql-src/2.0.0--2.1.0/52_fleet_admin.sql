@@ -326,7 +326,10 @@ BEGIN
         END IF;
     END IF;
     IF f.removed IS NULL AND f.method = 'pull' AND f.foreign_server IS NOT NULL THEN
-        EXECUTE format('DROP SERVER IF EXISTS %I CASCADE', f.foreign_server);
+        EXECUTE format('DROP FOREIGN TABLE IF EXISTS %I.%I, %I.%I', s, f.foreign_server || '_samples',
+                       s, f.foreign_server || '_ash');
+        EXECUTE format('DROP USER MAPPING IF EXISTS FOR PUBLIC SERVER %I', f.foreign_server);
+        EXECUTE format('DROP SERVER IF EXISTS %I', f.foreign_server);
     END IF;
     IF keep_history THEN
         EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET removed = now(), subscription = NULL,

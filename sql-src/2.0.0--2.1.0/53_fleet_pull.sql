@@ -181,10 +181,10 @@ BEGIN
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
     IF server IS NOT NULL THEN
-        EXECUTE format('SELECT FROM %I.pgsentinel_fleet_server f
+        EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_server f
                          WHERE f.name = $1 AND f.method = ''pull'' AND f.removed IS NULL', s)
-            USING server;
-        IF NOT FOUND THEN
+            INTO batches USING server;
+        IF batches = 0 THEN
             RAISE EXCEPTION 'no pull server "%" in the fleet', server
                 USING ERRCODE = 'undefined_object',
                       HINT = 'SELECT name, method FROM pgsentinel_fleet_servers; lists them.';

@@ -101,18 +101,18 @@ WITH p AS (
                                          until OPERATOR(pg_catalog.-) interval '1 microsecond',
                                          p.step) AS g(b)
 ), srv AS (
-    SELECT f.server_id, f.name FROM pgsentinel_fleet_server f
+    SELECT f.server_id, f.name FROM pgsentinel_fleet_servers f
      WHERE (pgsentinel_fleet_aas.server IS NULL
             OR f.name OPERATOR(pg_catalog.=) pgsentinel_fleet_aas.server)
        AND (f.removed IS NULL OR EXISTS (
-            SELECT FROM pgsentinel_fleet_sample x
+            SELECT FROM pgsentinel_fleet_samples x
              WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id
                AND x.sample_time OPERATOR(pg_catalog.>=) since
                AND x.sample_time OPERATOR(pg_catalog.<) until))
 ), obs AS (
     SELECT x.server_id, pg_catalog.date_bin(p.step, x.sample_time, p.origin) AS bucket_start,
            pg_catalog.sum(x.weight) AS observed
-      FROM p, pgsentinel_fleet_sample x
+      FROM p, pgsentinel_fleet_samples x
      WHERE x.sample_time OPERATOR(pg_catalog.>=) since
        AND x.sample_time OPERATOR(pg_catalog.<) until
        AND x.server_id IN (SELECT srv.server_id FROM srv)
