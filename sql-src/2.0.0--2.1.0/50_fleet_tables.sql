@@ -17,7 +17,10 @@
 -- Partitions: by server (LIST), then by day (RANGE), so that one server's
 -- history is dropped or kept on its own.  The repository creates them
 -- when rows arrive (pgsentinel_fleet_partitions()) and drops the days
--- past each server's retention (pgsentinel_fleet_tick()).
+-- past each server's retention (pgsentinel_fleet_tick()).  The keys are
+-- those of each server's partition, not of the parents: a server's
+-- partition may be a foreign table on another repository node
+-- (postgres_fdw), which a parent with a unique index would refuse.
 
 CREATE TABLE pgsentinel_fleet_server (
     server_id serial PRIMARY KEY,
@@ -59,8 +62,7 @@ CREATE TABLE pgsentinel_fleet_sample (
     blockerpids integer[],
     blocker_states text[],
     blocker_usesysids oid[],
-    blocking_pids text[],
-    PRIMARY KEY (server_id, sample_time)
+    blocking_pids text[]
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_activity (
@@ -91,10 +93,8 @@ CREATE TABLE pgsentinel_fleet_activity (
     cmdtype text,
     queryid bigint,
     nested_queryid bigint,
-    backend_type text,
-    PRIMARY KEY (server_id, feed, day, activity_id)
+    backend_type text
 ) PARTITION BY LIST (server_id);
-CREATE INDEX ON pgsentinel_fleet_activity (server_id, feed, day, hash);
 
 CREATE TABLE pgsentinel_fleet_text (
     server_id integer NOT NULL,
@@ -102,18 +102,15 @@ CREATE TABLE pgsentinel_fleet_text (
     day date NOT NULL,
     text_id integer NOT NULL,
     hash bigint NOT NULL,
-    text text NOT NULL,
-    PRIMARY KEY (server_id, feed, day, text_id)
+    text text NOT NULL
 ) PARTITION BY LIST (server_id);
-CREATE INDEX ON pgsentinel_fleet_text (server_id, feed, day, hash);
 
 CREATE TABLE pgsentinel_fleet_wait_event (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
     wait_event_id integer NOT NULL,
     wait_event_type text,
-    wait_event text,
-    PRIMARY KEY (server_id, feed, wait_event_id)
+    wait_event text
 ) PARTITION BY LIST (server_id);
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
@@ -155,18 +152,26 @@ BEGIN
             -- parent's lock, then finds it
             PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
             IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
-                IF t = 'pgsentinel_fleet_wait_event' THEN
-                    EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES IN (%s)',
-                                   s, p, s, t, server);
-                ELSE
-                    EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES IN (%s) PARTITION BY RANGE (%I)',
-                                   s, p, s, t, server,
-                                   CASE t WHEN 'pgsentinel_fleet_sample' THEN 'sample_time' ELSE 'day' END);
+                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I (%s) FOR VALUES IN (%s)%s',
+                               s, p, s, t,
+                               CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
+                                      WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
+                                      WHEN 'pgsentinel_fleet_activity' THEN 'PRIMARY KEY (server_id, feed, day, activity_id)'
+                                      ELSE 'PRIMARY KEY (server_id, feed, day, text_id)' END,
+                               server,
+                               CASE t WHEN 'pgsentinel_fleet_wait_event' THEN ''
+                                      WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
+                                      ELSE ' PARTITION BY RANGE (day)' END);
+                IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
+                    EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
                 END IF;
                 created := created + 1;
             END IF;
         END IF;
-        CONTINUE WHEN t = 'pgsentinel_fleet_wait_event';
+        -- a server's partition on another node: its days are made there
+        CONTINUE WHEN t = 'pgsentinel_fleet_wait_event'
+                   OR (SELECT c.relkind FROM pg_class c
+                        WHERE c.oid = to_regclass(format('%I.%I', s, p))) <> 'p';
         d := first_day;
         WHILE d <= last_day LOOP
             IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN

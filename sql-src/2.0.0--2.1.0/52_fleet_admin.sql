@@ -338,7 +338,13 @@ BEGIN
     ELSE
         FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
                                  'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event'] LOOP
-            EXECUTE format('DROP TABLE IF EXISTS %I.%I', s, t || '_' || f.server_id::text);
+            -- (a partition on another node is a foreign table here; its
+            -- rows stay there)
+            EXECUTE format('DROP %s IF EXISTS %I.%I',
+                           CASE WHEN (SELECT c.relkind FROM pg_class c
+                                       WHERE c.oid = to_regclass(format('%I.%I', s, t || '_' || f.server_id::text)))
+                                     = 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+                           s, t || '_' || f.server_id::text);
         END LOOP;
         EXECUTE format('DELETE FROM %I.pgsentinel_fleet_server WHERE server_id = $1', s)
             USING f.server_id;
