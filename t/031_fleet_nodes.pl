@@ -62,8 +62,10 @@ is(sample_list($b, 'pgsentinel_fleet_sample_1'), sample_list($src, 'pgsentinel_a
 is(sample_list($a, 'pgsentinel_fleet_samples'), sample_list($src, 'pgsentinel_archive_sample'),
 	'node A reads them through its foreign partition');
 is( $a->safe_psql('postgres', q{
-		SELECT count(*) FROM ONLY pgsentinel_fleet_sample}),
-	'0', 'nothing stored on node A');
+		SELECT string_agg(relname || ':' || relkind, ',' ORDER BY relname) FROM pg_class
+		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
+	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
+	'node A stores nothing of server 1: its partitions are foreign');
 my ($since, $until) = ($from, $upto);
 is( $a->safe_psql('postgres',
 		"SELECT round(aas::numeric, 9) FROM pgsentinel_fleet_aas('$since', '$until', server => 'src')"),
