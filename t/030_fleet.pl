@@ -34,6 +34,18 @@ $s1->start;
 my $repo = pgs_node('repo', conf => $conf);
 $repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
 
+# p1's archive holds a day the repository has no archive partition of: its
+# initial copy lands in the repository's DEFAULT partition, and the trigger
+# files it under p1 in a partition made for that day.
+my $old_day = $p1->safe_psql('postgres', q{
+	SELECT timezone('UTC', now())::date - 3});
+$p1->safe_psql('postgres', qq{
+	CREATE TABLE pgsentinel_archive_sample_old PARTITION OF pgsentinel_archive_sample
+	  FOR VALUES FROM (timezone('UTC', '$old_day'::timestamp))
+	  TO (timezone('UTC', '$old_day'::timestamp + interval '1 day'));
+	INSERT INTO pgsentinel_archive_sample (sample_time, sample_id, sample_period, weight,
+	  active_sessions) VALUES (timezone('UTC', '$old_day 12:00'::timestamp), 0, 1, 1, 0)});
+
 # a session to sample on each source
 my @bg = map { pgs_start_bg($_->[0], "SELECT pg_sleep(600) /* fleet $_->[1] */") }
   ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1']);
@@ -89,6 +101,11 @@ wait_repo('p1', newest_source($p1), 'start');
 wait_repo('p2', newest_source($p2), 'start');
 wait_repo('s1', newest_source($s1, 1), 'start');
 
+is( $repo->safe_psql('postgres', qq{
+		SELECT count(*) FROM pgsentinel_fleet_samples
+		 WHERE server = 'p1' AND sample_time = timezone('UTC', '$old_day 12:00'::timestamp)}),
+	'1', 'a day the repository had no partition of is copied (DEFAULT partition, then the trigger)');
+
 # The repository stops during sampling, then starts again.
 my $stopped = newest_source($p1);
 $repo->stop('fast');
@@ -124,7 +141,7 @@ for my $n ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1'])
 {
 	my $name = $n->[1];
 	my ($since, $until) = split /\|/, $repo->safe_psql('postgres',
-		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name' AND sample_time <= '$upto{$name}'");
+		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
 	my $fleet = $repo->safe_psql('postgres',
 		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_fleet_aas('$since', '$until', server => '$name')");
 	# a standby's own report mixes its primary's archive in: its ring is its history
