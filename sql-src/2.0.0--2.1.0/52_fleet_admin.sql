@@ -112,7 +112,9 @@ BEGIN
         EXECUTE format($q$
             SELECT * FROM %I.dblink($1, $r$
                 SELECT n.nspname::pg_catalog.text, e.extversion::pg_catalog.text,
-                       (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)::pg_catalog.text,
+                       CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
+                            THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)::pg_catalog.text
+                       END,
                        pg_catalog.pg_is_in_recovery(),
                        pg_catalog.current_setting('wal_level'),
                        pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_samples') IS NOT NULL
