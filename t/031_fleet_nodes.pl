@@ -39,6 +39,10 @@ for my $t (qw(sample activity text wait_event))
 		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t
 		   FOR VALUES IN (1) SERVER node_b OPTIONS (table_name 'pgsentinel_fleet_${t}_1')");
 }
+my ($ret, $out, $err) = $a->psql('postgres',
+	"SELECT pgsentinel_fleet_add('b', \$\$" . $b->connstr('postgres') . "\$\$)");
+like($err, qr/wal_level is "\w+" on fleet server "b": method logical needs "logical"/,
+	'a source without wal_level = logical: clear error');
 is( $a->safe_psql('postgres',
 		"SELECT pgsentinel_fleet_add('src', \$\$" . $src->connstr('postgres') . "\$\$)"),
 	'1', 'the source is server 1');
@@ -62,7 +66,7 @@ is(sample_list($b, 'pgsentinel_fleet_sample_1'), sample_list($src, 'pgsentinel_a
 is(sample_list($a, 'pgsentinel_fleet_samples'), sample_list($src, 'pgsentinel_archive_sample'),
 	'node A reads them through its foreign partition');
 is( $a->safe_psql('postgres', q{
-		SELECT string_agg(relname || ':' || relkind, ',' ORDER BY relname) FROM pg_class
+		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
 		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
 	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
 	'node A stores nothing of server 1: its partitions are foreign');

@@ -145,20 +145,17 @@ BEGIN
     END IF;
     sysid := probe.sysid;
 
-    IF old.server_id IS NOT NULL THEN
-        srv := old.server_id;
-        EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
-            INTO newest USING srv;
-    ELSE
-        EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
-            INTO srv;
-    END IF;
-
     IF method = 'logical' THEN
         IF probe.standby THEN
             RAISE EXCEPTION 'fleet server "%" is a standby: it cannot publish', name
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Add it with method => ''pull'' (nothing is archived on a standby: the repository reads its ring).';
+        END IF;
+        IF sysid = (SELECT c.system_identifier FROM pg_control_system() c)::text THEN
+            -- the slot's creation would wait for this very transaction
+            RAISE EXCEPTION 'fleet server "%" is this cluster (or a copy of it): it cannot subscribe to itself', name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Add it with method => ''pull''.';
         END IF;
         IF probe.wal_level <> 'logical' THEN
             RAISE EXCEPTION 'wal_level is "%" on fleet server "%": method logical needs "logical"', probe.wal_level, name
@@ -170,6 +167,18 @@ BEGIN
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Logical replication matches tables by schema and name: install pgsentinel in the same schema on the repository, or use method => ''pull''.';
         END IF;
+    END IF;
+
+    IF old.server_id IS NOT NULL THEN
+        srv := old.server_id;
+        EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
+            INTO newest USING srv;
+    ELSE
+        EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
+            INTO srv;
+    END IF;
+
+    IF method = 'logical' THEN
         -- landing partitions for the days the repository has no partition
         -- of: the trigger moves every row out of them
         FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
