@@ -49,7 +49,11 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_publish() FROM PUBLIC;
 -- is the apply or table copy worker of a fleet subscription, insert the
 -- row into the fleet table of the subscription's server (skipping what is
 -- already there) and drop it; otherwise let it through.  TG_ARGV[0] names
--- the table (the trigger fires on its partitions, whose names vary).
+-- the table (the trigger fires on its partitions, whose names vary).  The
+-- server is looked up at each row, not cached for the session: a
+-- subscription removed and added again is another feed, and the lookup
+-- (pg_stat_subscription by pid, the server by feed) is cheap next to the
+-- insert it guards.
 CREATE FUNCTION pgsentinel_fleet_redirect()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
