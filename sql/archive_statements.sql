@@ -81,10 +81,11 @@ SELECT pgs_stmt_work(1);
 SELECT queryid AS qid FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1)' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
+SELECT set_config('pgs.qid', :'qid', false) IS NOT NULL AS qid_set;
 -- each call read once it ended, before the next (the statements worker
 -- would otherwise merge them into fewer readings when it is busy)
 SELECT format('SELECT pgs_stmt_work(%s)', i),
-       format('SELECT pgs_wait_for(%L)', format('pgs_stmt_caught_up(%s)', :qid))
+       'SELECT pgs_wait_for(''pgs_stmt_caught_up(current_setting(''''pgs.qid'''')::bigint)'')'
 FROM generate_series(2, 5) i \gexec
 CREATE TEMP TABLE saved1 AS
   SELECT * FROM helper_rows WHERE queryid = :qid AND sample_id > :a;
@@ -128,8 +129,9 @@ SELECT pgs_stmt_work(1), 2;
 SELECT queryid AS qid2 FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1), $2' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid2));
+SELECT set_config('pgs.qid2', :'qid2', false) IS NOT NULL AS qid2_set;
 SELECT format('SELECT pgs_stmt_work(%s), 2', i),
-       format('SELECT pgs_wait_for(%L)', format('pgs_stmt_caught_up(%s)', :qid2))
+       'SELECT pgs_wait_for(''pgs_stmt_caught_up(current_setting(''''pgs.qid2'''')::bigint)'')'
 FROM generate_series(2, 3) i \gexec
 CREATE TEMP TABLE saved2 AS
   SELECT * FROM helper_rows WHERE queryid = :qid2 AND sample_id > :a2;

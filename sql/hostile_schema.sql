@@ -431,10 +431,79 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_statements_archive WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
   ('relation pgsentinel_statements_history',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_statements_history WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL');
+-- the fleet (docs/fleet.md): this server pulls itself as "hostile", in
+-- the order of the names (add, partitions, pull, the reports), and is
+-- removed last; the publication needs wal_level = logical and the
+-- redirect fires in subscriptions' apply workers only (t/030_fleet.pl)
+INSERT INTO pgs_calls VALUES
+  ('function pgsentinel_fleet_aas(timestamp with time zone, timestamp with time zone, interval, text)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_aas()'),
+  ('function pgsentinel_fleet_add(text, text, text, integer, interval, interval)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_add(''hostile'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour'') IS NOT NULL'),
+  ('function pgsentinel_fleet_conninfo(text)',
+   'SELECT count(*) = 2 FROM %1$I.pgsentinel_fleet_conninfo(''host=h dbname=''''d b'''''')'),
+  ('function pgsentinel_fleet_needs(name)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_needs(''dblink'') IS NOT NULL'),
+  ('function pgsentinel_fleet_partitions(integer, date, date)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_partitions((SELECT f.server_id FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile''), pg_catalog.now()::date, pg_catalog.now()::date) IS NOT NULL'),
+  ('function pgsentinel_fleet_publish()',
+   'SELECT pg_catalog.current_setting(''wal_level'') OPERATOR(pg_catalog.<>) ''logical'' OR %1$I.pgsentinel_fleet_publish() IS NOT NULL'),
+  ('function pgsentinel_fleet_pull(text)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 1 FROM %1$I.pgsentinel_fleet_pull(''hostile''))'),
+  ('function pgsentinel_fleet_pull_sql()',
+   'SELECT %1$I.pgsentinel_fleet_pull_sql() IS NOT NULL'),
+  ('function pgsentinel_fleet_redirect()', NULL),
+  ('function pgsentinel_fleet_tick()',
+   'SELECT %1$I.pgsentinel_fleet_tick() IS NOT NULL'),
+  ('function pgsentinel_fleet_top_servers(timestamp with time zone, timestamp with time zone, integer)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_top_servers())'),
+  ('function pgsentinel_fleet_top_statements(timestamp with time zone, timestamp with time zone, text, integer)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_top_statements()'),
+  ('relation pgsentinel_fleet_server',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_server'),
+  ('relation pgsentinel_fleet_server_server_id_seq', NULL),
+  ('relation pgsentinel_fleet_sample',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_sample'),
+  ('relation pgsentinel_fleet_activity',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_activity'),
+  ('relation pgsentinel_fleet_text',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_text'),
+  ('relation pgsentinel_fleet_wait_event',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_wait_event'),
+  ('relation pgsentinel_fleet_servers',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_servers'),
+  ('relation pgsentinel_fleet_samples',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_samples WHERE weight OPERATOR(pg_catalog.>) 0'),
+  ('relation pgsentinel_fleet_ash',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_ash WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
+  ('relation pgsentinel_ring_samples',
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_ring_samples');
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
+  ('function pgsentinel_fleet_remove(text, boolean)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fleet_remove(''hostile'', false)) r)', true),
   ('function pgsentinel_reset()',
    'SELECT %1$I.pgsentinel_reset() IS NOT NULL', true);
+
+-- The fleet's calls reach this server through dblink and postgres_fdw,
+-- when they are installed (a PostgreSQL built without contrib has neither:
+-- pgs_fleet_here() is then NULL and those calls are skipped).
+CREATE SCHEMA pgs_fleet_ext;
+DO $$
+BEGIN
+    IF (SELECT count(*) FROM pg_available_extensions
+        WHERE name IN ('dblink', 'postgres_fdw')) = 2 THEN
+        CREATE EXTENSION dblink SCHEMA pgs_fleet_ext;
+        CREATE EXTENSION postgres_fdw SCHEMA pgs_fleet_ext;
+    END IF;
+END $$;
+CREATE FUNCTION pgs_fleet_here() RETURNS text LANGUAGE sql AS $$
+  SELECT format('host=%s port=%s dbname=%s',
+                split_part(current_setting('unix_socket_directories'), ',', 1),
+                current_setting('port'), current_database())
+   WHERE (SELECT count(*) FROM pg_extension
+          WHERE extname IN ('dblink', 'postgres_fdw')) = 2
+$$;
 
 -- Calls them all with the installation schema first in the search_path (a
 -- call must not resolve names then either), and says what each returned.
@@ -573,4 +642,8 @@ RESET client_min_messages;
 DROP TABLE pgs_names, pgs_types;
 DROP ROLE regress_pgs_attacker;
 DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait();
+DROP FUNCTION pgs_fleet_here();
+SET client_min_messages = warning;
+DROP SCHEMA pgs_fleet_ext CASCADE;
+RESET client_min_messages;
 CREATE EXTENSION pgsentinel;

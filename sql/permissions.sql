@@ -73,6 +73,22 @@ SELECT pgsentinel_fdw_validator('{}', 'pg_foreign_table'::regclass);
 SELECT pgsentinel_reset();
 CREATE FOREIGN TABLE pgs_reader_schema.my_ring (ash_time timestamptz)
   SERVER pgsentinel_server;
+-- the fleet: the ring's samples for everybody; the repository's
+-- servers, rows and reports for pg_read_all_stats; its setup for superusers
+SELECT count(*) >= 0 AS reads FROM pgsentinel_ring_samples;
+SELECT count(*) FROM pgsentinel_fleet_ash;
+SELECT count(*) FROM pgsentinel_fleet_sample;
+SELECT count(*) FROM pgsentinel_fleet_aas();
+SELECT pgsentinel_fleet_add('x', 'dbname=x');
+SELECT pgsentinel_fleet_tick();
+RESET ROLE;
+GRANT pg_read_all_stats TO regress_pgs_reader;
+SET ROLE regress_pgs_reader;
+SELECT count(*) >= 0 AS reads FROM pgsentinel_fleet_ash;
+SELECT count(*) >= 0 AS reads FROM pgsentinel_fleet_servers;
+SELECT count(*) >= 0 AS calls FROM pgsentinel_fleet_aas();
+SELECT count(*) >= 0 AS calls FROM pgsentinel_fleet_top_servers();
+SELECT count(*) >= 0 AS calls FROM pgsentinel_fleet_top_statements();
 RESET ROLE;
 DROP SCHEMA pgs_reader_schema;
 DROP ROLE regress_pgs_reader;

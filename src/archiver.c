@@ -556,6 +556,8 @@ pgsentinel_archiver_main(Datum main_arg)
 			partitions_at = now;
 		}
 		(void) archive_cycle(&partitions_due, &size_due, &stmt_written);
+		/* a repository pulls its fleet's standbys (fleet.c) */
+		pgs_fleet_tick();
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

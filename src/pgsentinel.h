@@ -799,6 +799,9 @@ extern void pgs_archive_statements_step(const char *schema,
 										PgsArchiveStmtResult *result);
 extern TimestampTz pgs_archive_statements_oldest(void);
 
+/* fleet.c */
+extern void pgs_fleet_tick(void);
+
 /* archiver.c */
 extern void pgs_archiver_supervise(void);
 extern const char *pgs_archive_state_name(int state);

@@ -1,0 +1,208 @@
+
+-- The fleet (docs/fleet.md): a repository database keeps the archives of
+-- many servers, each row tagged with its server.  These tables exist in
+-- every installation and stay empty unless pgsentinel_fleet_add() is
+-- called there.  They are granted to nobody; the fleet views read them
+-- with their owner's rights, for pg_read_all_stats.
+--
+-- Identity: a sample is (server_id, sample_time), unique, and every
+-- insert skips a sample already there, so that a copy made twice (the
+-- initial copy of a new subscription after a failover, a pull repeated
+-- after an error) never doubles a sample.  The activities, texts and wait
+-- events a sample's arrays point to are numbered by their feed: the
+-- subscription that copied them (its OID), or 0 for what the repository
+-- pulled and numbered itself.  A new feed after a failover numbers its
+-- activities afresh without clashing with what the old one copied.
+--
+-- Partitions: by server (LIST), then by day (RANGE), so that one server's
+-- history is dropped or kept on its own.  The repository creates them
+-- when rows arrive (pgsentinel_fleet_partitions()) and drops the days
+-- past each server's retention (pgsentinel_fleet_tick()).  The keys are
+-- those of each server's partition, not of the parents: a server's
+-- partition may be a foreign table on another repository node
+-- (postgres_fdw), which a parent with a unique index would refuse.
+
+CREATE TABLE pgsentinel_fleet_server (
+    server_id serial PRIMARY KEY,
+    name text NOT NULL UNIQUE CHECK (name ~ '^[A-Za-z0-9_.-]{1,40}$'),
+    method text NOT NULL CHECK (method IN ('logical', 'pull')),
+    conninfo text NOT NULL,
+    system_identifier bigint,
+    remote_version text,
+    -- logical: the subscription, its slot on the source, its OID (the feed)
+    subscription name,
+    slot_name name,
+    feed bigint NOT NULL DEFAULT 0,
+    -- samples at or before this time are not taken from this feed (the
+    -- server was pulled until then, before it switched to logical)
+    accept_after timestamptz,
+    -- pull: the foreign server, and the newest sample time pulled
+    foreign_server name,
+    pull_interval interval NOT NULL DEFAULT '10 seconds',
+    pulled_until timestamptz,
+    keep_one_in integer NOT NULL DEFAULT 1 CHECK (keep_one_in BETWEEN 1 AND 3600),
+    last_pull timestamptz,
+    last_error text,
+    retention interval NOT NULL DEFAULT '30 days',
+    added timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    removed timestamptz
+);
+
+CREATE TABLE pgsentinel_fleet_sample (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    sample_time timestamptz NOT NULL,
+    sample_id bigint NOT NULL,
+    sample_period double precision NOT NULL,
+    weight double precision NOT NULL,
+    active_sessions integer NOT NULL,
+    activity_ids integer[],
+    wait_event_ids integer[],
+    blockers integer[],
+    blockerpids integer[],
+    blocker_states text[],
+    blocker_usesysids oid[],
+    blocking_pids text[]
+) PARTITION BY LIST (server_id);
+
+CREATE TABLE pgsentinel_fleet_activity (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    day date NOT NULL,
+    activity_id integer NOT NULL,
+    hash bigint NOT NULL,
+    datid oid,
+    datname text,
+    pid integer,
+    leader_pid integer,
+    usesysid oid,
+    usename text,
+    application_name text,
+    client_addr text,
+    client_hostname text,
+    client_port integer,
+    backend_start timestamptz,
+    xact_start timestamptz,
+    query_start timestamptz,
+    state_change timestamptz,
+    state text,
+    backend_xid xid,
+    backend_xmin xid,
+    top_level_query_id integer,
+    query_id integer,
+    cmdtype text,
+    queryid bigint,
+    nested_queryid bigint,
+    backend_type text
+) PARTITION BY LIST (server_id);
+
+CREATE TABLE pgsentinel_fleet_text (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    day date NOT NULL,
+    text_id integer NOT NULL,
+    hash bigint NOT NULL,
+    text text NOT NULL
+) PARTITION BY LIST (server_id);
+
+CREATE TABLE pgsentinel_fleet_wait_event (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    wait_event_id integer NOT NULL,
+    wait_event_type text,
+    wait_event text
+) PARTITION BY LIST (server_id);
+
+REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
+    pgsentinel_fleet_activity, pgsentinel_fleet_text,
+    pgsentinel_fleet_wait_event FROM PUBLIC;
+REVOKE ALL ON SEQUENCE pgsentinel_fleet_server_server_id_seq FROM PUBLIC;
+
+-- The repository's list of servers is its configuration: pg_dump keeps it
+-- (the subscriptions and foreign servers it names are dumped by pg_dump
+-- itself).
+SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server', '');
+SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server_server_id_seq', '');
+
+-- The partitions of one server for the days from first_day to last_day:
+-- its own partition of each table (by LIST), then one per day of those
+-- partitioned by day.  Creates only what is missing; returns how many it
+-- created.  Called by the fleet's own inserts, before they insert.
+CREATE FUNCTION pgsentinel_fleet_partitions(server integer, first_day date,
+                                            last_day date)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    t text;
+    p text;
+    d date;
+    created integer := 0;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+                             'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event'] LOOP
+        p := t || '_' || server::text;
+        IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
+            -- two sessions may create it at once: the loser waits for the
+            -- winner's transaction, then finds the table or is told it exists
+            PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
+            IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
+              -- the lock does not refresh this session's view of the
+              -- catalog: the other's table may still look missing
+              BEGIN
+                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I (%s) FOR VALUES IN (%s)%s',
+                               s, p, s, t,
+                               CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
+                                      WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
+                                      WHEN 'pgsentinel_fleet_activity' THEN 'PRIMARY KEY (server_id, feed, day, activity_id)'
+                                      ELSE 'PRIMARY KEY (server_id, feed, day, text_id)' END,
+                               server,
+                               CASE t WHEN 'pgsentinel_fleet_wait_event' THEN ''
+                                      WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
+                                      ELSE ' PARTITION BY RANGE (day)' END);
+                IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
+                    EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
+                END IF;
+                created := created + 1;
+              EXCEPTION WHEN duplicate_table THEN
+                NULL;
+              END;
+            END IF;
+        END IF;
+        -- a server's partition on another node: its days are made there
+        CONTINUE WHEN t = 'pgsentinel_fleet_wait_event'
+                   OR (SELECT c.relkind FROM pg_class c
+                        WHERE c.oid = to_regclass(format('%I.%I', s, p))) <> 'p';
+        d := first_day;
+        WHILE d <= last_day LOOP
+            IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+                PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
+                IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+                  BEGIN
+                    IF t = 'pgsentinel_fleet_sample' THEN
+                        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES FROM (%L) TO (%L)',
+                                       s, p || '_' || to_char(d, 'YYYYMMDD'), s, p,
+                                       timezone('UTC', d::timestamp),
+                                       timezone('UTC', (d + 1)::timestamp));
+                    ELSE
+                        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES FROM (%L) TO (%L)',
+                                       s, p || '_' || to_char(d, 'YYYYMMDD'), s, p, d, d + 1);
+                    END IF;
+                    created := created + 1;
+                  EXCEPTION WHEN duplicate_table THEN
+                    NULL;
+                  END;
+                END IF;
+            END IF;
+            d := d + 1;
+        END LOOP;
+    END LOOP;
+    RETURN created;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_partitions(integer, date, date) FROM PUBLIC;

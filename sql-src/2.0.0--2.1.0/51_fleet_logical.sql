@@ -1,0 +1,149 @@
+
+-- The fleet's logical transport (docs/fleet.md).  On a source (a primary),
+-- one publication of the archive tables, inserts only, as their root
+-- tables: the retention's DROPs and the rollups' upserts are not sent.  On
+-- the repository, a subscription applies those inserts to the same-named
+-- tables of the repository's own installation, where a trigger that fires
+-- only in replica sessions (the apply and table copy workers) moves each
+-- row to the fleet tables of the subscription's server and drops it from
+-- the archive table.  The repository's own archiver (an ordinary session)
+-- never fires it.
+
+-- On a source: create the publication pgsentinel_fleet if missing, and
+-- return its name.  The caller must own the archive tables (the role that
+-- created the extension, or a superuser).
+CREATE FUNCTION pgsentinel_fleet_publish()
+RETURNS name
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+BEGIN
+    IF current_setting('wal_level') <> 'logical' THEN
+        RAISE EXCEPTION 'wal_level is "%" on this server: logical replication needs "logical"',
+                        current_setting('wal_level')
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Run ALTER SYSTEM SET wal_level = logical and restart this server, or add it to the fleet with method => ''pull''.';
+    END IF;
+    IF pg_is_in_recovery() THEN
+        RAISE EXCEPTION 'this server is a standby: it cannot publish'
+            USING ERRCODE = 'read_only_sql_transaction',
+                  HINT = 'Add a standby to the fleet with method => ''pull''.';
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
+        EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_sample, '
+                       '%1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
+                       '%1$I.pgsentinel_archive_wait_event '
+                       'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
+    END IF;
+    RETURN 'pgsentinel_fleet';
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_publish() FROM PUBLIC;
+
+-- The trigger on the archive tables: in a replica session whose backend
+-- is the apply or table copy worker of a fleet subscription, insert the
+-- row into the fleet table of the subscription's server (skipping what is
+-- already there) and drop it; otherwise let it through.  TG_ARGV[0] names
+-- the table (the trigger fires on its partitions, whose names vary).  The
+-- server is looked up at each row, not cached for the session: a
+-- subscription removed and added again is another feed, and the lookup
+-- (pg_stat_subscription by pid, the server by feed) is cheap next to the
+-- insert it guards.
+CREATE FUNCTION pgsentinel_fleet_redirect()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    srv integer;
+    fd bigint;
+    after timestamptz;
+    d date;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after
+                      FROM %I.pgsentinel_fleet_server f
+                      JOIN pg_catalog.pg_stat_subscription p ON p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
+                     WHERE p.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
+                       AND f.method OPERATOR(pg_catalog.=) ''logical''
+                     LIMIT 1', s)
+        INTO srv, fd, after;
+    IF srv IS NULL THEN
+        RETURN NEW;
+    END IF;
+    IF TG_ARGV[0] = 'sample' THEN
+        IF NEW.sample_time <= after THEN
+            RETURN NULL;
+        END IF;
+        d := timezone('UTC', NEW.sample_time)::date;
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_sample_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_sample
+                          SELECT $1, $2, ($3).sample_time, ($3).sample_id,
+                                 ($3).sample_period, ($3).weight, ($3).active_sessions,
+                                 ($3).activity_ids, ($3).wait_event_ids, ($3).blockers,
+                                 ($3).blockerpids, ($3).blocker_states,
+                                 ($3).blocker_usesysids, ($3).blocking_pids
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'activity' THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_activity_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_activity
+                          SELECT $1, $2, ($3).*
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'text' THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_text
+                          SELECT $1, $2, ($3).day, ($3).text_id, ($3).hash, ($3).text
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'wait_event' THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_wait_event_' || srv)) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_wait_event
+                          SELECT $1, $2, ($3).wait_event_id, ($3).wait_event_type,
+                                 ($3).wait_event
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
+    END IF;
+    RETURN NULL;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_redirect() FROM PUBLIC;
+
+-- The triggers, on the parents (PostgreSQL clones them to every partition,
+-- those created later too), fired in replica sessions only.
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_sample
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('sample');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_activity
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('activity');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_text
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('text');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('wait_event');
+ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+
+-- The ring's samples as a relation, so that a repository can read them
+-- through postgres_fdw (the pull transport, 52_fleet_admin.sql).
+CREATE VIEW pgsentinel_ring_samples AS
+SELECT p.sample_id, p.sample_time, p.sample_period, p.active_sessions
+  FROM pgsentinel_samples() p;
+GRANT SELECT ON pgsentinel_ring_samples TO PUBLIC;

@@ -1,0 +1,365 @@
+
+-- The fleet's setup, one call per server (docs/fleet.md), and the pull
+-- transport.  Run on the repository, by a superuser: they create
+-- subscriptions, foreign servers and user mappings.  They reach the
+-- source through dblink (its checks, its publication and slot) and pull
+-- through postgres_fdw; both extensions must exist in the repository.
+
+-- The schema of an extension, or an error saying how to create it.
+CREATE FUNCTION pgsentinel_fleet_needs(extension name)
+RETURNS name
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = extension;
+    IF s IS NULL THEN
+        RAISE EXCEPTION 'the fleet needs the extension % in this database', extension
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = format('Run CREATE EXTENSION %s; in the repository database.', extension);
+    END IF;
+    RETURN s;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_needs(name) FROM PUBLIC;
+
+-- The key = value pairs of a conninfo string (values quoted or not).
+CREATE FUNCTION pgsentinel_fleet_conninfo(conninfo text)
+RETURNS TABLE (key text, value text)
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+SELECT m[1], CASE WHEN m[3] IS NOT NULL
+                  THEN pg_catalog.regexp_replace(m[3], '\\(.)', '\1', 'g')
+                  ELSE m[4] END
+  FROM pg_catalog.regexp_matches(conninfo,
+           '([A-Za-z_]+)\s*=\s*(''((?:[^''\\]|\\.)*)''|([^\s'']+))', 'g') AS m;
+END;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_conninfo(text) FROM PUBLIC;
+
+-- Add a server to the fleet: method 'logical' (a primary with wal_level =
+-- logical: its archive is published and subscribed to) or 'pull' (a
+-- standby, or any server that cannot publish: the repository reads its
+-- ring through postgres_fdw every pull_interval).  Checks the source
+-- first.  A name removed with its history kept is added again with the
+-- same server id: its history goes on after its newest sample.  Returns
+-- the server id.
+CREATE FUNCTION pgsentinel_fleet_add(
+    name text,
+    conninfo text,
+    method text DEFAULT 'logical',
+    keep_one_in integer DEFAULT 1,
+    pull_interval interval DEFAULT '10 seconds',
+    retention interval DEFAULT '30 days')
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    dbl name;
+    fdw name;
+    srv integer;
+    old record;
+    probe record;
+    sub name;
+    slot name;
+    fsrv name;
+    sysid text;
+    newest timestamptz;
+    opts text;
+    uopts text;
+BEGIN
+    IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
+        RAISE EXCEPTION 'invalid fleet server name "%"', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use 1 to 40 letters, digits, "_", "." or "-".';
+    END IF;
+    IF method IS NULL OR method NOT IN ('logical', 'pull') THEN
+        RAISE EXCEPTION 'unknown fleet method "%"', method
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use method => ''logical'' for a primary, ''pull'' for a standby.';
+    END IF;
+    IF conninfo IS NULL OR keep_one_in IS NULL OR keep_one_in NOT BETWEEN 1 AND 3600
+       OR pull_interval IS NULL OR pull_interval < interval '100 milliseconds'
+       OR retention IS NULL OR retention < interval '1 day' THEN
+        RAISE EXCEPTION 'invalid fleet settings for "%"', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'conninfo is required; keep_one_in is 1 to 3600, pull_interval at least 100ms, retention at least 1 day.';
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink'')', s) INTO dbl;
+    IF method = 'pull' THEN
+        EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw'')', s) INTO fdw;
+    END IF;
+
+    -- one server per name; a removed one comes back with its history
+    EXECUTE format('SELECT * FROM %I.pgsentinel_fleet_server f WHERE f.name = $1 FOR UPDATE', s)
+        INTO old USING name;
+    IF old.server_id IS NOT NULL AND old.removed IS NULL THEN
+        RAISE EXCEPTION 'fleet server "%" exists already (method %)', name, old.method
+            USING ERRCODE = 'duplicate_object',
+                  HINT = format('Choose another name, or remove it first: SELECT pgsentinel_fleet_remove(%L);', name);
+    END IF;
+
+    -- the source: reachable, pgsentinel there in a version that has the fleet
+    BEGIN
+        EXECUTE format($q$
+            SELECT * FROM %I.dblink($1, $r$
+                SELECT n.nspname::pg_catalog.text, e.extversion::pg_catalog.text,
+                       CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
+                            THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)::pg_catalog.text
+                       END,
+                       pg_catalog.pg_is_in_recovery(),
+                       pg_catalog.current_setting('wal_level'),
+                       pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_samples') IS NOT NULL
+                  FROM pg_catalog.pg_extension e
+                  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+                 WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'
+                UNION ALL
+                SELECT NULL, NULL, NULL, NULL, NULL, NULL
+                 WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
+                                    WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel')
+            $r$) AS t(schema text, version text, sysid text, standby boolean,
+                      wal_level text, fleet boolean)$q$, dbl)
+            INTO probe USING conninfo;
+    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+        RAISE EXCEPTION 'cannot connect to fleet server "%": %', name, SQLERRM
+            USING ERRCODE = 'connection_exception',
+                  HINT = 'Check the conninfo (host, port, dbname, user, password) and that the source accepts connections from the repository (pg_hba.conf).';
+    END;
+    IF probe.schema IS NULL THEN
+        RAISE EXCEPTION 'pgsentinel is not installed in the database that conninfo names for "%"', name
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Run CREATE EXTENSION pgsentinel there (in the database of pgsentinel.db_name, where the archive is), or fix dbname in the conninfo.';
+    END IF;
+    IF NOT probe.fleet THEN
+        RAISE EXCEPTION 'pgsentinel % on "%" is too old for the fleet', probe.version, name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Run ALTER EXTENSION pgsentinel UPDATE there (on its primary for a standby).';
+    END IF;
+    sysid := probe.sysid;
+
+    IF method = 'logical' THEN
+        IF probe.standby THEN
+            RAISE EXCEPTION 'fleet server "%" is a standby: it cannot publish', name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Add it with method => ''pull'' (nothing is archived on a standby: the repository reads its ring).';
+        END IF;
+        IF sysid = (SELECT c.system_identifier FROM pg_control_system() c)::text THEN
+            -- the slot's creation would wait for this very transaction
+            RAISE EXCEPTION 'fleet server "%" is this cluster (or a copy of it): it cannot subscribe to itself', name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Add it with method => ''pull''.';
+        END IF;
+        IF probe.wal_level <> 'logical' THEN
+            RAISE EXCEPTION 'wal_level is "%" on fleet server "%": method logical needs "logical"', probe.wal_level, name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Run ALTER SYSTEM SET wal_level = logical there and restart it, or add it with method => ''pull''.';
+        END IF;
+        IF probe.schema <> s THEN
+            RAISE EXCEPTION 'pgsentinel is in schema "%" on fleet server "%" but in "%" here', probe.schema, name, s
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Logical replication matches tables by schema and name: install pgsentinel in the same schema on the repository, or use method => ''pull''.';
+        END IF;
+    END IF;
+
+    IF old.server_id IS NOT NULL THEN
+        srv := old.server_id;
+        EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
+            INTO newest USING srv;
+    ELSE
+        EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
+            INTO srv;
+    END IF;
+
+    IF method = 'logical' THEN
+        -- landing partitions for the days the repository has no partition
+        -- of: the trigger moves every row out of them
+        FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
+                                   'pgsentinel_archive_text'] LOOP
+            IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
+                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
+            END IF;
+        END LOOP;
+        sub := 'pgsentinel_fleet_' || srv::text;
+        slot := format('pgs_fleet_%s_%s',
+                       (SELECT c.system_identifier FROM pg_control_system() c), srv);
+        EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT %I.pgsentinel_fleet_publish()::pg_catalog.text$r$) AS t(p text)',
+                       dbl, probe.schema)
+            USING conninfo;
+        EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_create_logical_replication_slot(%L, ''pgoutput'')::pg_catalog.text$r$) AS t(p text)',
+                       dbl, slot)
+            USING conninfo;
+        BEGIN
+            EXECUTE format('CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION pgsentinel_fleet
+                            WITH (create_slot = false, slot_name = %L, copy_data = true)',
+                           sub, conninfo, slot);
+        EXCEPTION WHEN OTHERS THEN
+            -- the slot would hold WAL on the source for ever
+            EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_drop_replication_slot(%L)::pg_catalog.text$r$) AS t(p text)',
+                           dbl, slot)
+                USING conninfo;
+            RAISE;
+        END;
+    ELSE
+        fsrv := 'pgsentinel_fleet_' || srv::text;
+        EXECUTE format('SELECT string_agg(format(''%%I %%L'', c.key, c.value), '', '')
+                                   FILTER (WHERE c.key NOT IN (''user'', ''password'')),
+                               string_agg(format(''%%I %%L'', c.key, c.value), '', '')
+                                   FILTER (WHERE c.key IN (''user'', ''password''))
+                          FROM %I.pgsentinel_fleet_conninfo($1) c', s)
+            INTO opts, uopts USING conninfo;
+        EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER postgres_fdw%s',
+                       fsrv, CASE WHEN opts IS NOT NULL THEN ' OPTIONS (' || opts || ')' ELSE '' END);
+        EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I%s',
+                       fsrv, CASE WHEN uopts IS NOT NULL THEN ' OPTIONS (' || uopts || ')' ELSE '' END);
+        EXECUTE format('CREATE FOREIGN TABLE %I.%I (
+                            sample_id bigint, sample_time timestamptz,
+                            sample_period double precision, active_sessions integer)
+                        SERVER %I OPTIONS (schema_name %L, table_name ''pgsentinel_ring_samples'')',
+                       s, fsrv || '_samples', fsrv, probe.schema);
+        EXECUTE format('CREATE FOREIGN TABLE %I.%I (
+                            ash_time timestamptz, datid oid, datname text, pid integer,
+                            leader_pid integer, usesysid oid, usename text,
+                            application_name text, client_addr text, client_hostname text,
+                            client_port integer, backend_start timestamptz,
+                            xact_start timestamptz, query_start timestamptz,
+                            state_change timestamptz, wait_event_type text, wait_event text,
+                            state text, backend_xid xid, backend_xmin xid,
+                            top_level_query text, query text, cmdtype text, queryid bigint,
+                            nested_queryid bigint, backend_type text, blockers integer,
+                            blockerpid integer, blocker_state text, sample_id bigint,
+                            blocking_pids integer[], sample_period double precision,
+                            blocker_usesysid oid)
+                        SERVER %I OPTIONS (schema_name %L, table_name ''pg_active_session_history'')',
+                       s, fsrv || '_ash', fsrv, probe.schema);
+        EXECUTE format('REVOKE ALL ON %I.%I, %I.%I FROM PUBLIC', s, fsrv || '_samples', s, fsrv || '_ash');
+    END IF;
+
+    -- the server's row; the conninfo kept without its password (the
+    -- subscription or the user mapping has it)
+    EXECUTE format($q$
+        INSERT INTO %I.pgsentinel_fleet_server AS f
+               (server_id, name, method, conninfo, system_identifier, remote_version,
+                subscription, slot_name, feed, accept_after, foreign_server,
+                pull_interval, pulled_until, keep_one_in, retention)
+        VALUES ($1, $2, $3,
+                regexp_replace($4, 'password\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']+)', 'password=********', 'g'),
+                $5::bigint, $6, $7, $8,
+                coalesce((SELECT u.oid::bigint FROM pg_subscription u
+                           WHERE u.subname = $7
+                             AND u.subdbid = (SELECT d.oid FROM pg_database d
+                                               WHERE d.datname = current_database())), 0),
+                $9, $10, $11, $9, $12, $13)
+        ON CONFLICT (server_id) DO UPDATE
+           SET method = excluded.method, conninfo = excluded.conninfo,
+               system_identifier = excluded.system_identifier,
+               remote_version = excluded.remote_version,
+               subscription = excluded.subscription, slot_name = excluded.slot_name,
+               feed = excluded.feed, accept_after = excluded.accept_after,
+               foreign_server = excluded.foreign_server,
+               pull_interval = excluded.pull_interval, pulled_until = excluded.pulled_until,
+               keep_one_in = excluded.keep_one_in, retention = excluded.retention,
+               last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
+        USING srv, name, method, conninfo, sysid, probe.version,
+              CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
+              pull_interval, keep_one_in, retention;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+    RETURN srv;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_add(text, text, text, integer, interval, interval) FROM PUBLIC;
+
+-- Remove a server from the fleet: its subscription (and the slot on the
+-- source, when the source can be reached: otherwise a warning names the
+-- slot to drop there) or its foreign server.  keep_history: its rows stay
+-- until its retention drops them, and the name can be added again to go
+-- on; otherwise they are dropped now, with the name.
+CREATE FUNCTION pgsentinel_fleet_remove(name text, keep_history boolean DEFAULT true)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    dbl name;
+    f record;
+    t text;
+    deadline timestamptz;
+    dropped boolean;
+    ci text;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT * FROM %I.pgsentinel_fleet_server f WHERE f.name = $1 FOR UPDATE', s)
+        INTO f USING name;
+    IF f.server_id IS NULL THEN
+        RAISE EXCEPTION 'no fleet server "%"', name
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'SELECT name FROM pgsentinel_fleet_servers; lists them.';
+    END IF;
+    IF f.removed IS NULL AND f.method = 'logical' AND f.subscription IS NOT NULL
+       AND EXISTS (SELECT FROM pg_subscription u WHERE u.subname = f.subscription) THEN
+        SELECT u.subconninfo INTO ci FROM pg_subscription u WHERE u.subname = f.subscription;
+        EXECUTE format('ALTER SUBSCRIPTION %I DISABLE', f.subscription);
+        EXECUTE format('ALTER SUBSCRIPTION %I SET (slot_name = NONE)', f.subscription);
+        EXECUTE format('DROP SUBSCRIPTION %I', f.subscription);
+        -- the walsender of the stopped worker lets the slot go shortly after
+        dropped := false;
+        deadline := clock_timestamp() + interval '30 seconds';
+        BEGIN
+            SELECT n.nspname INTO dbl
+              FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'dblink';
+            LOOP
+                EXECUTE format('SELECT * FROM %I.dblink($1, $r$
+                                  SELECT pg_catalog.count(pg_catalog.pg_drop_replication_slot(r.slot_name)) OPERATOR(pg_catalog.=) 1
+                                    FROM pg_catalog.pg_replication_slots r
+                                   WHERE r.slot_name OPERATOR(pg_catalog.=) %L AND NOT r.active$r$) AS t(d boolean)',
+                               dbl, f.slot_name)
+                    INTO dropped USING ci;
+                EXIT WHEN dropped OR clock_timestamp() > deadline;
+                PERFORM pg_sleep(0.1);
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            dropped := false;
+        END;
+        IF NOT dropped THEN
+            RAISE WARNING 'the replication slot "%" of fleet server "%" could not be dropped on the source', f.slot_name, name
+                USING HINT = format('It holds WAL there until dropped: run SELECT pg_drop_replication_slot(%L); on the source.', f.slot_name);
+        END IF;
+    END IF;
+    IF f.removed IS NULL AND f.method = 'pull' AND f.foreign_server IS NOT NULL THEN
+        EXECUTE format('DROP FOREIGN TABLE IF EXISTS %I.%I, %I.%I', s, f.foreign_server || '_samples',
+                       s, f.foreign_server || '_ash');
+        EXECUTE format('DROP USER MAPPING IF EXISTS FOR PUBLIC SERVER %I', f.foreign_server);
+        EXECUTE format('DROP SERVER IF EXISTS %I', f.foreign_server);
+    END IF;
+    IF keep_history THEN
+        EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET removed = now(), subscription = NULL,
+                               foreign_server = NULL WHERE server_id = $1', s)
+            USING f.server_id;
+    ELSE
+        FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+                                 'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event'] LOOP
+            -- (a partition on another node is a foreign table here; its
+            -- rows stay there)
+            EXECUTE format('DROP %s IF EXISTS %I.%I',
+                           CASE WHEN (SELECT c.relkind FROM pg_class c
+                                       WHERE c.oid = to_regclass(format('%I.%I', s, t || '_' || f.server_id::text)))
+                                     = 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+                           s, t || '_' || f.server_id::text);
+        END LOOP;
+        EXECUTE format('DELETE FROM %I.pgsentinel_fleet_server WHERE server_id = $1', s)
+            USING f.server_id;
+    END IF;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_remove(text, boolean) FROM PUBLIC;

@@ -1,0 +1,290 @@
+
+-- The pull transport (docs/fleet.md): the repository reads a server's ring
+-- through postgres_fdw (the foreign tables pgsentinel_fleet_N_samples and
+-- _ash that pgsentinel_fleet_add() made) and stores the samples after the
+-- server's watermark (pulled_until, a sample time: sample ids restart when
+-- a standby restarts, times do not go back) in the fleet tables, numbered
+-- as the archiver numbers them (feed 0), 1 sample in keep_one_in.  One
+-- statement inserts the rows and moves the watermark: a pull that fails
+-- leaves both as they were, and the next pull takes the same samples.
+--
+-- $1 server id, $2 watermark, $3 keep_one_in, $4 most samples, $5 oldest
+-- time taken (older samples have no partition).  %1$I the schema, %2$I and
+-- %3$I the foreign tables of samples and rows.
+CREATE FUNCTION pgsentinel_fleet_pull_sql()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN $sql$
+WITH smp AS MATERIALIZED (
+  SELECT r.sample_id, r.sample_time, r.sample_period, r.active_sessions
+    FROM %1$I.%2$I r
+   WHERE r.sample_time > greatest($2, $5)
+   ORDER BY r.sample_time LIMIT $4),
+ kept AS MATERIALIZED (
+  SELECT * FROM smp WHERE smp.sample_id %% $3 = 0),
+ rws AS MATERIALIZED (
+  SELECT a.*, timezone('UTC', a.ash_time)::date AS day
+    FROM %1$I.%3$I a
+    JOIN kept k ON k.sample_id = a.sample_id AND k.sample_time = a.ash_time
+   WHERE a.ash_time >= (SELECT min(k.sample_time) FROM kept k)
+     AND a.ash_time <= (SELECT max(k.sample_time) FROM kept k)),
+ txt AS MATERIALIZED (
+  SELECT DISTINCT x.day, t.text, hashtextextended(t.text, 0) AS hash
+    FROM rws x, LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
+   WHERE t.text IS NOT NULL),
+ txt_old AS MATERIALIZED (
+  SELECT x.day, x.text, o.text_id
+    FROM txt x JOIN %1$I.pgsentinel_fleet_text o
+      ON o.server_id = $1 AND o.feed = 0 AND o.day = x.day
+     AND o.hash = x.hash AND o.text = x.text),
+ txt_new AS (
+  INSERT INTO %1$I.pgsentinel_fleet_text (server_id, feed, day, text_id, hash, text)
+  SELECT $1, 0, x.day,
+         coalesce((SELECT max(o.text_id) FROM %1$I.pgsentinel_fleet_text o
+                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = x.day), 0)
+         + row_number() OVER (PARTITION BY x.day ORDER BY x.hash, x.text),
+         x.hash, x.text
+    FROM txt x
+   WHERE NOT EXISTS (SELECT FROM txt_old y WHERE y.day = x.day AND y.text = x.text)
+  RETURNING day, text, text_id),
+ txt_all AS MATERIALIZED (
+  SELECT day, text, text_id FROM txt_old
+  UNION ALL SELECT day, text, text_id FROM txt_new),
+ we AS MATERIALIZED (
+  SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
+ we_old AS MATERIALIZED (
+  SELECT o.wait_event_id, o.wait_event_type, o.wait_event
+    FROM %1$I.pgsentinel_fleet_wait_event o
+   WHERE o.server_id = $1 AND o.feed = 0),
+ we_new AS (
+  INSERT INTO %1$I.pgsentinel_fleet_wait_event
+         (server_id, feed, wait_event_id, wait_event_type, wait_event)
+  SELECT $1, 0, coalesce((SELECT max(o.wait_event_id) FROM we_old o), 0)
+         + row_number() OVER (ORDER BY w.wait_event_type, w.wait_event),
+         w.wait_event_type, w.wait_event
+    FROM we w
+   WHERE NOT EXISTS (SELECT FROM we_old o
+                      WHERE o.wait_event_type IS NOT DISTINCT FROM w.wait_event_type
+                        AND o.wait_event IS NOT DISTINCT FROM w.wait_event)
+  RETURNING wait_event_id, wait_event_type, wait_event),
+ we_all AS MATERIALIZED (
+  SELECT * FROM we_old UNION ALL SELECT * FROM we_new),
+ full_rows AS MATERIALIZED (
+  SELECT x.*, tt.text_id AS top_level_query_id, qt.text_id AS query_id,
+         w.wait_event_id,
+         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
+             x.usesysid, x.usename, x.application_name, x.client_addr,
+             x.client_hostname, x.client_port, x.backend_start,
+             x.xact_start, x.query_start, x.state_change, x.state,
+             x.backend_xid, x.backend_xmin, tt.text_id, qt.text_id,
+             x.cmdtype, x.queryid, x.nested_queryid,
+             x.backend_type)::text, 0) AS hash
+    FROM rws x
+    LEFT JOIN txt_all tt ON tt.day = x.day AND tt.text = x.top_level_query
+    LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query
+    JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type
+                 AND w.wait_event IS NOT DISTINCT FROM x.wait_event),
+ act AS MATERIALIZED (
+  SELECT DISTINCT ON (f.day, f.hash) f.*
+    FROM full_rows f ORDER BY f.day, f.hash),
+ act_old AS MATERIALIZED (
+  SELECT a.day, a.hash, o.activity_id
+    FROM act a JOIN %1$I.pgsentinel_fleet_activity o
+      ON o.server_id = $1 AND o.feed = 0 AND o.day = a.day AND o.hash = a.hash),
+ act_new AS (
+  INSERT INTO %1$I.pgsentinel_fleet_activity (server_id, feed, day, activity_id,
+         hash, datid, datname, pid, leader_pid, usesysid, usename,
+         application_name, client_addr, client_hostname, client_port,
+         backend_start, xact_start, query_start, state_change, state,
+         backend_xid, backend_xmin, top_level_query_id, query_id, cmdtype,
+         queryid, nested_queryid, backend_type)
+  SELECT $1, 0, a.day,
+         coalesce((SELECT max(o.activity_id) FROM %1$I.pgsentinel_fleet_activity o
+                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = a.day), 0)
+         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
+         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid,
+         a.usename, a.application_name, a.client_addr, a.client_hostname,
+         a.client_port, a.backend_start, a.xact_start, a.query_start,
+         a.state_change, a.state, a.backend_xid, a.backend_xmin,
+         a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
+         a.nested_queryid, a.backend_type
+    FROM act a
+   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.day = a.day AND y.hash = a.hash)
+  RETURNING day, hash, activity_id),
+ act_all AS MATERIALIZED (
+  SELECT day, hash, activity_id FROM act_old
+  UNION ALL SELECT day, hash, activity_id FROM act_new),
+ mapped AS MATERIALIZED (
+  SELECT f.*, a.activity_id
+    FROM full_rows f JOIN act_all a ON a.day = f.day AND a.hash = f.hash),
+ samples AS (
+  INSERT INTO %1$I.pgsentinel_fleet_sample (server_id, feed, sample_time,
+         sample_id, sample_period, weight, active_sessions, activity_ids,
+         wait_event_ids, blockers, blockerpids, blocker_states,
+         blocker_usesysids, blocking_pids)
+  SELECT $1, 0, k.sample_time, k.sample_id, k.sample_period,
+         k.sample_period * $3, coalesce(g.n, 0), g.activity_ids,
+         g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,
+         g.blocker_usesysids, g.blocking_pids
+    FROM kept k LEFT JOIN LATERAL (
+      SELECT count(*)::int4 AS n,
+             array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
+             array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
+             CASE WHEN bool_or(m.blockers > 0) THEN
+               array_agg(m.blockers ORDER BY m.pid) END AS blockers,
+             CASE WHEN bool_or(m.blockers > 0) THEN
+               array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
+             CASE WHEN bool_or(m.blockers > 0) THEN
+               array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
+             CASE WHEN bool_or(m.blockers > 0) THEN
+               array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
+             CASE WHEN bool_or(m.blockers > 0) THEN
+               array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
+                         ORDER BY m.pid) END AS blocking_pids
+        FROM mapped m WHERE m.sample_id = k.sample_id) g ON true
+  ON CONFLICT DO NOTHING
+  RETURNING sample_id),
+ upd AS (
+  UPDATE %1$I.pgsentinel_fleet_server f
+     SET pulled_until = (SELECT max(x.sample_time) FROM smp x),
+         last_pull = now(), last_error = NULL
+   WHERE f.server_id = $1 AND EXISTS (SELECT FROM smp)
+  RETURNING f.pulled_until)
+SELECT (SELECT count(*) FROM smp)::int8, (SELECT count(*) FROM samples)::int8,
+       (SELECT count(*) FROM mapped)::int8, (SELECT count(*) FROM smp) >= $4
+$sql$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
+
+-- Pull now: the named server, or every pull server of the fleet (NULL).
+-- Takes up to 100 batches of 3600 samples per server.  An error on one
+-- server is kept in its last_error (pgsentinel_fleet_servers shows it) and
+-- the others go on; when one server was named, the error is raised.
+CREATE FUNCTION pgsentinel_fleet_pull(server text DEFAULT NULL)
+RETURNS TABLE (name text, samples_seen bigint, samples_stored bigint,
+               rows_stored bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    f record;
+    q text;
+    seen bigint;
+    stored bigint;
+    nrows bigint;
+    more boolean;
+    batches integer;
+    wm timestamptz;
+    floor_time timestamptz := timezone('UTC', (timezone('UTC', now())::date - 2)::timestamp);
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    IF server IS NOT NULL THEN
+        EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_server f
+                         WHERE f.name = $1 AND f.method = ''pull'' AND f.removed IS NULL', s)
+            INTO batches USING server;
+        IF batches = 0 THEN
+            RAISE EXCEPTION 'no pull server "%" in the fleet', server
+                USING ERRCODE = 'undefined_object',
+                      HINT = 'SELECT name, method FROM pgsentinel_fleet_servers; lists them.';
+        END IF;
+    END IF;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_pull_sql()', s) INTO q;
+    -- partitions of the days a pull may fill: from two days ago to tomorrow
+    FOR f IN EXECUTE format('SELECT f.server_id, f.name, f.keep_one_in, f.foreign_server
+                               FROM %I.pgsentinel_fleet_server f
+                              WHERE f.method = ''pull'' AND f.removed IS NULL
+                                AND ($1 IS NULL OR f.name = $1)
+                              ORDER BY f.server_id', s) USING server LOOP
+        name := f.name;
+        samples_seen := 0;
+        samples_stored := 0;
+        rows_stored := 0;
+        BEGIN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $3)', s)
+                USING f.server_id, timezone('UTC', floor_time)::date,
+                      timezone('UTC', now())::date + 1;
+            batches := 0;
+            LOOP
+                -- one pull of a server at a time: the watermark, locked
+                EXECUTE format('SELECT x.pulled_until FROM %I.pgsentinel_fleet_server x
+                                 WHERE x.server_id = $1 FOR UPDATE', s)
+                    INTO wm USING f.server_id;
+                EXECUTE format(q, s, f.foreign_server || '_samples', f.foreign_server || '_ash')
+                    INTO seen, stored, nrows, more
+                    USING f.server_id, coalesce(wm, '-infinity'::timestamptz),
+                          f.keep_one_in, 3600, floor_time;
+                samples_seen := samples_seen + seen;
+                samples_stored := samples_stored + stored;
+                rows_stored := rows_stored + nrows;
+                batches := batches + 1;
+                EXIT WHEN NOT more OR batches >= 100;
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            IF server IS NOT NULL THEN
+                RAISE;
+            END IF;
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET last_pull = now(), last_error = $2
+                             WHERE server_id = $1', s)
+                USING f.server_id, SQLERRM;
+        END;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull(text) FROM PUBLIC;
+
+-- What the repository does periodically (the archiver calls it every
+-- pgsentinel_archive.interval when pgsentinel is preloaded there; or
+-- schedule it with pg_cron): pull the servers whose pull_interval has
+-- passed, and drop the day partitions past each server's retention.
+-- Returns the servers pulled.
+CREATE FUNCTION pgsentinel_fleet_tick()
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    f record;
+    pulled integer := 0;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    FOR f IN EXECUTE format('SELECT f.name FROM %I.pgsentinel_fleet_server f
+                              WHERE f.method = ''pull'' AND f.removed IS NULL
+                                AND (f.last_pull IS NULL
+                                     OR f.last_pull + f.pull_interval <= now())
+                              ORDER BY f.server_id', s) LOOP
+        BEGIN
+            EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_pull($1)', s) USING f.name;
+            pulled := pulled + 1;
+        EXCEPTION WHEN OTHERS THEN
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET last_pull = now(), last_error = $2
+                             WHERE name = $1', s)
+                USING f.name, SQLERRM;
+        END;
+    END LOOP;
+    -- retention: whole days of one server, never a DELETE
+    FOR f IN EXECUTE format($q$
+        SELECT format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
+          FROM %1$I.pgsentinel_fleet_server v
+          JOIN pg_class p ON p.relnamespace = $2
+           AND p.relname IN ('pgsentinel_fleet_sample_' || v.server_id,
+                             'pgsentinel_fleet_activity_' || v.server_id,
+                             'pgsentinel_fleet_text_' || v.server_id)
+          JOIN pg_inherits i ON i.inhparent = p.oid
+          JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE c.relname ~ '_[0-9]{8}$'
+           AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1
+               <= (timezone('UTC', now() - v.retention))::date
+         ORDER BY c.relname$q$, s)
+        USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s) LOOP
+        EXECUTE f.ddl;
+    END LOOP;
+    RETURN pulled;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_tick() FROM PUBLIC;

@@ -1,0 +1,235 @@
+
+-- The fleet as the repository shows it (docs/fleet.md): its servers and
+-- their state, their samples and rows (as pgsentinel_sample_archive and
+-- pgsentinel_ash_archive show one server's), and the fleet reports.  The
+-- rows come from other servers, whose roles mean nothing here: they are
+-- shown whole, to superusers and pg_read_all_stats only.
+
+CREATE VIEW pgsentinel_fleet_servers AS
+SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
+       f.remote_version, f.subscription, f.foreign_server, f.keep_one_in,
+       f.pull_interval, f.retention, f.added, f.removed,
+       (SELECT pg_catalog.max(x.sample_time) FROM pgsentinel_fleet_sample x
+         WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id) AS last_sample_time,
+       f.last_pull, f.last_error,
+       (SELECT pg_catalog.bool_or(p.pid IS NOT NULL) FROM pg_catalog.pg_stat_subscription p
+         WHERE p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
+           AND f.method OPERATOR(pg_catalog.=) 'logical') AS receiving
+  FROM pgsentinel_fleet_server f;
+
+CREATE VIEW pgsentinel_fleet_samples AS
+SELECT f.name AS server, s.server_id, s.sample_time, s.sample_id,
+       s.sample_period, s.weight, s.active_sessions
+  FROM pgsentinel_fleet_sample s
+  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id;
+
+CREATE VIEW pgsentinel_fleet_ash AS
+SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
+       a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
+       a.application_name, a.client_addr, a.client_hostname, a.client_port,
+       a.backend_start, a.xact_start, a.query_start, a.state_change,
+       w.wait_event_type, w.wait_event, a.state, a.backend_xid, a.backend_xmin,
+       tt.text AS top_level_query, qt.text AS query, a.cmdtype, a.queryid,
+       a.nested_queryid, a.backend_type, coalesce(u.blockers, 0) AS blockers,
+       u.blockerpid, u.blocker_state,
+       coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
+       s.sample_period, s.weight
+  FROM pgsentinel_fleet_sample s
+  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id
+ CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(s.activity_ids),
+                               pg_catalog.unnest(s.wait_event_ids),
+                               pg_catalog.unnest(s.blockers),
+                               pg_catalog.unnest(s.blockerpids),
+                               pg_catalog.unnest(s.blocker_states),
+                               pg_catalog.unnest(s.blocking_pids))
+       AS u(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
+            blocking_pids)
+  JOIN pgsentinel_fleet_activity a
+    ON a.server_id OPERATOR(pg_catalog.=) s.server_id
+   AND a.feed OPERATOR(pg_catalog.=) s.feed
+   AND a.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date
+   AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
+  LEFT JOIN pgsentinel_fleet_wait_event w
+    ON w.server_id OPERATOR(pg_catalog.=) s.server_id
+   AND w.feed OPERATOR(pg_catalog.=) s.feed
+   AND w.wait_event_id OPERATOR(pg_catalog.=) u.wait_event_id
+  LEFT JOIN pgsentinel_fleet_text tt
+    ON tt.server_id OPERATOR(pg_catalog.=) a.server_id
+   AND tt.feed OPERATOR(pg_catalog.=) a.feed
+   AND tt.day OPERATOR(pg_catalog.=) a.day
+   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
+  LEFT JOIN pgsentinel_fleet_text qt
+    ON qt.server_id OPERATOR(pg_catalog.=) a.server_id
+   AND qt.feed OPERATOR(pg_catalog.=) a.feed
+   AND qt.day OPERATOR(pg_catalog.=) a.day
+   AND qt.text_id OPERATOR(pg_catalog.=) a.query_id;
+
+REVOKE ALL ON pgsentinel_fleet_servers, pgsentinel_fleet_samples,
+    pgsentinel_fleet_ash FROM PUBLIC;
+GRANT SELECT ON pgsentinel_fleet_servers, pgsentinel_fleet_samples,
+    pgsentinel_fleet_ash TO pg_read_all_stats;
+
+-- Average active sessions per server over time: one row per server and
+-- bucket (bucket NULL: one bucket, the whole window), as pgsentinel_aas
+-- computes it for one server: DB time (sum of the rows' weights) over the
+-- seconds observed (sum of the samples' weights); NULL where the
+-- repository holds no sample of the server.  server: one server, or all.
+CREATE FUNCTION pgsentinel_fleet_aas(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    bucket interval DEFAULT NULL,
+    server text DEFAULT NULL)
+RETURNS TABLE (
+    server text,
+    bucket_start timestamptz,
+    db_time double precision,
+    aas double precision,
+    observed double precision,
+    coverage double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH p AS (
+    SELECT coalesce(bucket, until OPERATOR(pg_catalog.-) since) AS step,
+           CASE WHEN bucket IS NULL THEN since
+                ELSE timestamptz '2000-01-01 00:00:00+00' END AS origin
+     WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+), b AS (
+    SELECT g.b AS bucket_start,
+           extract(epoch FROM least(g.b OPERATOR(pg_catalog.+) p.step, until)
+                   OPERATOR(pg_catalog.-) greatest(g.b, since))::pg_catalog.float8 AS secs
+      FROM p, pg_catalog.generate_series(pg_catalog.date_bin(p.step, since, p.origin),
+                                         until OPERATOR(pg_catalog.-) interval '1 microsecond',
+                                         p.step) AS g(b)
+), srv AS (
+    SELECT f.server_id, f.name FROM pgsentinel_fleet_servers f
+     WHERE (pgsentinel_fleet_aas.server IS NULL
+            OR f.name OPERATOR(pg_catalog.=) pgsentinel_fleet_aas.server)
+       AND (f.removed IS NULL OR EXISTS (
+            SELECT FROM pgsentinel_fleet_samples x
+             WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id
+               AND x.sample_time OPERATOR(pg_catalog.>=) since
+               AND x.sample_time OPERATOR(pg_catalog.<) until))
+), obs AS (
+    SELECT x.server_id, pg_catalog.date_bin(p.step, x.sample_time, p.origin) AS bucket_start,
+           pg_catalog.sum(x.weight) AS observed
+      FROM p, pgsentinel_fleet_samples x
+     WHERE x.sample_time OPERATOR(pg_catalog.>=) since
+       AND x.sample_time OPERATOR(pg_catalog.<) until
+       AND x.server_id IN (SELECT srv.server_id FROM srv)
+     GROUP BY 1, 2
+), r AS (
+    SELECT h.server_id, pg_catalog.date_bin(p.step, h.ash_time, p.origin) AS bucket_start,
+           pg_catalog.sum(h.weight) AS db_time
+      FROM p, pgsentinel_fleet_ash h
+     WHERE h.ash_time OPERATOR(pg_catalog.>=) since
+       AND h.ash_time OPERATOR(pg_catalog.<) until
+       AND h.server_id IN (SELECT srv.server_id FROM srv)
+     GROUP BY 1, 2
+)
+SELECT srv.name, b.bucket_start,
+       coalesce(r.db_time, 0::pg_catalog.float8),
+       coalesce(r.db_time, 0::pg_catalog.float8)
+           OPERATOR(pg_catalog./) NULLIF(o.observed, 0::pg_catalog.float8),
+       coalesce(o.observed, 0::pg_catalog.float8),
+       least(coalesce(o.observed, 0::pg_catalog.float8) OPERATOR(pg_catalog./) b.secs,
+             1::pg_catalog.float8)
+  FROM srv CROSS JOIN b
+  LEFT JOIN obs o ON o.server_id OPERATOR(pg_catalog.=) srv.server_id
+                 AND o.bucket_start OPERATOR(pg_catalog.=) b.bucket_start
+  LEFT JOIN r ON r.server_id OPERATOR(pg_catalog.=) srv.server_id
+             AND r.bucket_start OPERATOR(pg_catalog.=) b.bucket_start
+ ORDER BY 1, 2;
+END;
+
+-- The servers with the most DB time over a window, with their average
+-- active sessions and the wait class that took most of their time.
+CREATE FUNCTION pgsentinel_fleet_top_servers(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    top_n integer DEFAULT 10)
+RETURNS TABLE (
+    rank bigint,
+    server text,
+    db_time double precision,
+    aas double precision,
+    pct double precision,
+    top_wait_class text,
+    top_wait_class_pct double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH a AS (
+    SELECT x.server, x.db_time, x.aas FROM pgsentinel_fleet_aas(since, until) x
+), w AS (
+    SELECT h.server, h.wait_event_type, pg_catalog.sum(h.weight) AS db_time,
+           pg_catalog.row_number() OVER (PARTITION BY h.server
+                                         ORDER BY pg_catalog.sum(h.weight) DESC,
+                                                  h.wait_event_type) AS n
+      FROM pgsentinel_fleet_ash h
+     WHERE h.ash_time OPERATOR(pg_catalog.>=) since
+       AND h.ash_time OPERATOR(pg_catalog.<) until
+     GROUP BY 1, 2
+), ranked AS (
+    SELECT pg_catalog.row_number() OVER (ORDER BY a.db_time DESC, a.server) AS rank,
+           a.server, a.db_time, a.aas,
+           100::pg_catalog.float8 OPERATOR(pg_catalog.*) a.db_time
+               OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(a.db_time) OVER (), 0::pg_catalog.float8) AS pct,
+           w.wait_event_type,
+           100::pg_catalog.float8 OPERATOR(pg_catalog.*) w.db_time
+               OPERATOR(pg_catalog./) NULLIF(a.db_time, 0::pg_catalog.float8) AS wpct
+      FROM a LEFT JOIN w ON w.server OPERATOR(pg_catalog.=) a.server
+                        AND w.n OPERATOR(pg_catalog.=) 1::pg_catalog.int8
+)
+SELECT ranked.rank, ranked.server, ranked.db_time, ranked.aas, ranked.pct,
+       ranked.wait_event_type, ranked.wpct
+  FROM ranked
+ WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8
+ ORDER BY ranked.rank;
+END;
+
+-- The statements with the most DB time across the fleet (or on one
+-- server), by query id and text (query ids differ between databases and
+-- servers for the same text), with the servers they ran on.
+CREATE FUNCTION pgsentinel_fleet_top_statements(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    server text DEFAULT NULL,
+    top_n integer DEFAULT 10)
+RETURNS TABLE (
+    rank bigint,
+    queryid bigint,
+    query text,
+    db_time double precision,
+    pct double precision,
+    servers text[])
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH r AS (
+    SELECT h.queryid, h.query, pg_catalog.sum(h.weight) AS db_time,
+           pg_catalog.array_agg(DISTINCT h.server) AS servers
+      FROM pgsentinel_fleet_ash h
+     WHERE h.ash_time OPERATOR(pg_catalog.>=) since
+       AND h.ash_time OPERATOR(pg_catalog.<) until
+       AND pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+       AND (pgsentinel_fleet_top_statements.server IS NULL
+            OR h.server OPERATOR(pg_catalog.=) pgsentinel_fleet_top_statements.server)
+     GROUP BY 1, 2
+), ranked AS (
+    SELECT pg_catalog.row_number() OVER (ORDER BY r.db_time DESC, r.queryid, r.query) AS rank,
+           r.queryid, r.query, r.db_time,
+           100::pg_catalog.float8 OPERATOR(pg_catalog.*) r.db_time
+               OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(r.db_time) OVER (), 0::pg_catalog.float8) AS pct,
+           r.servers
+      FROM r
+)
+SELECT ranked.rank, ranked.queryid, ranked.query, ranked.db_time, ranked.pct, ranked.servers
+  FROM ranked
+ WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8
+ ORDER BY ranked.rank;
+END;
+
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_aas(timestamptz, timestamptz, interval, text),
+    pgsentinel_fleet_top_servers(timestamptz, timestamptz, integer),
+    pgsentinel_fleet_top_statements(timestamptz, timestamptz, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pgsentinel_fleet_aas(timestamptz, timestamptz, interval, text),
+    pgsentinel_fleet_top_servers(timestamptz, timestamptz, integer),
+    pgsentinel_fleet_top_statements(timestamptz, timestamptz, text, integer) TO pg_read_all_stats;

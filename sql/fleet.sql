@@ -1,0 +1,105 @@
+--
+-- The fleet's setup functions (docs/fleet.md): every error says what is
+-- wrong and what to do; a loopback pull (this server added to its own
+-- fleet) stores its samples once, however often it is pulled; removal
+-- with and without the history.  The logical transport, the standby and
+-- the restarts are in t/030_fleet.pl.
+--
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+SET client_min_messages = error;
+
+-- The fleet needs dblink and postgres_fdw: a PostgreSQL built without
+-- contrib (the sanitizer build) stops here (expected/fleet_1.out).
+SELECT count(*) = 2 AS fleet_contrib FROM pg_available_extensions
+ WHERE name IN ('dblink', 'postgres_fdw') \gset
+\if :fleet_contrib
+\else
+\echo 'dblink and postgres_fdw are not installed: the fleet is not tested here'
+\quit
+\endif
+
+-- wrong arguments
+SELECT pgsentinel_fleet_add('bad name!', 'dbname=x');
+SELECT pgsentinel_fleet_add('a', 'dbname=x', method => 'carrier pigeon');
+SELECT pgsentinel_fleet_add('a', 'dbname=x', keep_one_in => 0);
+SELECT pgsentinel_fleet_add('a', 'dbname=x', retention => '1 hour');
+
+-- the transports' extensions are needed
+SELECT pgsentinel_fleet_add('a', 'dbname=x');
+CREATE SCHEMA fleet_ext;
+CREATE EXTENSION dblink SCHEMA fleet_ext;
+SELECT pgsentinel_fleet_add('a', 'dbname=x', method => 'pull');
+CREATE EXTENSION postgres_fdw SCHEMA fleet_ext;
+
+-- the source: unreachable, without pgsentinel, not publishing
+SELECT format('host=%s port=%s', split_part(current_setting('unix_socket_directories'), ',', 1),
+              current_setting('port')) AS here \gset
+SELECT pgsentinel_fleet_add('a', 'host=/nonexistent port=1 dbname=postgres', method => 'pull');
+SELECT pgsentinel_fleet_add('a', :'here' || ' dbname=template1', method => 'pull');
+-- a repository cannot subscribe to itself (creating the slot would wait
+-- for its own transaction), whatever its wal_level
+SELECT pgsentinel_fleet_add('a', :'here' || ' dbname=' || current_database());
+-- publishing needs wal_level = logical (the error names the server's
+-- wal_level, which depends on the test server's settings: shown as "...")
+CREATE FUNCTION pg_temp.fleet_error(stmt text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    hint text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+    RETURN regexp_replace(SQLERRM, 'wal_level is "[a-z]+"', 'wal_level is "..."')
+           || E'\nHINT: ' || hint;
+END $$;
+SELECT pg_temp.fleet_error('SELECT pgsentinel_fleet_publish()');
+
+-- a loopback pull: this server is its own fleet's "self"
+SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
+                            method => 'pull', pull_interval => '1 hour') > 0 AS added;
+SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
+SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, removed
+  FROM pgsentinel_fleet_servers;
+SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_stored
+  FROM pgsentinel_fleet_pull('self');
+-- again at once: what it pulled again is not stored twice
+SELECT name, samples_stored = samples_seen AS none_twice FROM pgsentinel_fleet_pull('self');
+SELECT count(*) = count(DISTINCT sample_time) AS unique_samples,
+       count(*) > 0 AS some
+  FROM pgsentinel_fleet_samples WHERE server = 'self';
+-- every pulled row is one of the ring's, with its weight
+SELECT count(*) = 0 AS rows_match FROM (
+  SELECT ash_time, pid, wait_event_type, wait_event, query, sample_period
+    FROM pgsentinel_fleet_ash WHERE server = 'self'
+  EXCEPT
+  SELECT ash_time, pid, wait_event_type, wait_event, query, sample_period
+    FROM pg_active_session_history) x;
+SELECT server, aas >= 0 AS aas, coverage > 0 AS covered
+  FROM pgsentinel_fleet_aas(now() - interval '1 hour', now());
+SELECT rank, server FROM pgsentinel_fleet_top_servers(now() - interval '1 hour', now());
+SELECT count(*) >= 0 AS statements FROM pgsentinel_fleet_top_statements(server => 'self');
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+SELECT pgsentinel_fleet_pull('nope');
+SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
+
+-- removed, history kept: the name can come back and goes on
+SELECT pgsentinel_fleet_remove('self');
+SELECT name, removed IS NOT NULL AS removed, foreign_server FROM pgsentinel_fleet_servers;
+SELECT count(*) FROM pg_foreign_server WHERE srvname LIKE 'pgsentinel_fleet_%';
+SELECT count(*) > 0 AS history_kept FROM pgsentinel_fleet_samples WHERE server = 'self';
+SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
+                            method => 'pull') > 0 AS added_again;
+SELECT (SELECT pulled_until FROM pgsentinel_fleet_server WHERE name = 'self')
+       = (SELECT max(sample_time) FROM pgsentinel_fleet_sample) AS goes_on_after_its_newest;
+-- removed with its history: its partitions go
+SELECT pgsentinel_fleet_remove('self', keep_history => false);
+SELECT count(*) FROM pgsentinel_fleet_servers;
+SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|activity|text|wait_event)_[0-9]';
+SELECT pgsentinel_fleet_remove('self');
+
+DROP EXTENSION postgres_fdw;
+DROP EXTENSION dblink;
+DROP SCHEMA fleet_ext;
+RESET client_min_messages;

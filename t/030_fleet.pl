@@ -1,0 +1,208 @@
+
+# The fleet (docs/fleet.md): two primaries (logical) and a standby of one of
+# them (pull) feed one repository.  The repository is stopped during
+# sampling and started again: it catches up with no gap and no duplicate
+# (the lists of samples of each source and of the repository are equal).
+# The fleet's AAS per server equals each server's own over the same window.
+# The standby is promoted: the pull goes on, then it switches to logical
+# and its archive's copy (which holds the old primary's samples from before
+# the promotion) adds nothing already pulled nor anything of another
+# server.  keep_one_in = 1, so that every sample is archived.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $conf = "pgsentinel_archive.interval = 200ms\n"
+  . "pgsentinel_archive.keep_one_in = 1\n"
+  . "pgsentinel_ash.max_entries = 20000\n"
+  . "max_replication_slots = 10\n"
+  . "max_logical_replication_workers = 10\nmax_worker_processes = 20\n";
+my $p1 = pgs_node('p1', conf => $conf . "max_wal_senders = 10\n", init_opts => { allows_streaming => 'logical' });
+my $p2 = pgs_node('p2', conf => $conf . "max_wal_senders = 10\n", init_opts => { allows_streaming => 'logical' });
+$p1->backup('bkp');
+my $s1 = PostgreSQL::Test::Cluster->new('s1');
+$s1->init_from_backup($p1, 'bkp', has_streaming => 1);
+$s1->start;
+my $repo = pgs_node('repo', conf => $conf);
+$repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
+
+# p1's archive holds a day the repository has no archive partition of: its
+# initial copy lands in the repository's DEFAULT partition, and the trigger
+# files it under p1 in a partition made for that day.
+my $old_day = $p1->safe_psql('postgres', q{
+	SELECT timezone('UTC', now())::date - 3});
+$p1->safe_psql('postgres', qq{
+	CREATE TABLE pgsentinel_archive_sample_old PARTITION OF pgsentinel_archive_sample
+	  FOR VALUES FROM (timezone('UTC', '$old_day'::timestamp))
+	  TO (timezone('UTC', '$old_day'::timestamp + interval '1 day'));
+	INSERT INTO pgsentinel_archive_sample (sample_time, sample_id, sample_period, weight,
+	  active_sessions) VALUES (timezone('UTC', '$old_day 12:00'::timestamp), 0, 1, 1, 0)});
+
+# a session to sample on each source
+my @bg = map { pgs_start_bg($_->[0], "SELECT pg_sleep(600) /* fleet $_->[1] */") }
+  ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1']);
+
+# setup errors first
+my ($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('s1', \$\$" . $s1->connstr('postgres') . "\$\$, 'logical')");
+like($err, qr/is a standby: it cannot publish/, 'a standby cannot be added as logical');
+($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('nope', 'host=/nonexistent port=1 dbname=postgres', 'pull')");
+like($err, qr/cannot connect to fleet server "nope"/, 'unreachable source: clear error');
+
+for my $n ([$p1, 'p1', 'logical'], [$p2, 'p2', 'logical'], [$s1, 's1', 'pull'])
+{
+	$repo->safe_psql('postgres',
+		"SELECT pgsentinel_fleet_add('$n->[1]', \$\$" . $n->[0]->connstr('postgres')
+		  . "\$\$, '$n->[2]', pull_interval => '200ms')");
+}
+($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('p1', \$\$" . $p1->connstr('postgres') . "\$\$)");
+like($err, qr/fleet server "p1" exists already/, 'name taken: clear error');
+
+# The newest sample a source archived (or, for the standby, sampled).
+sub newest_source
+{
+	my ($n, $standby) = @_;
+	return $n->safe_psql('postgres',
+		$standby ? 'SELECT max(sample_time) FROM pgsentinel_samples()'
+		  : 'SELECT last_sample_time FROM pgsentinel_archive_state');
+}
+
+# Wait until the repository holds a server's samples up to $t.
+sub wait_repo
+{
+	my ($name, $t, $what) = @_;
+	ok( $repo->poll_query_until('postgres',
+			"SELECT coalesce(max(sample_time) >= '$t', false) FROM pgsentinel_fleet_samples WHERE server = '$name'"),
+		"repository has $name up to the newest sample: $what");
+}
+
+# The list of samples in [$from, $to]: count and digest.
+sub sample_list
+{
+	my ($n, $rel, $from, $to, $where) = @_;
+	$where = $where ? "AND $where" : '';
+	return $n->safe_psql('postgres', qq{
+		SELECT count(*) || ' ' || md5(coalesce(string_agg(extract(epoch FROM sample_time)::text
+		                                                  || ':' || sample_id, ',' ORDER BY sample_time), ''))
+		  FROM $rel WHERE sample_time >= '$from' AND sample_time <= '$to' $where});
+}
+
+wait_repo('p1', newest_source($p1), 'start');
+wait_repo('p2', newest_source($p2), 'start');
+wait_repo('s1', newest_source($s1, 1), 'start');
+
+is( $repo->safe_psql('postgres', qq{
+		SELECT count(*) FROM pgsentinel_fleet_samples
+		 WHERE server = 'p1' AND sample_time = timezone('UTC', '$old_day 12:00'::timestamp)}),
+	'1', 'a day the repository had no partition of is copied (DEFAULT partition, then the trigger)');
+
+# The repository stops during sampling, then starts again.
+my $stopped = newest_source($p1);
+$repo->stop('fast');
+ok( $p1->poll_query_until('postgres',
+		"SELECT last_sample_time > '$stopped'::timestamptz + interval '2 seconds' FROM pgsentinel_archive_state"),
+	'p1 archives on while the repository is down');
+$repo->start;
+my %upto = (p1 => newest_source($p1), p2 => newest_source($p2), s1 => newest_source($s1, 1));
+wait_repo($_, $upto{$_}, 'after the restart') for qw(p1 p2 s1);
+
+for my $n ([$p1, 'p1', 'pgsentinel_archive_sample'], [$p2, 'p2', 'pgsentinel_archive_sample'],
+	[$s1, 's1', 'pgsentinel_samples()'])
+{
+	my $name = $n->[1];
+	my $from = $repo->safe_psql('postgres',
+		"SELECT min(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name'");
+	is( sample_list($repo, 'pgsentinel_fleet_samples', $from, $upto{$name}, "server = '$name'"),
+		sample_list($n->[0], $n->[2], $from, $upto{$name}),
+		"$name: the repository's samples are the source's, none lost, none doubled");
+}
+is( $repo->safe_psql('postgres',
+		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample'),
+	'0', 'no sample twice in the repository');
+is( $repo->safe_psql('postgres', q{
+		SELECT (SELECT count(*) FROM pgsentinel_archive_sample)
+		       - (SELECT samples_archived FROM pgsentinel_archive_state)
+		       + (SELECT count(*) FROM pgsentinel_archive_sample_fleet)
+		       + (SELECT count(*) FROM pgsentinel_archive_activity_fleet)}),
+	'0', 'the repository\'s own archive holds its own samples only');
+
+# The fleet's AAS per server = the server's own, over a window both hold.
+for my $n ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1'])
+{
+	my $name = $n->[1];
+	my ($since, $until) = split /\|/, $repo->safe_psql('postgres',
+		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
+	my $fleet = $repo->safe_psql('postgres',
+		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_fleet_aas('$since', '$until', server => '$name')");
+	# a standby's own report mixes its primary's archive in: its ring is its history
+	my $own = $name eq 's1'
+	  ? $s1->safe_psql('postgres', qq{
+		SELECT round((h.t / o.t)::numeric, 9) || ' ' || round(h.t::numeric, 6)
+		  FROM (SELECT sum(sample_period) AS t FROM pg_active_session_history
+		         WHERE ash_time >= '$since' AND ash_time < '$until') h,
+		       (SELECT sum(sample_period) AS t FROM pgsentinel_samples()
+		         WHERE sample_time >= '$since' AND sample_time < '$until') o})
+	  : $n->[0]->safe_psql('postgres',
+		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_aas('$since', '$until')");
+	is($fleet, $own, "$name: fleet AAS = its own over the same window");
+	cmp_ok((split / /, $fleet)[0], '>', 0, "$name: the sleeper counts");
+}
+like( $repo->safe_psql('postgres',
+		"SELECT servers::text FROM pgsentinel_fleet_top_statements(now() - interval '1 hour', now()) WHERE query LIKE 'SELECT pg_sleep(600) /* fleet p1 */%'"),
+	qr/^\{p1\}$/, 'top statements across the fleet name the server');
+is( $repo->safe_psql('postgres',
+		"SELECT string_agg(server, ',' ORDER BY server) FROM pgsentinel_fleet_top_servers(now() - interval '1 hour', now())"),
+	'p1,p2,s1', 'top servers lists the fleet');
+
+# The standby is promoted: the pull goes on.
+my $promoted_at = $s1->safe_psql('postgres', 'SELECT now()');
+$s1->promote;
+ok($s1->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()'), 's1 promoted');
+my $after = newest_source($s1, 1);
+wait_repo('s1', $after, 'pulled after the promotion');
+
+# It switches to logical: what it archived as a standby's copy (the old
+# primary's samples) is not taken as its own.
+my $pulled = $repo->safe_psql('postgres',
+	"SELECT max(sample_time) FROM pgsentinel_fleet_samples WHERE server = 's1'");
+$repo->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('s1')");
+my $before = sample_list($repo, 'pgsentinel_fleet_samples', '-infinity', $pulled, "server = 's1'");
+$repo->safe_psql('postgres',
+	"SELECT pgsentinel_fleet_add('s1', \$\$" . $s1->connstr('postgres') . "\$\$, 'logical')");
+ok( $s1->poll_query_until('postgres',
+		"SELECT last_sample_time > '$pulled'::timestamptz + interval '1 second' FROM pgsentinel_archive_state"),
+	's1 archives as a primary');
+my $s1_upto = newest_source($s1);
+wait_repo('s1', $s1_upto, 'logical after the switch');
+is(sample_list($repo, 'pgsentinel_fleet_samples', '-infinity', $pulled, "server = 's1'"),
+	$before, 's1: nothing added before the switch (the copy of the old primary\'s archive is not s1\'s)');
+is( sample_list($repo, 'pgsentinel_fleet_samples', "$pulled", $s1_upto, "server = 's1' AND sample_time > '$pulled'"),
+	sample_list($s1, 'pgsentinel_archive_sample', "$pulled", $s1_upto, "sample_time > '$pulled'"),
+	's1: after the switch, the samples it archived');
+is( $repo->safe_psql('postgres',
+		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample'),
+	'0', 'still no sample twice');
+
+# Removed with its history: the rows stay, the subscription and slot go.
+my $p2sub = $repo->safe_psql('postgres',
+	"SELECT subscription FROM pgsentinel_fleet_servers WHERE name = 'p2'");
+$repo->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('p2')");
+is($repo->safe_psql('postgres', "SELECT count(*) FROM pg_subscription WHERE subname = '$p2sub'"),
+	'0', 'p2 removed: its subscription is dropped');
+ok($p2->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_replication_slots"),
+	'p2 removed: its slot is dropped on the source');
+cmp_ok($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_samples WHERE server = 'p2'"),
+	'>', 0, 'p2 removed: its history is kept');
+
+pgs_stop_bg($_) for @bg;
+done_testing();

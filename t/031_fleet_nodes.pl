@@ -1,0 +1,83 @@
+
+# The fleet on two repository nodes (docs/fleet.md, "When the repository
+# outgrows one machine"): a server's partitions live on node B as foreign
+# partitions of node A's fleet tables.  A primary feeds A by logical
+# replication; its rows land on B, none on A; A's reports read them
+# through postgres_fdw and equal the source's own.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgsTest;
+
+my $conf = "pgsentinel_archive.interval = 200ms\n"
+  . "pgsentinel_archive.keep_one_in = 1\n"
+  . "max_replication_slots = 10\nmax_logical_replication_workers = 10\n"
+  . "max_worker_processes = 20\n";
+my $src = pgs_node('src', conf => $conf . "max_wal_senders = 10\n",
+	init_opts => { allows_streaming => 'logical' });
+my $a = pgs_node('node_a', conf => $conf);
+my $b = pgs_node('node_b', conf => $conf);
+my $bg = pgs_start_bg($src, 'SELECT pg_sleep(600) /* sharded */');
+
+# The steps of docs/fleet.md, for server id 1 on node B.
+$b->safe_psql('postgres',
+	"SELECT pgsentinel_fleet_partitions(1, current_date - 2, current_date + 7)");
+$a->safe_psql('postgres', "CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw;
+	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
+	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
+	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");
+for my $t (qw(sample activity text wait_event))
+{
+	$a->safe_psql('postgres',
+		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t
+		   FOR VALUES IN (1) SERVER node_b OPTIONS (table_name 'pgsentinel_fleet_${t}_1')");
+}
+my ($ret, $out, $err) = $a->psql('postgres',
+	"SELECT pgsentinel_fleet_add('b', \$\$" . $b->connstr('postgres') . "\$\$)");
+like($err, qr/wal_level is "\w+" on fleet server "b": method logical needs "logical"/,
+	'a source without wal_level = logical: clear error');
+is( $a->safe_psql('postgres',
+		"SELECT pgsentinel_fleet_add('src', \$\$" . $src->connstr('postgres') . "\$\$)"),
+	'1', 'the source is server 1');
+
+my $upto = $src->safe_psql('postgres', 'SELECT last_sample_time FROM pgsentinel_archive_state');
+ok( $b->poll_query_until('postgres',
+		"SELECT coalesce(max(sample_time) >= '$upto', false) FROM pgsentinel_fleet_sample_1"),
+	'node B receives the source\'s samples');
+my $from = $b->safe_psql('postgres', 'SELECT min(sample_time) FROM pgsentinel_fleet_sample_1');
+
+sub sample_list
+{
+	my ($n, $rel) = @_;
+	return $n->safe_psql('postgres', qq{
+		SELECT count(*) || ' ' || md5(string_agg(extract(epoch FROM sample_time)::text
+		                                        || ':' || sample_id, ',' ORDER BY sample_time))
+		  FROM $rel WHERE sample_time >= '$from' AND sample_time <= '$upto'});
+}
+is(sample_list($b, 'pgsentinel_fleet_sample_1'), sample_list($src, 'pgsentinel_archive_sample'),
+	'node B holds the source\'s samples, none lost, none doubled');
+is(sample_list($a, 'pgsentinel_fleet_samples'), sample_list($src, 'pgsentinel_archive_sample'),
+	'node A reads them through its foreign partition');
+is( $a->safe_psql('postgres', q{
+		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
+		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
+	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
+	'node A stores nothing of server 1: its partitions are foreign');
+my ($since, $until) = ($from, $upto);
+is( $a->safe_psql('postgres',
+		"SELECT round(aas::numeric, 9) FROM pgsentinel_fleet_aas('$since', '$until', server => 'src')"),
+	$src->safe_psql('postgres', "SELECT round(aas::numeric, 9) FROM pgsentinel_aas('$since', '$until')"),
+	'fleet AAS through node B = the source\'s own');
+like( $a->safe_psql('postgres',
+		"SELECT query FROM pgsentinel_fleet_top_statements('$since', '$until') WHERE query LIKE '%sharded%'"),
+	qr/sharded/, 'texts and activities are read on node B too');
+
+pgs_stop_bg($bg);
+done_testing();
