@@ -322,6 +322,13 @@ is(pgs_status($standby, 'archive_message'), 'standby: the primary archives',
 is(pgs_status($standby, 'archive_rows'), '0', 'the standby archived nothing');
 wait_archived($node, 'before promotion');
 $node->wait_for_catchup($standby);
+# The archive there is the primary's: the standby's history is its ring.
+is( $standby->safe_psql('postgres', q{
+		SELECT (SELECT count(*) FROM pgsentinel_archive_sample) > 0,
+		       (SELECT count(*) FROM pgsentinel_sample_history WHERE source = 'archive'),
+		       (SELECT count(*) FROM pgsentinel_ash_history WHERE source = 'archive'),
+		       (SELECT count(*) FROM pgsentinel_statements_history WHERE source = 'archive')}),
+	't|0|0|0', "the standby's history views read its ring, not the primary's archive");
 $node->stop;
 $standby->promote;
 ok( $standby->poll_query_until('postgres',

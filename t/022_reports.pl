@@ -31,17 +31,19 @@ ok( $node->poll_query_until('postgres',
 my $root_pid = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE rep_t%'");
 
-# two waiters in a chain behind it, three sleepers, one CPU loop
+# two waiters in a chain behind it, four sleepers, one CPU loop (the
+# UPDATE statement has three sessions: the root, idle in transaction and
+# sampled, and its two waiters; the sleepers' must come first)
 my @bg;
 push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 2 WHERE id = 1 /* rep_waiter */');
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%rep_waiter */'"),
 	'first waiter blocked');
 push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 3 WHERE id = 1 /* rep_waiter2 */');
-push @bg, pgs_start_bg($node, "SELECT pg_sleep(300) /* rep_sleep */") for 1 .. 3;
+push @bg, pgs_start_bg($node, "SELECT pg_sleep(300) /* rep_sleep */") for 1 .. 4;
 push @bg, pgs_start_bg($node,
 	'DO $$BEGIN LOOP PERFORM 1; END LOOP; END$$ /* rep_cpu */');
-ok(pgs_wait_sessions($node, 3, '%rep_sleep */'), 'three sleepers');
+ok(pgs_wait_sessions($node, 4, '%rep_sleep */'), 'four sleepers');
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 2 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%rep_waiter%'"),
 	'second waiter blocked');
@@ -53,7 +55,7 @@ ok( $node->poll_query_until('postgres', qq{
 		SELECT count(*) > 0 FROM (
 		  SELECT sample_id FROM pgsentinel_ash('$t1', now())
 		  GROUP BY sample_id
-		  HAVING count(*) FILTER (WHERE query LIKE '%rep_sleep */') = 3
+		  HAVING count(*) FILTER (WHERE query LIKE '%rep_sleep */') = 4
 		     AND count(*) FILTER (WHERE wait_event_type = 'Lock') = 2
 		     AND count(*) FILTER (WHERE pid = $root_pid AND state = 'idle in transaction') = 1) s}),
 	'a sample with the whole workload');
@@ -76,7 +78,7 @@ like( $node->safe_psql('postgres',
 	qr/UPDATE rep_t SET v = v \+ 1/, "the root's last statement");
 cmp_ok( $node->safe_psql('postgres',
 		"SELECT aas FROM pgsentinel_aas($window, by => 'wait_class') WHERE key = 'Timeout'"),
-	'>', 2.5, 'three sleepers make about 3 active sessions of Timeout');
+	'>', 3.5, 'four sleepers make about 4 active sessions of Timeout');
 
 # the report, in each format
 my $text = $node->safe_psql('postgres', "SELECT pgsentinel_report($window)");

@@ -10,6 +10,8 @@
 -- for.  Average active sessions over a window = sum(weight) / seconds;
 -- pgsentinel_sample_history gives the seconds observed (sum of its
 -- weights), which is less than the window when the sampler did not run.
+-- On a standby the archive is the primary's (replicated): the history of
+-- a standby is its own ring alone.
 
 -- The blocker's role is read with the rows: pg_active_session_history
 -- shows the new columns of the foreign table.
@@ -25,7 +27,8 @@ CREATE VIEW pgsentinel_sample_history AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
        a.active_sessions, a.source
   FROM pgsentinel_sample_archive a
- WHERE a.sample_time OPERATOR(pg_catalog.<)
+ WHERE NOT pg_catalog.pg_is_in_recovery()
+   AND a.sample_time OPERATOR(pg_catalog.<)
        coalesce((SELECT greatest(pgsentinel_ring_start(),
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
                             FROM pgsentinel_archive_state st
@@ -34,7 +37,8 @@ UNION ALL
 SELECT p.sample_id, p.sample_time, p.sample_period, p.sample_period,
        p.active_sessions, 'ring'::pg_catalog.text
   FROM pgsentinel_samples() p
- WHERE p.sample_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
+ WHERE pg_catalog.pg_is_in_recovery()
+    OR p.sample_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
                             FROM pgsentinel_archive_state st
                            WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
@@ -106,7 +110,8 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        blocker_state, sample_id, blocking_pids, sample_period,
        blocker_usesysid, weight, source
   FROM pgsentinel_ash_archive
- WHERE ash_time OPERATOR(pg_catalog.<)
+ WHERE NOT pg_catalog.pg_is_in_recovery()
+   AND ash_time OPERATOR(pg_catalog.<)
        coalesce((SELECT greatest(pgsentinel_ring_start(),
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
                             FROM pgsentinel_archive_state st
@@ -121,7 +126,8 @@ SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
        r.blocker_state, r.sample_id, r.blocking_pids, r.sample_period,
        r.blocker_usesysid, r.sample_period, 'ring'::pg_catalog.text
   FROM pgsentinel_ash_ring r
- WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
+ WHERE pg_catalog.pg_is_in_recovery()
+    OR r.ash_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
                             FROM pgsentinel_archive_state st
                            WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));

@@ -47,6 +47,8 @@ SELECT d.ash_time, d.prev_ash_time, d.sample_id, d.userid, d.dbid,
                               WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
                          AS visible) v;
 
+-- On a standby the archive is the primary's (replicated): the standby's
+-- history is its own ring alone.
 -- The ring's part: the helper's deltas over the whole ring (a reading's
 -- previous one may be older than the watermark) for the readings the
 -- archiver has not archived yet, without those in which no counter moved,
@@ -59,6 +61,7 @@ SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid, toplevel,
        shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
        query, source
   FROM pgsentinel_statements_archive
+ WHERE NOT pg_catalog.pg_is_in_recovery()
 UNION ALL
 SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
        r.queryid, r.toplevel, r.seconds, r.reset, r.calls, r.rows,
@@ -76,10 +79,10 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
          ORDER BY m.day DESC LIMIT 1),
        'ring'::pg_catalog.text
   FROM pg_stat_statements_history_deltas('-infinity', 'infinity') r
- WHERE NOT EXISTS (SELECT FROM pgsentinel_archive_state st
+ WHERE (pg_catalog.pg_is_in_recovery() OR NOT EXISTS (SELECT FROM pgsentinel_archive_state st
                     WHERE CASE WHEN st.stmt_history_id OPERATOR(pg_catalog.=) pgsentinel_history_id()
                                THEN r.sample_id OPERATOR(pg_catalog.<=) st.stmt_last_sample_id
-                               ELSE r.ash_time OPERATOR(pg_catalog.<=) st.stmt_last_time END)
+                               ELSE r.ash_time OPERATOR(pg_catalog.<=) st.stmt_last_time END))
    AND (r.reset
         OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
         OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0
