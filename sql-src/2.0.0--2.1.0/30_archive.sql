@@ -109,11 +109,15 @@ CREATE INDEX ON pgsentinel_archive_text (day, hash);
 -- Rollups: the time sessions spent (db_time, seconds: the sum of the
 -- weights of the rows) by minute and by hour, per wait, statement,
 -- database, role, application and backend type; and the time observed
--- (the sum of the samples' weights) per bucket.  Average active sessions
--- of a bucket = db_time / observed.
+-- (the sum of the samples' weights) per bucket, with the most rows one
+-- sample of the bucket archived (peak).  Average active sessions of a
+-- bucket = db_time / observed.  usesysid is kept for the views
+-- (36_rollup_views.sql), which hide of other roles' time what
+-- pg_stat_activity hides.
 CREATE TABLE pgsentinel_rollup_minute (
     bucket timestamptz NOT NULL,
     datname text,
+    usesysid oid,
     usename text,
     application_name text,
     backend_type text,
@@ -122,27 +126,29 @@ CREATE TABLE pgsentinel_rollup_minute (
     queryid bigint,
     db_time double precision NOT NULL,
     rows bigint NOT NULL,
-    UNIQUE NULLS NOT DISTINCT (bucket, datname, usename, application_name,
-                               backend_type, wait_event_type, wait_event,
-                               queryid)
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
+                               application_name, backend_type,
+                               wait_event_type, wait_event, queryid)
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_minute_observed (
     bucket timestamptz NOT NULL PRIMARY KEY,
     samples bigint NOT NULL,
-    observed double precision NOT NULL
+    observed double precision NOT NULL,
+    peak integer
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_hour (LIKE pgsentinel_rollup_minute,
-    UNIQUE NULLS NOT DISTINCT (bucket, datname, usename, application_name,
-                               backend_type, wait_event_type, wait_event,
-                               queryid)
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
+                               application_name, backend_type,
+                               wait_event_type, wait_event, queryid)
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_hour_observed (
     bucket timestamptz NOT NULL PRIMARY KEY,
     samples bigint NOT NULL,
-    observed double precision NOT NULL
+    observed double precision NOT NULL,
+    peak integer
 ) PARTITION BY RANGE (bucket);
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,

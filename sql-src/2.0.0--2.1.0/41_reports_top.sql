@@ -32,8 +32,8 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH obs AS (
-    SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8) AS observed
-      FROM pgsentinel_samples_in(since, until) s
+    SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed
+      FROM pgsentinel_observed(since, until, 'hour') s
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
 ), r AS (
     SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
@@ -41,24 +41,28 @@ WITH obs AS (
                h.client_addr, h.backend_type) AS key,
            pgsentinel_dimension_key('wait_event', h.wait_event_type, h.wait_event,
                NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
-           CASE WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN h.top_level_query
+           CASE WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN h.query
                 WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN
                     pg_catalog.format('%s@%s %s (%s)', h.usename, h.datname,
                                       h.application_name, h.backend_type)
            END AS description,
-           h.ash_time, h.weight
-      FROM pgsentinel_ash(since, until, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
-), k AS (
-    SELECT r.key, pg_catalog.sum(r.weight) AS db_time,
-           (pg_catalog.array_agg(r.description ORDER BY r.ash_time DESC)
-                FILTER (WHERE r.description IS NOT NULL))[1] AS description
-      FROM r GROUP BY r.key
+           h.t, h.db_time
+      FROM pgsentinel_load(since, until, pgsentinel_grain(dimension), dbname,
+                           username, application, client, backend, query_id,
+                           wait_class, event, session_pid) h
 ), w AS (
-    SELECT r.key, r.wait, pg_catalog.sum(r.weight) AS db_time,
+    SELECT r.key, r.wait, pg_catalog.sum(r.db_time) AS db_time,
+           (pg_catalog.array_agg(r.description ORDER BY r.t DESC)
+                FILTER (WHERE r.description IS NOT NULL))[1] AS description,
+           pg_catalog.max(r.t) FILTER (WHERE r.description IS NOT NULL) AS described_at,
            pg_catalog.row_number() OVER (PARTITION BY r.key
-                                         ORDER BY pg_catalog.sum(r.weight) DESC, r.wait) AS nth
+                                         ORDER BY pg_catalog.sum(r.db_time) DESC, r.wait) AS nth
       FROM r GROUP BY r.key, r.wait
+), k AS (
+    SELECT w.key, pg_catalog.sum(w.db_time) AS db_time,
+           (pg_catalog.array_agg(w.description ORDER BY w.described_at DESC)
+                FILTER (WHERE w.description IS NOT NULL))[1] AS description
+      FROM w GROUP BY w.key
 ), ranked AS (
     SELECT pg_catalog.row_number() OVER (ORDER BY k.db_time DESC, k.key) AS rank,
            k.key, k.description, k.db_time,
@@ -67,7 +71,21 @@ WITH obs AS (
                OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(k.db_time) OVER (), 0::pg_catalog.float8) AS pct
       FROM k CROSS JOIN obs o
 )
-SELECT x.rank, x.key, x.description, x.db_time, x.aas, x.pct,
+SELECT x.rank, x.key,
+       CASE WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
+            -- read from rollups only: the latest archived text of the statement
+            THEN (SELECT a.top_level_query FROM pgsentinel_statement_archive a
+                   WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
+                     AND a.day OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', since)::pg_catalog.date
+                     AND a.day OPERATOR(pg_catalog.<=) pg_catalog.timezone('UTC', until)::pg_catalog.date
+                     AND (a.query_start IS NULL OR a.query_start OPERATOR(pg_catalog.<) until)
+                     AND (dbname IS NULL OR a.datname OPERATOR(pg_catalog.=) dbname)
+                     AND (username IS NULL OR a.usename OPERATOR(pg_catalog.=) username)
+                     AND (application IS NULL OR a.application_name OPERATOR(pg_catalog.=) application)
+                   ORDER BY a.day DESC, a.query_start DESC NULLS LAST, a.activity_id DESC
+                   LIMIT 1)
+            ELSE x.description END,
+       x.db_time, x.aas, x.pct,
        (SELECT pg_catalog.string_agg(pg_catalog.format('%s %s%%', coalesce(w.wait, '?'),
                    pg_catalog.round((100::pg_catalog.float8 OPERATOR(pg_catalog.*) w.db_time
                        OPERATOR(pg_catalog./) x.db_time)::pg_catalog.numeric)), ', '
@@ -137,9 +155,11 @@ END;
 -- a root is a blocker that was not itself waiting in that sample, whether
 -- active, idle in transaction or not sampled at all.  One row per root
 -- (depth 0: the samples it blocked in, the sessions and DB time behind
--- it, the levels under it, its last state and statement), then one
--- per session behind it (depth: its level, blocked_by: the sessions it
--- waited for, db_time: its own time spent behind that root).
+-- it, the levels under it, its last state and statement while somebody
+-- waited), then one per session behind it (depth: its level, blocked_by:
+-- the sessions it waited for, db_time: its own time spent behind that
+-- root).  Only the samples in which somebody waited are read: the archive
+-- marks them (blocked_sample).
 CREATE FUNCTION pgsentinel_blocking_trees(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -169,6 +189,7 @@ WITH RECURSIVE h AS (
                 THEN x.blocking_pids
                 WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END AS blocking
       FROM pgsentinel_ash(since, until, dbname) x
+     WHERE x.blocked_sample IS NOT FALSE
 ), e AS (
     SELECT DISTINCT h.ash_time, h.sample_id, h.pid AS waiter, b.pid AS blocker
       FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
@@ -195,7 +216,7 @@ WITH RECURSIVE h AS (
       FROM t WHERE t.depth OPERATOR(pg_catalog.>) 0
      GROUP BY 1, 2, 3, 4
 ), obs AS (
-    SELECT pg_catalog.sum(s.weight) AS observed FROM pgsentinel_samples_in(since, until) s
+    SELECT pg_catalog.sum(s.observed) AS observed FROM pgsentinel_observed(since, until, 'hour') s
 ), w AS (
     SELECT b.root, b.pid, pg_catalog.max(b.depth) AS depth,
            pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
@@ -283,10 +304,10 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH o AS (
-    SELECT (SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
-              FROM pgsentinel_samples_in(since_1, until_1) s) AS obs_1,
-           (SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
-              FROM pgsentinel_samples_in(since_2, until_2) s) AS obs_2,
+    SELECT (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
+              FROM pgsentinel_observed(since_1, until_1, 'hour') s) AS obs_1,
+           (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
+              FROM pgsentinel_observed(since_2, until_2, 'hour') s) AS obs_2,
            pgsentinel_window_seconds(since_1, until_1) AS secs_1,
            pgsentinel_window_seconds(since_2, until_2) AS secs_2
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
@@ -294,16 +315,18 @@ WITH o AS (
     SELECT 1 AS period,
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
-               h.client_addr, h.backend_type) AS key, h.weight
-      FROM pgsentinel_ash(since_1, until_1, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
+               h.client_addr, h.backend_type) AS key, h.db_time AS weight
+      FROM pgsentinel_load(since_1, until_1, pgsentinel_grain(dimension), dbname,
+                           username, application, client, backend, query_id,
+                           wait_class, event, session_pid) h
     UNION ALL
     SELECT 2,
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
-               h.client_addr, h.backend_type), h.weight
-      FROM pgsentinel_ash(since_2, until_2, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
+               h.client_addr, h.backend_type), h.db_time
+      FROM pgsentinel_load(since_2, until_2, pgsentinel_grain(dimension), dbname,
+                           username, application, client, backend, query_id,
+                           wait_class, event, session_pid) h
 ), k AS (
     SELECT false AS total, r.key,
            coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 1),

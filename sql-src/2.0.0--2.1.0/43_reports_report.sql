@@ -97,10 +97,13 @@ BEGIN
             'bucket', $7::text,
             'load', (SELECT to_jsonb(l) FROM (
                 SELECT a.db_time, a.aas, a.observed, a.coverage,
-                       (SELECT count(*) FROM %1$I.pgsentinel_samples_in($1, $2)) AS samples,
-                       (SELECT max(c) FROM (SELECT count(*) AS c
-                                              FROM %1$I.pgsentinel_ash($1, $2, $5)
-                                             GROUP BY ash_time, sample_id) x) AS peak,
+                       (SELECT coalesce(sum(o.samples), 0)::bigint
+                          FROM %1$I.pgsentinel_observed($1, $2, 'hour') o) AS samples,
+                       CASE WHEN $5 IS NULL
+                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour') o)
+                            ELSE (SELECT max(c) FROM (SELECT count(*) AS c
+                                                        FROM %1$I.pgsentinel_ash($1, $2, $5)
+                                                       GROUP BY ash_time, sample_id) x) END AS peak,
                        (SELECT count(DISTINCT pid) FROM %1$I.pgsentinel_ash($1, $2, $5)) AS sessions
                   FROM %1$I.pgsentinel_aas($1, $2, NULL, $5) a) l),
             'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
