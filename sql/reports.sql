@@ -37,6 +37,8 @@ CREATE TABLE pgs_rep_rh PARTITION OF pgsentinel_rollup_hour
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 CREATE TABLE pgs_rep_oh PARTITION OF pgsentinel_rollup_hour_observed
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_sh PARTITION OF pgsentinel_rollup_session_hour
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 INSERT INTO pgsentinel_archive_wait_event VALUES
     (9001, 'CPU', 'CPU'), (9002, 'IO', 'DataFileRead'),
     (9003, 'Lock', 'transactionid'), (9004, 'Client', 'ClientRead')
@@ -168,6 +170,17 @@ SELECT date_trunc('hour', bucket, 'UTC'), datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
        sum(db_time), sum(rows)
 FROM pgs_rep_rm GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
+       usename, application_name, client_addr, backend_type, wait_event_type,
+       wait_event, db_time, rows, last_time)
+SELECT date_trunc('hour', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+       a.usename, a.application_name, a.client_addr, a.backend_type,
+       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
+FROM pgs_rep_s s
+CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', sample_time, 'UTC'), count(*), sum(weight), max(active_sessions)
 FROM pgs_rep_s GROUP BY 1;
@@ -349,6 +362,12 @@ FROM pgs_rep_windows,
              ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type'')'),
              ('top database', 'SELECT * FROM pgsentinel_top(%L, %L, ''database'')'),
              ('top session', 'SELECT * FROM pgsentinel_top(%L, %L, ''session'')'),
+             ('top client', 'SELECT * FROM pgsentinel_top(%L, %L, ''client'')'),
+             ('aas session', 'SELECT * FROM pgsentinel_aas(%L, %L, ''session'')'),
+             ('aas wait_event pid 102', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'', session_pid => 102)'),
+             ('aas statement pid 104', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement'', session_pid => 104)'),
+             ('series 1 h client', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour'', ''client'')'),
+             ('periods pid 101', 'SELECT * FROM pgsentinel_periods(%2$L, session_pid => 101)'),
              ('top statements', 'SELECT * FROM pgsentinel_top_statements(%L, %L)'),
              ('blocking trees', 'SELECT * FROM pgsentinel_blocking_trees(%L, %L)'),
              ('compare', 'SELECT * FROM pgsentinel_compare(%1$L, %2$L, %1$L::timestamptz + interval ''30 minutes'', %2$L::timestamptz + interval ''30 minutes'', ''wait_event'')'),
@@ -356,6 +375,12 @@ FROM pgs_rep_windows,
              ('report', 'SELECT pgsentinel_report(%L, %L, ''json'')::jsonb - ''generated_at'''))
      AS v(f, q)
 ORDER BY w, f;
+-- the sessions' rollups are read too
+UPDATE pgs_rep_sh SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:00' AND pid = 102;
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 13:00', '2020-01-01 16:00', 'session')$$) AS session_changed;
+UPDATE pgs_rep_sh SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:00' AND pid = 102;
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgs_rep_rh SET db_time = db_time + 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
@@ -391,7 +416,8 @@ FROM (VALUES ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_eve
 RESET ROLE;
 DROP ROLE regress_pgs_report_reader;
 
-DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh;
+DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
+    pgs_rep_sh;
 RESET extra_float_digits;
 RESET timezone;
 RESET datestyle;

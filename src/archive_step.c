@@ -268,6 +268,20 @@ static const char *const step_sql =
 "               backend_type, wait_event_type, wait_event, queryid)"
 "  DO UPDATE SET db_time = t.db_time + excluded.db_time,"
 "                rows = t.rows + excluded.rows),"
+" roll_session AS ("
+"  INSERT INTO %1$s.pgsentinel_rollup_session_hour AS t (bucket, pid, datname,"
+"         usesysid, usename, application_name, client_addr, backend_type,"
+"         wait_event_type, wait_event, db_time, rows, last_time)"
+"  SELECT date_trunc('hour', m.ash_time, 'UTC'), m.pid, m.datname,"
+"         m.usesysid, m.usename, m.application_name, m.client_addr,"
+"         m.backend_type, m.wait_event_type, m.wait_event,"
+"         sum(m.sample_period * $1), count(*), max(m.ash_time)"
+"    FROM mapped m GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"
+"  ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,"
+"               client_addr, backend_type, wait_event_type, wait_event)"
+"  DO UPDATE SET db_time = t.db_time + excluded.db_time,"
+"                rows = t.rows + excluded.rows,"
+"                last_time = greatest(t.last_time, excluded.last_time)),"
 " obs_minute AS ("
 "  INSERT INTO %1$s.pgsentinel_rollup_minute_observed AS t"
 "         (bucket, samples, observed, peak)"
@@ -360,7 +374,8 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
 
 /*
  * The partitions the archive needs: raw samples and rollups by minute for
- * every day (UTC) from $1 to tomorrow, rollups by hour for their months.
+ * every day (UTC) from $1 to tomorrow, rollups by hour (sessions' too) for
+ * their months.
  * $2 is the schema's OID.  Returns the DDL of those
  * missing; $3 is the schema's name.
  */
@@ -389,7 +404,8 @@ static const char *const create_sql =
 "                         + interval '1 month')::text"
 "    FROM days d,"
 "         (VALUES ('pgsentinel_rollup_hour'),"
-"                 ('pgsentinel_rollup_hour_observed')) p(parent))"
+"                 ('pgsentinel_rollup_hour_observed'),"
+"                 ('pgsentinel_rollup_session_hour')) p(parent))"
 "SELECT format('CREATE TABLE %I.%I PARTITION OF %I.%I"
 "               FOR VALUES FROM (%L) TO (%L)',"
 "              $3, w.name, $3, w.parent, w.lo, w.hi)"
@@ -423,7 +439,8 @@ static const char *const drop_sql =
 "            AND c.relname ~ '_[0-9]{8}$'"
 "       THEN to_date(right(c.relname, 8), 'YYYYMMDD') + 1 <= $2"
 "       WHEN p.relname IN ('pgsentinel_rollup_hour',"
-"                          'pgsentinel_rollup_hour_observed')"
+"                          'pgsentinel_rollup_hour_observed',"
+"                          'pgsentinel_rollup_session_hour')"
 "            AND c.relname ~ '_[0-9]{6}$'"
 "       THEN (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::date <= $3"
 "       ELSE false END"

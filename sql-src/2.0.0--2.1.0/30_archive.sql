@@ -151,11 +151,33 @@ CREATE TABLE pgsentinel_rollup_hour_observed (
     peak integer
 ) PARTITION BY RANGE (bucket);
 
+-- The time of each session by hour (and wait): the rollups above do not
+-- keep the pid nor the client.  last_time: the time of the bucket's last
+-- row of the group, so that a session's latest names can be found.
+CREATE TABLE pgsentinel_rollup_session_hour (
+    bucket timestamptz NOT NULL,
+    pid integer,
+    datname text,
+    usesysid oid,
+    usename text,
+    application_name text,
+    client_addr text,
+    backend_type text,
+    wait_event_type text,
+    wait_event text,
+    db_time double precision NOT NULL,
+    rows bigint NOT NULL,
+    last_time timestamptz NOT NULL,
+    UNIQUE NULLS NOT DISTINCT (bucket, pid, datname, usesysid, usename,
+                               application_name, client_addr, backend_type,
+                               wait_event_type, wait_event)
+) PARTITION BY RANGE (bucket);
+
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_sample, pgsentinel_archive_activity,
     pgsentinel_archive_text, pgsentinel_rollup_minute,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
-    pgsentinel_rollup_hour_observed FROM PUBLIC;
+    pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour FROM PUBLIC;
 
 -- pg_dump keeps the archive: the wait events as a configuration table,
 -- the partitions (not members of the extension) as ordinary tables of the

@@ -1,6 +1,8 @@
 
 -- The rollups as the history views show rows (docs/archive.md): the time
--- per minute and per hour (pgsentinel_ash_minute, pgsentinel_ash_hour) and
+-- per minute and per hour (pgsentinel_ash_minute, pgsentinel_ash_hour), of
+-- each session per hour (pgsentinel_ash_session_hour: its client hidden
+-- too) and
 -- the time observed (pgsentinel_sample_minute, pgsentinel_sample_hour).  Of
 -- the time of a role the caller is not a member of (without
 -- pg_read_all_stats) they hide what pgsentinel_ash_archive hides of its
@@ -31,6 +33,17 @@ SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
 
+CREATE VIEW pgsentinel_ash_session_hour AS
+SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
+       CASE WHEN v.visible THEN r.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN r.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       r.db_time, r.rows, r.last_time
+  FROM pgsentinel_rollup_session_hour r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
 -- The samples' part hides nothing: pgsentinel_sample_archive shows every
 -- sample too.
 CREATE VIEW pgsentinel_sample_minute AS
@@ -57,5 +70,5 @@ SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_nam
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
 
-GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour,
+GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
     pgsentinel_sample_minute, pgsentinel_sample_hour, pgsentinel_statement_archive TO PUBLIC;

@@ -153,8 +153,10 @@ END;
 -- How a window is read (docs/reports.md): its whole hours, then whole
 -- minutes (UTC), before the history's split point from the rollups
 -- (kind 'hour', 'minute'), the rest from rows ('raw'): the edges, and the
--- ring.  grain is the largest rollup a caller may use ('hour', 'minute'
--- or NULL: rows only); pgsentinel_report.rollups = off reads rows only.
+-- ring.  grain: the rollups a caller may read: 'hour' (hours and
+-- minutes), 'minute', 'session' (the sessions' hourly rollups, whole
+-- hours only) or NULL (rows only).  pgsentinel_report.rollups = off reads
+-- rows only.
 CREATE FUNCTION pgsentinel_window_pieces(since timestamptz, until timestamptz,
                                          grain text)
 RETURNS TABLE (kind text, lo timestamptz, hi timestamptz)
@@ -164,15 +166,18 @@ WITH e AS (
     SELECT least(until, (SELECT x.split_time FROM pgsentinel_history_split x)) AS e,
            grain IS NOT NULL
            AND coalesce(pg_catalog.current_setting('pgsentinel_report.rollups', true), '')
-               OPERATOR(pg_catalog.<>) 'off' AS ok
+               OPERATOR(pg_catalog.<>) 'off' AS ok,
+           CASE WHEN grain OPERATOR(pg_catalog.=) 'session' THEN 'hour' ELSE 'minute' END AS unit,
+           CASE WHEN grain OPERATOR(pg_catalog.=) 'session' THEN interval '1 hour'
+                ELSE interval '1 minute' END AS step
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
 ), m AS (
     SELECT e.ok,
-           CASE WHEN pg_catalog.date_trunc('minute', since, 'UTC') OPERATOR(pg_catalog.=) since
+           CASE WHEN pg_catalog.date_trunc(e.unit, since, 'UTC') OPERATOR(pg_catalog.=) since
                 THEN since
-                ELSE pg_catalog.date_trunc('minute', since, 'UTC') OPERATOR(pg_catalog.+) interval '1 minute'
+                ELSE pg_catalog.date_trunc(e.unit, since, 'UTC') OPERATOR(pg_catalog.+) e.step
            END AS m0,
-           pg_catalog.date_trunc('minute', e.e, 'UTC') AS m1
+           pg_catalog.date_trunc(e.unit, e.e, 'UTC') AS m1
       FROM e
 ), q AS (
     SELECT m.m0, m.m1,
@@ -186,27 +191,35 @@ WITH e AS (
 ), h AS (
     SELECT q.m0, q.m1, q.ok, q.h0, q.h1,
            q.ok AND grain OPERATOR(pg_catalog.=) 'hour'
-           AND q.h1 OPERATOR(pg_catalog.>) q.h0 AS hourly
+           AND q.h1 OPERATOR(pg_catalog.>) q.h0 AS hourly,
+           q.ok AND grain OPERATOR(pg_catalog.=) 'session' AS sessions
       FROM q
 )
 SELECT v.kind, v.lo, v.hi
   FROM h CROSS JOIN LATERAL (VALUES
         (1, 'raw', since, CASE WHEN h.ok THEN h.m0 ELSE until END, true),
-        (2, 'minute', h.m0, CASE WHEN h.hourly THEN h.h0 ELSE h.m1 END, h.ok),
+        (2, 'minute', h.m0, CASE WHEN h.hourly THEN h.h0 ELSE h.m1 END,
+         h.ok AND NOT h.sessions),
         (3, 'hour', h.h0, h.h1, h.hourly),
         (4, 'minute', h.h1, h.m1, h.hourly),
-        (5, 'raw', h.m1, until, h.ok)) AS v(n, kind, lo, hi, used)
+        (5, 'session', h.m0, h.m1, h.sessions),
+        (6, 'raw', h.m1, until, h.ok)) AS v(n, kind, lo, hi, used)
  WHERE v.used AND v.lo OPERATOR(pg_catalog.<) v.hi
  ORDER BY v.n;
 END;
 
--- The DB time of a window, filtered, by what the rollups keep: one row per
+-- The DB time of a window, filtered, as the rollups keep it: one row per
 -- rollup row of the window's whole buckets (t: the bucket) and per row of
--- the rest (t: its time; the rows also give the pid, the client and the
--- top-level statement).  Filters on client or pid, and grain NULL, read
--- rows only.  The sums equal those of pgsentinel_ash() over the window.
+-- the rest (t: its time).  by: the dimension the caller splits by, which
+-- says what the rows must show: a session or a client (by, or a filter on
+-- them) only the sessions' hourly rollups show, a statement (by, or a
+-- filter on it) only the others.  grain: the finest bucket the caller
+-- groups by is whole hours ('hour') or minutes ('minute'), or NULL: rows
+-- only.  last_time: the latest time the row stands for (a rollup of
+-- statements does not say: NULL); query: the top-level statement (rows
+-- only).  The sums equal those of pgsentinel_ash() over the window.
 CREATE FUNCTION pgsentinel_load(
-    since timestamptz, until timestamptz, grain text,
+    since timestamptz, until timestamptz, grain text, by text,
     dbname text DEFAULT NULL,
     username text DEFAULT NULL,
     application text DEFAULT NULL,
@@ -218,6 +231,7 @@ CREATE FUNCTION pgsentinel_load(
     session_pid integer DEFAULT NULL)
 RETURNS TABLE (
     t timestamptz,
+    last_time timestamptz,
     datname text,
     usename text,
     application_name text,
@@ -231,15 +245,22 @@ RETURNS TABLE (
     db_time double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH pc AS MATERIALIZED (
+WITH g AS (
+    SELECT CASE WHEN grain IS NULL THEN NULL
+                WHEN by OPERATOR(pg_catalog.=) 'session' OR by OPERATOR(pg_catalog.=) 'client'
+                     OR client IS NOT NULL OR session_pid IS NOT NULL
+                THEN CASE WHEN grain OPERATOR(pg_catalog.=) 'hour' AND query_id IS NULL
+                               AND by IS DISTINCT FROM 'statement'
+                          THEN 'session' END
+                ELSE grain END AS grain
+), pc AS MATERIALIZED (
     SELECT p.kind, p.lo, p.hi
-      FROM pgsentinel_window_pieces(since, until,
-                                    CASE WHEN client IS NULL AND session_pid IS NULL
-                                         THEN grain END) p
+      FROM g, pgsentinel_window_pieces(since, until, g.grain) p
 )
-SELECT r.bucket, r.datname, r.usename, r.application_name, NULL::pg_catalog.text,
-       NULL::pg_catalog.int4, r.backend_type, r.wait_event_type, r.wait_event,
-       r.queryid, NULL::pg_catalog.text, r.db_time
+SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
+       r.application_name, NULL::pg_catalog.text, NULL::pg_catalog.int4,
+       r.backend_type, r.wait_event_type, r.wait_event, r.queryid,
+       NULL::pg_catalog.text, r.db_time
   FROM pc JOIN pgsentinel_ash_hour r
     ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
  WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
@@ -251,7 +272,7 @@ SELECT r.bucket, r.datname, r.usename, r.application_name, NULL::pg_catalog.text
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
 UNION ALL
-SELECT r.bucket, r.datname, r.usename, r.application_name, NULL,
+SELECT r.bucket, NULL, r.datname, r.usename, r.application_name, NULL,
        NULL, r.backend_type, r.wait_event_type, r.wait_event,
        r.queryid, NULL, r.db_time
   FROM pc JOIN pgsentinel_ash_minute r
@@ -265,12 +286,27 @@ SELECT r.bucket, r.datname, r.usename, r.application_name, NULL,
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
 UNION ALL
+SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
+       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
+       NULL, NULL, r.db_time
+  FROM pc JOIN pgsentinel_ash_session_hour r
+    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'session'
+   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
+   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
+   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
+   AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
+UNION ALL
 -- the rows of the other pieces (OFFSET 0 keeps the call a subquery of its
 -- own: a piece's ends reach the scans of the history as parameters, so
 -- that only the partitions and blocks of the piece are read)
-SELECT h.ash_time, h.datname, h.usename, h.application_name, h.client_addr,
-       h.pid, h.backend_type, h.wait_event_type, h.wait_event, h.queryid,
-       h.top_level_query, h.weight
+SELECT h.ash_time, h.ash_time, h.datname, h.usename, h.application_name,
+       h.client_addr, h.pid, h.backend_type, h.wait_event_type, h.wait_event,
+       h.queryid, h.top_level_query, h.weight
   FROM pc CROSS JOIN LATERAL (
        SELECT x.* FROM pgsentinel_ash(pc.lo, pc.hi, dbname, username, application,
                                       client, backend, query_id, wait_class,
@@ -307,17 +343,6 @@ SELECT s.sample_time, 1::pg_catalog.int8, s.weight, s.active_sessions
  WHERE pc.kind OPERATOR(pg_catalog.=) 'raw';
 END;
 
--- The largest rollup a split by a dimension may read: the rollups keep
--- neither the session nor the client.
-CREATE FUNCTION pgsentinel_grain(dimension text)
-RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT CASE WHEN dimension OPERATOR(pg_catalog.=) 'session'
-              OR dimension OPERATOR(pg_catalog.=) 'client' THEN NULL
-            ELSE 'hour' END;
-END;
-
 -- Average active sessions over a window, in total (by NULL) or split by a
 -- dimension; the total has one row even when no session was active.
 CREATE FUNCTION pgsentinel_aas(
@@ -352,7 +377,7 @@ WITH obs AS (
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
            pg_catalog.sum(h.db_time) AS db_time
-      FROM pgsentinel_load(since, until, pgsentinel_grain(by), dbname, username,
+      FROM pgsentinel_load(since, until, 'hour', by, dbname, username,
                            application, client, backend, query_id, wait_class,
                            event, session_pid) h
      GROUP BY 1
@@ -410,8 +435,7 @@ WITH p0 AS (
     -- a bucket made of whole hours (minutes) may read the hourly (minute)
     -- rollups: the origin is on a whole hour
     SELECT p0.step, p0.origin,
-           CASE WHEN pgsentinel_grain(by) IS NULL THEN NULL
-                WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 3600::pg_catalog.numeric
+           CASE WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 3600::pg_catalog.numeric
                      OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'hour'
                 WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 60::pg_catalog.numeric
                      OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'minute'
@@ -435,7 +459,7 @@ WITH p0 AS (
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
            pg_catalog.sum(h.db_time) AS db_time
-      FROM p, pgsentinel_load(since, until, p.grain, dbname, username,
+      FROM p, pgsentinel_load(since, until, p.grain, by, dbname, username,
                               application, client, backend, query_id,
                               wait_class, event, session_pid) h
      GROUP BY 1, 2
@@ -499,7 +523,7 @@ WITH w AS (
 ), l AS (
     SELECT w.label, w.since, w.ord,
            (SELECT pg_catalog.sum(h.db_time)
-              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour',
+              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour', NULL,
                                    dbname, username, application, client,
                                    backend, query_id, wait_class, event,
                                    session_pid) h) AS db_time,

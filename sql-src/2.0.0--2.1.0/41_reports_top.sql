@@ -46,15 +46,15 @@ WITH obs AS (
                     pg_catalog.format('%s@%s %s (%s)', h.usename, h.datname,
                                       h.application_name, h.backend_type)
            END AS description,
-           h.t, h.db_time
-      FROM pgsentinel_load(since, until, pgsentinel_grain(dimension), dbname,
+           h.last_time, h.db_time
+      FROM pgsentinel_load(since, until, 'hour', dimension, dbname,
                            username, application, client, backend, query_id,
                            wait_class, event, session_pid) h
 ), w AS (
     SELECT r.key, r.wait, pg_catalog.sum(r.db_time) AS db_time,
-           (pg_catalog.array_agg(r.description ORDER BY r.t DESC)
+           (pg_catalog.array_agg(r.description ORDER BY r.last_time DESC)
                 FILTER (WHERE r.description IS NOT NULL))[1] AS description,
-           pg_catalog.max(r.t) FILTER (WHERE r.description IS NOT NULL) AS described_at,
+           pg_catalog.max(r.last_time) FILTER (WHERE r.description IS NOT NULL) AS described_at,
            pg_catalog.row_number() OVER (PARTITION BY r.key
                                          ORDER BY pg_catalog.sum(r.db_time) DESC, r.wait) AS nth
       FROM r GROUP BY r.key, r.wait
@@ -316,7 +316,7 @@ WITH o AS (
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key, h.db_time AS weight
-      FROM pgsentinel_load(since_1, until_1, pgsentinel_grain(dimension), dbname,
+      FROM pgsentinel_load(since_1, until_1, 'hour', dimension, dbname,
                            username, application, client, backend, query_id,
                            wait_class, event, session_pid) h
     UNION ALL
@@ -324,7 +324,7 @@ WITH o AS (
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type), h.db_time
-      FROM pgsentinel_load(since_2, until_2, pgsentinel_grain(dimension), dbname,
+      FROM pgsentinel_load(since_2, until_2, 'hour', dimension, dbname,
                            username, application, client, backend, query_id,
                            wait_class, event, session_pid) h
 ), k AS (

@@ -104,7 +104,8 @@ BEGIN
                             ELSE (SELECT max(c) FROM (SELECT count(*) AS c
                                                         FROM %1$I.pgsentinel_ash($1, $2, $5)
                                                        GROUP BY ash_time, sample_id) x) END AS peak,
-                       (SELECT count(DISTINCT pid) FROM %1$I.pgsentinel_ash($1, $2, $5)) AS sessions
+                       (SELECT count(DISTINCT pid)
+                          FROM %1$I.pgsentinel_load($1, $2, 'hour', 'session', $5)) AS sessions
                   FROM %1$I.pgsentinel_aas($1, $2, NULL, $5) a) l),
             'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5) t),
