@@ -19,7 +19,8 @@ SELECT format('CREATE TABLE IF NOT EXISTS bench_s_%1$s PARTITION OF pgsentinel_a
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d
 \gexec
 SELECT format('CREATE TABLE IF NOT EXISTS bench_rh_%1$s PARTITION OF pgsentinel_rollup_hour FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_oh_%1$s PARTITION OF pgsentinel_rollup_hour_observed FOR VALUES FROM (%2$L) TO (%3$L);',
+               CREATE TABLE IF NOT EXISTS bench_oh_%1$s PARTITION OF pgsentinel_rollup_hour_observed FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_sh_%1$s PARTITION OF pgsentinel_rollup_session_hour FOR VALUES FROM (%2$L) TO (%3$L);',
               to_char(m, 'YYYYMM'), m, m + interval '1 month')
 FROM (SELECT DISTINCT date_trunc('month', d, 'UTC') AS m
         FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d) x
@@ -76,6 +77,20 @@ FROM pgsentinel_rollup_minute
 WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
+       usename, application_name, client_addr, backend_type, wait_event_type,
+       wait_event, db_time, rows, last_time)
+SELECT date_trunc('hour', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+       a.usename, a.application_name, a.client_addr, a.backend_type,
+       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
+FROM pgsentinel_archive_sample s
+CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+JOIN pgsentinel_archive_activity a
+  ON a.day = timezone('UTC', s.sample_time)::date AND a.activity_id = u.activity_id
+LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+WHERE s.sample_time >= '2021-03-01 00:00+00'
+  AND s.sample_time < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', s.sample_time, 'UTC'), count(*), sum(s.weight), max(s.active_sessions)
 FROM pgsentinel_archive_sample s
@@ -90,4 +105,5 @@ WHERE bucket >= '2021-03-01 00:00+00'
 GROUP BY 1;
 VACUUM ANALYZE pgsentinel_archive_sample, pgsentinel_archive_activity, pgsentinel_archive_text,
     pgsentinel_rollup_minute, pgsentinel_rollup_hour,
-    pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed;
+    pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed,
+    pgsentinel_rollup_session_hour;

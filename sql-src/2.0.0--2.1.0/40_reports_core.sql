@@ -56,7 +56,9 @@ END
 $$;
 
 -- The value of a row for a dimension: wait_event is "class:event" except
--- for CPU, statement the query id, session the pid.
+-- for CPU, statement the query id, session the pid.  Immutable throughout
+-- (no concat(), which is only stable), so that it is inlined in the
+-- queries that call it for every row.
 CREATE FUNCTION pgsentinel_dimension_key(
     dimension text, wait_event_type text, wait_event text, queryid bigint,
     pid integer, datname text, usename text, application_name text,
@@ -69,7 +71,8 @@ SELECT CASE
     WHEN dimension OPERATOR(pg_catalog.=) 'wait_event' THEN
         CASE WHEN wait_event_type OPERATOR(pg_catalog.=) 'CPU' THEN 'CPU'
              WHEN wait_event_type IS NULL THEN NULL
-             ELSE pg_catalog.concat(wait_event_type, ':', wait_event) END
+             ELSE wait_event_type OPERATOR(pg_catalog.||) ':'
+                  OPERATOR(pg_catalog.||) coalesce(wait_event, '') END
     WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN queryid::pg_catalog.text
     WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN pid::pg_catalog.text
     WHEN dimension OPERATOR(pg_catalog.=) 'database' THEN datname
