@@ -39,6 +39,8 @@ CREATE TABLE pgs_rep_oh PARTITION OF pgsentinel_rollup_hour_observed
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 CREATE TABLE pgs_rep_sh PARTITION OF pgsentinel_rollup_session_hour
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_bh PARTITION OF pgsentinel_rollup_blocking_hour
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 INSERT INTO pgsentinel_archive_wait_event VALUES
     (9001, 'CPU', 'CPU'), (9002, 'IO', 'DataFileRead'),
     (9003, 'Lock', 'transactionid'), (9004, 'Client', 'ClientRead')
@@ -181,6 +183,19 @@ CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wa
 JOIN pgs_rep_a a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+INSERT INTO pgsentinel_rollup_blocking_hour
+SELECT * FROM pgsentinel_blocking_hourly((
+    SELECT jsonb_agg(jsonb_build_object(
+               'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+               'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'state', x.state, 'wait_event_type', x.wait_event_type,
+               'wait_event', x.wait_event, 'query', x.top_level_query,
+               'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+                                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+               'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+               'blocker_usesysid', x.blocker_usesysid))
+    FROM pgsentinel_ash_archive x
+    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'));
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', sample_time, 'UTC'), count(*), sum(weight), max(active_sessions)
 FROM pgs_rep_s GROUP BY 1;
@@ -381,6 +396,12 @@ WHERE bucket = '2020-01-01 14:00' AND pid = 102;
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 13:00', '2020-01-01 16:00', 'session')$$) AS session_changed;
 UPDATE pgs_rep_sh SET db_time = db_time - 1
 WHERE bucket = '2020-01-01 14:00' AND pid = 102;
+-- and the blocking trees' rollups
+UPDATE pgs_rep_bh SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 13:00', '2020-01-01 16:00')$$) AS blocking_changed;
+UPDATE pgs_rep_bh SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgs_rep_rh SET db_time = db_time + 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
@@ -411,13 +432,14 @@ FROM (VALUES ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_eve
              ('series statement', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 minute'', ''statement'')'),
              ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type'')'),
              ('top statements', 'SELECT * FROM pgsentinel_top_statements(%L, %L)'),
+             ('blocking trees', 'SELECT * FROM pgsentinel_blocking_trees(%L, %L)'),
              ('role alice', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_class'', username => ''alice'')'))
      AS v(f, q);
 RESET ROLE;
 DROP ROLE regress_pgs_report_reader;
 
 DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
-    pgs_rep_sh;
+    pgs_rep_sh, pgs_rep_bh;
 RESET extra_float_digits;
 RESET timezone;
 RESET datestyle;

@@ -173,11 +173,38 @@ CREATE TABLE pgsentinel_rollup_session_hour (
                                wait_event_type, wait_event)
 ) PARTITION BY RANGE (bucket);
 
+-- The blocking trees of the archived samples by hour, in the parts that
+-- add up over any number of hours (pgsentinel_blocking_hourly(), in
+-- 36_rollup_views.sql, says what each kind holds): 'b' a session behind a
+-- root, 'r' a root, 'o' a session's own last row, 's' the last state a
+-- waiter saw of its blocker.  The latest names and texts are those of
+-- last_time.
+CREATE TABLE pgsentinel_rollup_blocking_hour (
+    bucket timestamptz NOT NULL,
+    kind "char" NOT NULL,
+    root_pid integer,
+    pid integer,
+    key_usesysid oid,
+    depth integer,
+    blocked_by integer[],
+    samples bigint NOT NULL,
+    db_time double precision NOT NULL,
+    last_time timestamptz NOT NULL,
+    usesysid oid,
+    usename text,
+    state text,
+    wait_event_type text,
+    wait_event text,
+    query text,
+    UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
+) PARTITION BY RANGE (bucket);
+
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_sample, pgsentinel_archive_activity,
     pgsentinel_archive_text, pgsentinel_rollup_minute,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
-    pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour FROM PUBLIC;
+    pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour,
+    pgsentinel_rollup_blocking_hour FROM PUBLIC;
 
 -- pg_dump keeps the archive: the wait events as a configuration table,
 -- the partitions (not members of the extension) as ordinary tables of the

@@ -44,6 +44,148 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
 
+-- The blocking trees of some samples, by hour, in parts that add up over
+-- hours (the archiver keeps them in pgsentinel_rollup_blocking_hour; the
+-- reports compute them from rows too, pgsentinel_blocking_trees()).  rows:
+-- a JSON array with every row of the samples in which somebody waited, as
+-- objects of the keys ash_time, sample_id, pid, weight, usesysid, usename,
+-- state, wait_event_type, wait_event, query, blocking (the pids it waited
+-- for), blockerpid, blocker_state and blocker_usesysid.  In each sample a session waits behind every pid
+-- it waited for; a root is a blocker that was not itself waiting in that
+-- sample, and every session is behind a root once, at its shallowest
+-- level.  Per hour:
+--   'b' (root_pid, pid): a session behind a root: its deepest level, the
+--       pids it waited for, the samples and time it spent there, and its
+--       names, state, wait and statement at the last of them;
+--   'r' (root_pid): a root: the samples it was one in;
+--   'o' (pid): any session of the rows: its last row's names and state;
+--   's' (pid, key_usesysid): a blocker as its waiters saw it (its role's
+--       id, of which its state's visibility depends): its last state.
+CREATE FUNCTION pgsentinel_blocking_hourly(rows jsonb)
+RETURNS TABLE (
+    bucket timestamptz,
+    kind "char",
+    root_pid integer,
+    pid integer,
+    key_usesysid oid,
+    depth integer,
+    blocked_by integer[],
+    samples bigint,
+    db_time double precision,
+    last_time timestamptz,
+    usesysid oid,
+    usename text,
+    state text,
+    wait_event_type text,
+    wait_event text,
+    query text)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+WITH RECURSIVE h AS MATERIALIZED (
+    SELECT r.ash_time, r.sample_id, r.pid, r.weight, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query, r.blocking,
+           r.blockerpid, r.blocker_state, r.blocker_usesysid,
+           pg_catalog.date_trunc('hour', r.ash_time, 'UTC') AS bucket
+      FROM pg_catalog.jsonb_to_recordset(rows) AS r(
+               ash_time timestamptz, sample_id bigint, pid integer,
+               weight double precision, usesysid oid, usename text, state text,
+               wait_event_type text, wait_event text, query text,
+               blocking integer[], blockerpid integer, blocker_state text,
+               blocker_usesysid oid)
+), e AS MATERIALIZED (
+    SELECT DISTINCT h.ash_time, h.sample_id, h.bucket, h.pid AS waiter, b.pid AS blocker
+      FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
+), roots AS MATERIALIZED (
+    SELECT DISTINCT e.ash_time, e.sample_id, e.bucket, e.blocker AS root
+      FROM e
+     WHERE NOT EXISTS (SELECT 1 FROM e e2
+                        WHERE e2.ash_time OPERATOR(pg_catalog.=) e.ash_time
+                          AND e2.sample_id OPERATOR(pg_catalog.=) e.sample_id
+                          AND e2.waiter OPERATOR(pg_catalog.=) e.blocker)
+), t(ash_time, sample_id, root, pid, depth, path) AS (
+    SELECT r.ash_time, r.sample_id, r.root, r.root, 0, ARRAY[r.root] FROM roots r
+    UNION ALL
+    SELECT t.ash_time, t.sample_id, t.root, e.waiter,
+           t.depth OPERATOR(pg_catalog.+) 1, pg_catalog.array_append(t.path, e.waiter)
+      FROM t JOIN e
+        ON e.ash_time OPERATOR(pg_catalog.=) t.ash_time
+       AND e.sample_id OPERATOR(pg_catalog.=) t.sample_id
+       AND e.blocker OPERATOR(pg_catalog.=) t.pid
+     WHERE NOT e.waiter OPERATOR(pg_catalog.=) ANY (t.path)
+), behind AS MATERIALIZED (
+    SELECT t.ash_time, t.sample_id, t.root, t.pid, pg_catalog.min(t.depth) AS depth
+      FROM t WHERE t.depth OPERATOR(pg_catalog.>) 0
+     GROUP BY 1, 2, 3, 4
+), wb AS (
+    SELECT e.bucket, b.root, b.pid,
+           pg_catalog.array_agg(DISTINCT e.blocker ORDER BY e.blocker) AS blocked_by
+      FROM behind b JOIN e
+        ON e.ash_time OPERATOR(pg_catalog.=) b.ash_time
+       AND e.sample_id OPERATOR(pg_catalog.=) b.sample_id
+       AND e.waiter OPERATOR(pg_catalog.=) b.pid
+     GROUP BY 1, 2, 3
+), w AS (
+    SELECT h.bucket, b.root, b.pid, pg_catalog.max(b.depth) AS depth,
+           pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
+           pg_catalog.max(h.ash_time) AS last_time,
+           (pg_catalog.array_agg(h.usesysid ORDER BY h.ash_time DESC))[1] AS usesysid,
+           (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1] AS usename,
+           (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
+           (pg_catalog.array_agg(h.wait_event_type ORDER BY h.ash_time DESC))[1] AS wait_event_type,
+           (pg_catalog.array_agg(h.wait_event ORDER BY h.ash_time DESC))[1] AS wait_event,
+           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query
+      FROM behind b JOIN h
+        ON h.ash_time OPERATOR(pg_catalog.=) b.ash_time
+       AND h.sample_id OPERATOR(pg_catalog.=) b.sample_id
+       AND h.pid OPERATOR(pg_catalog.=) b.pid
+     GROUP BY 1, 2, 3
+)
+SELECT w.bucket, 'b'::"char", w.root, w.pid, NULL::pg_catalog.oid, w.depth,
+       wb.blocked_by, w.samples, w.db_time, w.last_time, w.usesysid, w.usename,
+       w.state, w.wait_event_type, w.wait_event, w.query
+  FROM w LEFT JOIN wb
+    ON wb.bucket OPERATOR(pg_catalog.=) w.bucket
+   AND wb.root OPERATOR(pg_catalog.=) w.root
+   AND wb.pid OPERATOR(pg_catalog.=) w.pid
+UNION ALL
+SELECT r.bucket, 'r', r.root, NULL, NULL, NULL, NULL, pg_catalog.count(*),
+       0::pg_catalog.float8, pg_catalog.max(r.ash_time), NULL, NULL, NULL, NULL,
+       NULL, NULL
+  FROM roots r GROUP BY r.bucket, r.root
+UNION ALL
+SELECT h.bucket, 'o', NULL, h.pid, NULL, NULL, NULL, pg_catalog.count(*),
+       pg_catalog.sum(h.weight), pg_catalog.max(h.ash_time),
+       (pg_catalog.array_agg(h.usesysid ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.wait_event_type ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.wait_event ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1]
+  FROM h GROUP BY h.bucket, h.pid
+UNION ALL
+SELECT h.bucket, 's', NULL, h.blockerpid, h.blocker_usesysid, NULL, NULL,
+       pg_catalog.count(*), 0::pg_catalog.float8, pg_catalog.max(h.ash_time),
+       h.blocker_usesysid, NULL,
+       (pg_catalog.array_agg(h.blocker_state ORDER BY h.ash_time DESC))[1],
+       NULL, NULL, NULL
+  FROM h WHERE h.blocker_state IS NOT NULL
+ GROUP BY h.bucket, h.blockerpid, h.blocker_usesysid;
+END;
+
+-- The blocking rollup as the history shows rows: of a session of a role
+-- the caller is not a member of its state, wait and statement hidden; of
+-- a blocker, its state as pgsentinel_ash_archive shows blocker_state.
+CREATE VIEW pgsentinel_blocking_hour AS
+SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+       r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+       CASE WHEN v.visible THEN r.state END AS state,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query
+  FROM pgsentinel_rollup_blocking_hour r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
 -- The samples' part hides nothing: pgsentinel_sample_archive shows every
 -- sample too.
 CREATE VIEW pgsentinel_sample_minute AS
@@ -71,4 +213,5 @@ SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_nam
                          OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
+    pgsentinel_blocking_hour,
     pgsentinel_sample_minute, pgsentinel_sample_hour, pgsentinel_statement_archive TO PUBLIC;

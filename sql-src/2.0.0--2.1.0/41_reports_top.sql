@@ -158,8 +158,10 @@ END;
 -- it, the levels under it, its last state and statement while somebody
 -- waited), then one per session behind it (depth: its level, blocked_by:
 -- the sessions it waited for, db_time: its own time spent behind that
--- root).  Only the samples in which somebody waited are read: the archive
--- marks them (blocked_sample).
+-- root).  Whole hours of the archive are read from the blocking rollup,
+-- the rest from the rows of the samples in which somebody waited (the
+-- archive marks them: blocked_sample), through the same
+-- pgsentinel_blocking_hourly().
 CREATE FUNCTION pgsentinel_blocking_trees(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -180,71 +182,64 @@ RETURNS TABLE (
     aas double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH RECURSIVE h AS (
-    SELECT x.ash_time, x.sample_id, x.pid, x.usename, x.state,
-           pgsentinel_dimension_key('wait_event', x.wait_event_type, x.wait_event,
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
-           x.top_level_query AS query, x.weight, x.blockerpid, x.blocker_state,
-           CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
-                THEN x.blocking_pids
-                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END AS blocking
-      FROM pgsentinel_ash(since, until, dbname) x
-     WHERE x.blocked_sample IS NOT FALSE
-), e AS (
-    SELECT DISTINCT h.ash_time, h.sample_id, h.pid AS waiter, b.pid AS blocker
-      FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
-), roots AS (
-    SELECT DISTINCT e.ash_time, e.sample_id, e.blocker AS root
-      FROM e
-     WHERE NOT EXISTS (SELECT 1 FROM e e2
-                        WHERE e2.ash_time OPERATOR(pg_catalog.=) e.ash_time
-                          AND e2.sample_id OPERATOR(pg_catalog.=) e.sample_id
-                          AND e2.waiter OPERATOR(pg_catalog.=) e.blocker)
-), t(ash_time, sample_id, root, pid, depth, path) AS (
-    SELECT r.ash_time, r.sample_id, r.root, r.root, 0, ARRAY[r.root] FROM roots r
+WITH pc AS MATERIALIZED (
+    -- whole hours from the blocking rollup (unless a database is asked
+    -- for: trees are of all databases there), the rest from rows
+    SELECT p.kind, p.lo, p.hi
+      FROM pgsentinel_window_pieces(since, until,
+                                    CASE WHEN dbname IS NULL THEN 'session' END) p
+), parts AS MATERIALIZED (
+    SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_hourly((
+        SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                      'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+                      'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+                      'state', x.state, 'wait_event_type', x.wait_event_type,
+                      'wait_event', x.wait_event, 'query', x.top_level_query,
+                      'blocking', CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
+                                       THEN x.blocking_pids
+                                       WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+                      'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+                      'blocker_usesysid', x.blocker_usesysid)), '[]')
+          FROM pgsentinel_ash(pc.lo, pc.hi, dbname) x
+         WHERE x.blocked_sample IS NOT FALSE)) b
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
-    SELECT t.ash_time, t.sample_id, t.root, e.waiter,
-           t.depth OPERATOR(pg_catalog.+) 1, pg_catalog.array_append(t.path, e.waiter)
-      FROM t JOIN e
-        ON e.ash_time OPERATOR(pg_catalog.=) t.ash_time
-       AND e.sample_id OPERATOR(pg_catalog.=) t.sample_id
-       AND e.blocker OPERATOR(pg_catalog.=) t.pid
-     WHERE NOT e.waiter OPERATOR(pg_catalog.=) ANY (t.path)
-), behind AS (
-    -- each session once per sample and root, at its shallowest level
-    SELECT t.ash_time, t.sample_id, t.root, t.pid, pg_catalog.min(t.depth) AS depth
-      FROM t WHERE t.depth OPERATOR(pg_catalog.>) 0
-     GROUP BY 1, 2, 3, 4
+    SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+           r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query
+      FROM pc JOIN pgsentinel_blocking_hour r
+        ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'session'
 ), obs AS (
     SELECT pg_catalog.sum(s.observed) AS observed FROM pgsentinel_observed(since, until, 'hour') s
 ), w AS (
-    SELECT b.root, b.pid, pg_catalog.max(b.depth) AS depth,
-           pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
-           (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1] AS usename,
-           (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
-           (pg_catalog.array_agg(h.wait ORDER BY h.ash_time DESC))[1] AS wait,
-           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query
-      FROM behind b JOIN h
-        ON h.ash_time OPERATOR(pg_catalog.=) b.ash_time
-       AND h.sample_id OPERATOR(pg_catalog.=) b.sample_id
-       AND h.pid OPERATOR(pg_catalog.=) b.pid
-     GROUP BY b.root, b.pid
+    SELECT p.root_pid AS root, p.pid, pg_catalog.max(p.depth) AS depth,
+           pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
+           pg_catalog.sum(p.db_time) AS db_time,
+           (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC))[1] AS usename,
+           (pg_catalog.array_agg(p.state ORDER BY p.last_time DESC))[1] AS state,
+           (pg_catalog.array_agg(pgsentinel_dimension_key('wait_event', p.wait_event_type,
+                p.wait_event, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+                ORDER BY p.last_time DESC))[1] AS wait,
+           (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1] AS query
+      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
+     GROUP BY 1, 2
 ), wb AS (
-    SELECT b.root, b.pid, pg_catalog.array_agg(DISTINCT e.blocker ORDER BY e.blocker) AS blocked_by
-      FROM behind b JOIN e
-        ON e.ash_time OPERATOR(pg_catalog.=) b.ash_time
-       AND e.sample_id OPERATOR(pg_catalog.=) b.sample_id
-       AND e.waiter OPERATOR(pg_catalog.=) b.pid
-     GROUP BY b.root, b.pid
+    SELECT p.root_pid AS root, p.pid,
+           pg_catalog.array_agg(DISTINCT b.pid ORDER BY b.pid) AS blocked_by
+      FROM parts p CROSS JOIN LATERAL pg_catalog.unnest(p.blocked_by) AS b(pid)
+     WHERE p.kind OPERATOR(pg_catalog.=) 'b'
+     GROUP BY 1, 2
 ), rt AS (
-    SELECT r.root, pg_catalog.count(*) AS samples,
+    SELECT p.root_pid AS root, pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
            (SELECT pg_catalog.count(DISTINCT w.pid) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS sessions,
+             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS sessions,
            (SELECT pg_catalog.sum(w.db_time) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS db_time,
+             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS db_time,
            (SELECT pg_catalog.max(w.depth) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS depth
-      FROM roots r GROUP BY r.root
+             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS depth
+      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'r'
+     GROUP BY p.root_pid
 )
 SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
        x.query, x.samples, x.sessions, x.levels, x.db_time,
@@ -253,16 +248,22 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                NULL::pg_catalog.int4[] AS blocked_by,
                own.usename,
                coalesce(own.state,
-                        (SELECT h.blocker_state FROM h
-                          WHERE h.blockerpid OPERATOR(pg_catalog.=) rt.root
-                            AND h.blocker_state IS NOT NULL
-                          ORDER BY h.ash_time DESC LIMIT 1)) AS state,
+                        (SELECT p.state FROM parts p
+                          WHERE p.kind OPERATOR(pg_catalog.=) 's'
+                            AND p.pid OPERATOR(pg_catalog.=) rt.root
+                            AND p.state IS NOT NULL
+                          ORDER BY p.last_time DESC LIMIT 1)) AS state,
                own.wait, own.query, rt.samples, rt.sessions, rt.depth AS levels,
                rt.db_time, rt.db_time AS root_db_time
           FROM rt
-          LEFT JOIN LATERAL (SELECT h.usename, h.state, h.wait, h.query FROM h
-                              WHERE h.pid OPERATOR(pg_catalog.=) rt.root
-                              ORDER BY h.ash_time DESC LIMIT 1) own ON true
+          LEFT JOIN LATERAL (SELECT p.usename, p.state,
+                                    pgsentinel_dimension_key('wait_event', p.wait_event_type,
+                                        p.wait_event, NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
+                                    p.query
+                               FROM parts p
+                              WHERE p.kind OPERATOR(pg_catalog.=) 'o'
+                                AND p.pid OPERATOR(pg_catalog.=) rt.root
+                              ORDER BY p.last_time DESC LIMIT 1) own ON true
         UNION ALL
         SELECT w.root, w.depth, w.pid, wb.blocked_by, w.usename, w.state, w.wait,
                w.query, w.samples, NULL, NULL, w.db_time, rt.db_time
