@@ -20,7 +20,8 @@ FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 
 \gexec
 SELECT format('CREATE TABLE IF NOT EXISTS bench_rh_%1$s PARTITION OF pgsentinel_rollup_hour FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_oh_%1$s PARTITION OF pgsentinel_rollup_hour_observed FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_sh_%1$s PARTITION OF pgsentinel_rollup_session_hour FOR VALUES FROM (%2$L) TO (%3$L);',
+               CREATE TABLE IF NOT EXISTS bench_sh_%1$s PARTITION OF pgsentinel_rollup_session_hour FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_bh_%1$s PARTITION OF pgsentinel_rollup_blocking_hour FOR VALUES FROM (%2$L) TO (%3$L);',
               to_char(m, 'YYYYMM'), m, m + interval '1 month')
 FROM (SELECT DISTINCT date_trunc('month', d, 'UTC') AS m
         FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d) x
@@ -91,6 +92,27 @@ LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE s.sample_time >= '2021-03-01 00:00+00'
   AND s.sample_time < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+-- The blocking trees' parts, hour by hour (the archiver computes them with
+-- the same function, a step's samples at a time).
+SELECT format($q$
+INSERT INTO pgsentinel_rollup_blocking_hour
+SELECT * FROM pgsentinel_blocking_hourly((
+    SELECT jsonb_agg(jsonb_build_object(
+               'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+               'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'state', x.state, 'wait_event_type', x.wait_event_type,
+               'wait_event', x.wait_event, 'query', x.top_level_query,
+               'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+                                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+               'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+               'blocker_usesysid', x.blocker_usesysid))
+    FROM pgsentinel_ash_archive x
+    WHERE x.blocked_sample AND x.ash_time >= %1$L AND x.ash_time < %2$L))$q$,
+              h, h + interval '1 hour')
+FROM generate_series(timestamptz '2021-03-01 00:00+00',
+                     timestamptz '2021-03-01 00:00+00' + :days * interval '1 day' - interval '1 hour',
+                     interval '1 hour') h
+\gexec
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', s.sample_time, 'UTC'), count(*), sum(s.weight), max(s.active_sessions)
 FROM pgsentinel_archive_sample s
@@ -106,4 +128,4 @@ GROUP BY 1;
 VACUUM ANALYZE pgsentinel_archive_sample, pgsentinel_archive_activity, pgsentinel_archive_text,
     pgsentinel_rollup_minute, pgsentinel_rollup_hour,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed,
-    pgsentinel_rollup_session_hour;
+    pgsentinel_rollup_session_hour, pgsentinel_rollup_blocking_hour;
