@@ -314,6 +314,10 @@ SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
        h ~ 'root_pid|<th>root</th>' AND h ~ 'idle in transaction' AS names_root_state
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
 SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
+-- The report's statements are planned without JIT (their costs count ways
+-- of reading that never run: bench/REPORT.md, section 7).
+SELECT proconfig FROM pg_proc
+WHERE oid = 'pgsentinel_report(timestamptz, timestamptz, text, integer, integer, text)'::regprocedure;
 
 -- The CPU count: the setting wins.
 SET pgsentinel_report.cpus = 3;

@@ -47,7 +47,10 @@ $$;
 -- statements and sessions, blocking trees.  format: 'text' (for psql),
 -- 'json' (every section as the functions return it) or 'html' (one file:
 -- inline CSS and SVG, nothing fetched).  cpus: the CPU line of the chart,
--- pgsentinel_cpu_count() when NULL; top_n: rows per top section.
+-- pgsentinel_cpu_count() when NULL; top_n: rows per top section.  Without
+-- JIT: the query of the sections plans every way of reading a window, most
+-- of which never run, and their costs made JIT compile it for 28 s of a
+-- 29 s report over a week's archive (bench/REPORT.md, section 7).
 CREATE FUNCTION pgsentinel_report(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -58,6 +61,7 @@ CREATE FUNCTION pgsentinel_report(
 RETURNS text
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $fn$
 DECLARE
     s name;
