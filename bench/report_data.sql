@@ -14,7 +14,9 @@ SELECT format('CREATE TABLE IF NOT EXISTS bench_s_%1$s PARTITION OF pgsentinel_a
                CREATE TABLE IF NOT EXISTS bench_a_%1$s PARTITION OF pgsentinel_archive_activity FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_t_%1$s PARTITION OF pgsentinel_archive_text FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_rm_%1$s PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_om_%1$s PARTITION OF pgsentinel_rollup_minute_observed FOR VALUES FROM (%2$L) TO (%3$L);',
+               CREATE TABLE IF NOT EXISTS bench_om_%1$s PARTITION OF pgsentinel_rollup_minute_observed FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_sm_%1$s PARTITION OF pgsentinel_rollup_session_minute FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_bm_%1$s PARTITION OF pgsentinel_rollup_blocking_minute FOR VALUES FROM (%2$L) TO (%3$L);',
               to_char(d, 'YYYYMMDD'), d::date, (d + interval '1 day')::date)
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d
 \gexec
@@ -78,10 +80,10 @@ FROM pgsentinel_rollup_minute
 WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
-INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
+INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
        usename, application_name, client_addr, backend_type, wait_event_type,
        wait_event, db_time, rows, last_time)
-SELECT date_trunc('hour', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
        a.usename, a.application_name, a.client_addr, a.backend_type,
        w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
 FROM pgsentinel_archive_sample s
@@ -92,11 +94,21 @@ LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE s.sample_time >= '2021-03-01 00:00+00'
   AND s.sample_time < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
--- The blocking trees' parts, hour by hour (the archiver computes them with
--- the same function, a step's samples at a time).
+INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
+       usename, application_name, client_addr, backend_type, wait_event_type,
+       wait_event, db_time, rows, last_time)
+SELECT date_trunc('hour', bucket, 'UTC'), pid, datname, usesysid, usename,
+       application_name, client_addr, backend_type, wait_event_type,
+       wait_event, sum(db_time), sum(rows), max(last_time)
+FROM pgsentinel_rollup_session_minute
+WHERE bucket >= '2021-03-01 00:00+00'
+  AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+-- The blocking trees' parts by hour and by minute, an hour's rows at a
+-- time (the archiver computes them with the same function, a step's
+-- samples at a time).
 SELECT format($q$
-INSERT INTO pgsentinel_rollup_blocking_hour
-SELECT * FROM pgsentinel_blocking_hourly((
+WITH j AS MATERIALIZED (
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
@@ -105,9 +117,15 @@ SELECT * FROM pgsentinel_blocking_hourly((
                'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
                                 WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
                'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
-               'blocker_usesysid', x.blocker_usesysid))
+               'blocker_usesysid', x.blocker_usesysid)) AS rows
     FROM pgsentinel_ash_archive x
-    WHERE x.blocked_sample AND x.ash_time >= %1$L AND x.ash_time < %2$L))$q$,
+    WHERE x.blocked_sample AND x.ash_time >= %1$L AND x.ash_time < %2$L
+), h AS (
+    INSERT INTO pgsentinel_rollup_blocking_hour
+    SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'hour') b
+)
+INSERT INTO pgsentinel_rollup_blocking_minute
+SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'minute') b$q$,
               h, h + interval '1 hour')
 FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      timestamptz '2021-03-01 00:00+00' + :days * interval '1 day' - interval '1 hour',
@@ -128,4 +146,5 @@ GROUP BY 1;
 VACUUM ANALYZE pgsentinel_archive_sample, pgsentinel_archive_activity, pgsentinel_archive_text,
     pgsentinel_rollup_minute, pgsentinel_rollup_hour,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed,
-    pgsentinel_rollup_session_hour, pgsentinel_rollup_blocking_hour;
+    pgsentinel_rollup_session_hour, pgsentinel_rollup_blocking_hour,
+    pgsentinel_rollup_session_minute, pgsentinel_rollup_blocking_minute;

@@ -186,6 +186,29 @@ SELECT (SELECT count(*) FROM ((TABLE rm EXCEPT ALL TABLE am)
                     round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
              FROM pgsentinel_ash_session_hour GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)) d)
            AS session_keys_that_differ,
+       (SELECT count(*) FROM (
+            (SELECT bucket, pid, datname, usesysid, usename, application_name,
+                    client_addr, backend_type, wait_event_type, wait_event,
+                    round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
+             FROM pgsentinel_ash_session_minute GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             EXCEPT ALL
+             SELECT date_trunc('minute', ash_time, 'UTC'), pid, datname, usesysid,
+                    usename, application_name, client_addr, backend_type,
+                    wait_event_type, wait_event, round(sum(weight)::numeric, 6),
+                    count(*), max(ash_time)
+             FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+            UNION ALL
+            (SELECT date_trunc('minute', ash_time, 'UTC'), pid, datname, usesysid,
+                    usename, application_name, client_addr, backend_type,
+                    wait_event_type, wait_event, round(sum(weight)::numeric, 6),
+                    count(*), max(ash_time)
+             FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             EXCEPT ALL
+             SELECT bucket, pid, datname, usesysid, usename, application_name,
+                    client_addr, backend_type, wait_event_type, wait_event,
+                    round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
+             FROM pgsentinel_ash_session_minute GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)) d)
+           AS session_minute_keys_that_differ,
        (SELECT count(*) FROM pgsentinel_sample_minute o
         FULL JOIN (SELECT date_trunc('minute', sample_time, 'UTC') AS bucket,
                           max(active_sessions) AS peak

@@ -41,6 +41,10 @@ CREATE TABLE pgs_rep_sh PARTITION OF pgsentinel_rollup_session_hour
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 CREATE TABLE pgs_rep_bh PARTITION OF pgsentinel_rollup_blocking_hour
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_sm PARTITION OF pgsentinel_rollup_session_minute
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_rep_bm PARTITION OF pgsentinel_rollup_blocking_minute
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 INSERT INTO pgsentinel_archive_wait_event VALUES
     (9001, 'CPU', 'CPU'), (9002, 'IO', 'DataFileRead'),
     (9003, 'Lock', 'transactionid'), (9004, 'Client', 'ClientRead')
@@ -183,8 +187,19 @@ CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wa
 JOIN pgs_rep_a a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
+       usename, application_name, client_addr, backend_type, wait_event_type,
+       wait_event, db_time, rows, last_time)
+SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+       a.usename, a.application_name, a.client_addr, a.backend_type,
+       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
+FROM pgs_rep_s s
+CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 INSERT INTO pgsentinel_rollup_blocking_hour
-SELECT * FROM pgsentinel_blocking_hourly((
+SELECT * FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
@@ -195,7 +210,20 @@ SELECT * FROM pgsentinel_blocking_hourly((
                'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                'blocker_usesysid', x.blocker_usesysid))
     FROM pgsentinel_ash_archive x
-    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'));
+    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'hour');
+INSERT INTO pgsentinel_rollup_blocking_minute
+SELECT * FROM pgsentinel_blocking_parts((
+    SELECT jsonb_agg(jsonb_build_object(
+               'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+               'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'state', x.state, 'wait_event_type', x.wait_event_type,
+               'wait_event', x.wait_event, 'query', x.top_level_query,
+               'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+                                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+               'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+               'blocker_usesysid', x.blocker_usesysid))
+    FROM pgsentinel_ash_archive x
+    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'minute');
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', sample_time, 'UTC'), count(*), sum(weight), max(active_sessions)
 FROM pgs_rep_s GROUP BY 1;
@@ -406,6 +434,16 @@ WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 13:00', '2020-01-01 16:00')$$) AS blocking_changed;
 UPDATE pgs_rep_bh SET db_time = db_time - 1
 WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
+UPDATE pgs_rep_sm SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:49' AND pid = 105;
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 14:00:10', '2020-01-01 14:50:50', 'session')$$) AS session_minute_changed;
+UPDATE pgs_rep_sm SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:49' AND pid = 105;
+UPDATE pgs_rep_bm SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:20' AND kind = 'b';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS blocking_minute_changed;
+UPDATE pgs_rep_bm SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:20' AND kind = 'b';
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgs_rep_rh SET db_time = db_time + 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
@@ -443,7 +481,7 @@ RESET ROLE;
 DROP ROLE regress_pgs_report_reader;
 
 DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
-    pgs_rep_sh, pgs_rep_bh;
+    pgs_rep_sh, pgs_rep_bh, pgs_rep_sm, pgs_rep_bm;
 RESET extra_float_digits;
 RESET timezone;
 RESET datestyle;

@@ -1,5 +1,5 @@
 
-# The reports on a real workload: three sleeping sessions, a CPU loop, and a
+# The reports on a real workload: four sleeping sessions, a CPU loop, and a
 # lock chain whose root is idle in transaction.  The report of the window
 # names the root blocker, the top wait event and the top statement, as text,
 # JSON and HTML.
@@ -32,17 +32,19 @@ ok( $node->poll_query_until('postgres',
 my $root_pid = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE rep_t%'");
 
-# two waiters in a chain behind it, three sleepers, one CPU loop
+# two waiters in a chain behind it, four sleepers (more than the three
+# sessions of the UPDATE, whose root and waiters share a query id: a tie
+# would be broken by the query ids' order), one CPU loop
 my @bg;
 push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 2 WHERE id = 1 /* rep_waiter */');
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%rep_waiter */'"),
 	'first waiter blocked');
 push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 3 WHERE id = 1 /* rep_waiter2 */');
-push @bg, pgs_start_bg($node, "SELECT pg_sleep(300) /* rep_sleep */") for 1 .. 3;
+push @bg, pgs_start_bg($node, "SELECT pg_sleep(300) /* rep_sleep */") for 1 .. 4;
 push @bg, pgs_start_bg($node,
 	'DO $$BEGIN LOOP PERFORM 1; END LOOP; END$$ /* rep_cpu */');
-ok(pgs_wait_sessions($node, 3, '%rep_sleep */'), 'three sleepers');
+ok(pgs_wait_sessions($node, 4, '%rep_sleep */'), 'four sleepers');
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 2 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%rep_waiter%'"),
 	'second waiter blocked');
@@ -54,7 +56,7 @@ ok( $node->poll_query_until('postgres', qq{
 		SELECT count(*) > 0 FROM (
 		  SELECT sample_id FROM pgsentinel_ash('$t1', now())
 		  GROUP BY sample_id
-		  HAVING count(*) FILTER (WHERE query LIKE '%rep_sleep */') = 3
+		  HAVING count(*) FILTER (WHERE query LIKE '%rep_sleep */') = 4
 		     AND count(*) FILTER (WHERE wait_event_type = 'Lock') = 2
 		     AND count(*) FILTER (WHERE pid = $root_pid AND state = 'idle in transaction') = 1) s}),
 	'a sample with the whole workload');
@@ -77,7 +79,7 @@ like( $node->safe_psql('postgres',
 	qr/UPDATE rep_t SET v = v \+ 1/, "the root's last statement");
 cmp_ok( $node->safe_psql('postgres',
 		"SELECT aas FROM pgsentinel_aas($window, by => 'wait_class') WHERE key = 'Timeout'"),
-	'>', 2.5, 'three sleepers make about 3 active sessions of Timeout');
+	'>', 3.5, 'four sleepers make about 4 active sessions of Timeout');
 
 # the report, in each format
 my $text = $node->safe_psql('postgres', "SELECT pgsentinel_report($window)");
@@ -101,7 +103,8 @@ like($html, qr/<td class="n">$root_pid<\/td>.*idle in transaction/s,
 	'HTML report: the root blocker');
 unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
 
-# the archiver keeps the blocking trees of what it archived by hour: the
+# the archiver keeps the blocking trees of what it archived by hour and by
+# minute: the
 # same parts as computed from the archived rows (in one snapshot; a bucket
 # the archiver added to in several steps included)
 ok( $node->poll_query_until('postgres',
@@ -117,7 +120,7 @@ is( $node->safe_psql('postgres', q{
 	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
 	           samples, round(db_time::numeric, 6) AS db_time, last_time,
 	           usesysid, usename, state, wait_event_type, wait_event, query
-	    FROM pgsentinel_blocking_hourly((
+	    FROM pgsentinel_blocking_parts((
 	        SELECT jsonb_agg(jsonb_build_object(
 	                   'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
 	                   'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
@@ -127,12 +130,38 @@ is( $node->safe_psql('postgres', q{
 	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
 	                   'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
 	                   'blocker_usesysid', x.blocker_usesysid))
-	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample))
+	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample), 'hour')
 	)
 	SELECT (SELECT count(*) FROM r WHERE kind = 'r' AND root_pid IS NOT NULL) > 0,
 	       (SELECT count(*) FROM ((TABLE r EXCEPT ALL TABLE c)
 	                              UNION ALL (TABLE c EXCEPT ALL TABLE r)) d)}),
-	"t|0", 'blocking rollup: the parts of the archived rows');
+	"t|0", 'blocking rollup by hour: the parts of the archived rows');
+is( $node->safe_psql('postgres', q{
+	WITH r AS (
+	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
+	           samples, round(db_time::numeric, 6) AS db_time, last_time,
+	           usesysid, usename, state, wait_event_type, wait_event, query
+	    FROM pgsentinel_blocking_minute
+	), c AS (
+	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
+	           samples, round(db_time::numeric, 6) AS db_time, last_time,
+	           usesysid, usename, state, wait_event_type, wait_event, query
+	    FROM pgsentinel_blocking_parts((
+	        SELECT jsonb_agg(jsonb_build_object(
+	                   'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+	                   'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+	                   'state', x.state, 'wait_event_type', x.wait_event_type,
+	                   'wait_event', x.wait_event, 'query', x.top_level_query,
+	                   'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+	                   'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+	                   'blocker_usesysid', x.blocker_usesysid))
+	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample), 'minute')
+	)
+	SELECT (SELECT count(*) FROM r WHERE kind = 'r' AND root_pid IS NOT NULL) > 0,
+	       (SELECT count(*) FROM ((TABLE r EXCEPT ALL TABLE c)
+	                              UNION ALL (TABLE c EXCEPT ALL TABLE r)) d)}),
+	"t|0", 'blocking rollup by minute: the parts of the archived rows');
 
 pgs_stop_bg($_) for @bg;
 pgs_stop_bg($root);

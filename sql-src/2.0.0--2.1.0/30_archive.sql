@@ -151,9 +151,10 @@ CREATE TABLE pgsentinel_rollup_hour_observed (
     peak integer
 ) PARTITION BY RANGE (bucket);
 
--- The time of each session by hour (and wait): the rollups above do not
--- keep the pid nor the client.  last_time: the time of the bucket's last
--- row of the group, so that a session's latest names can be found.
+-- The time of each session by hour and by minute (and wait): the rollups
+-- above do not keep the pid nor the client.  last_time: the time of the
+-- bucket's last row of the group, so that a session's latest names can be
+-- found.
 CREATE TABLE pgsentinel_rollup_session_hour (
     bucket timestamptz NOT NULL,
     pid integer,
@@ -173,8 +174,8 @@ CREATE TABLE pgsentinel_rollup_session_hour (
                                wait_event_type, wait_event)
 ) PARTITION BY RANGE (bucket);
 
--- The blocking trees of the archived samples by hour, in the parts that
--- add up over any number of hours (pgsentinel_blocking_hourly(), in
+-- The blocking trees of the archived samples by hour and by minute, in the
+-- parts that add up over any number of buckets (pgsentinel_blocking_parts(), in
 -- 36_rollup_views.sql, says what each kind holds): 'b' a session behind a
 -- root, 'r' a root, 'o' a session's own last row, 's' the last state a
 -- waiter saw of its blocker.  The latest names and texts are those of
@@ -199,12 +200,23 @@ CREATE TABLE pgsentinel_rollup_blocking_hour (
     UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
 ) PARTITION BY RANGE (bucket);
 
+CREATE TABLE pgsentinel_rollup_session_minute (LIKE pgsentinel_rollup_session_hour,
+    UNIQUE NULLS NOT DISTINCT (bucket, pid, datname, usesysid, usename,
+                               application_name, client_addr, backend_type,
+                               wait_event_type, wait_event)
+) PARTITION BY RANGE (bucket);
+
+CREATE TABLE pgsentinel_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_hour,
+    UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
+) PARTITION BY RANGE (bucket);
+
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_sample, pgsentinel_archive_activity,
     pgsentinel_archive_text, pgsentinel_rollup_minute,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
     pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour,
-    pgsentinel_rollup_blocking_hour FROM PUBLIC;
+    pgsentinel_rollup_blocking_hour, pgsentinel_rollup_session_minute,
+    pgsentinel_rollup_blocking_minute FROM PUBLIC;
 
 -- pg_dump keeps the archive: the wait events as a configuration table,
 -- the partitions (not members of the extension) as ordinary tables of the

@@ -1,7 +1,7 @@
 
 -- The rollups as the history views show rows (docs/archive.md): the time
 -- per minute and per hour (pgsentinel_ash_minute, pgsentinel_ash_hour), of
--- each session per hour (pgsentinel_ash_session_hour: its client hidden
+-- each session (pgsentinel_ash_session_minute, _hour: its client hidden
 -- too) and
 -- the time observed (pgsentinel_sample_minute, pgsentinel_sample_hour).  Of
 -- the time of a role the caller is not a member of (without
@@ -44,8 +44,20 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
 
--- The blocking trees of some samples, by hour, in parts that add up over
--- hours (the archiver keeps them in pgsentinel_rollup_blocking_hour; the
+CREATE VIEW pgsentinel_ash_session_minute AS
+SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
+       CASE WHEN v.visible THEN r.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN r.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       r.db_time, r.rows, r.last_time
+  FROM pgsentinel_rollup_session_minute r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+-- The blocking trees of some samples, by unit ('hour' or 'minute'), in
+-- parts that add up over buckets (the archiver keeps them in
+-- pgsentinel_rollup_blocking_hour and _minute; the
 -- reports compute them from rows too, pgsentinel_blocking_trees()).  rows:
 -- a JSON array with every row of the samples in which somebody waited, as
 -- objects of the keys ash_time, sample_id, pid, weight, usesysid, usename,
@@ -53,7 +65,7 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 -- for), blockerpid, blocker_state and blocker_usesysid.  In each sample a session waits behind every pid
 -- it waited for; a root is a blocker that was not itself waiting in that
 -- sample, and every session is behind a root once, at its shallowest
--- level.  Per hour:
+-- level.  Per bucket:
 --   'b' (root_pid, pid): a session behind a root: its deepest level, the
 --       pids it waited for, the samples and time it spent there, and its
 --       names, state, wait and statement at the last of them;
@@ -61,7 +73,7 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 --   'o' (pid): any session of the rows: its last row's names and state;
 --   's' (pid, key_usesysid): a blocker as its waiters saw it (its role's
 --       id, of which its state's visibility depends): its last state.
-CREATE FUNCTION pgsentinel_blocking_hourly(rows jsonb)
+CREATE FUNCTION pgsentinel_blocking_parts(rows jsonb, unit text)
 RETURNS TABLE (
     bucket timestamptz,
     kind "char",
@@ -85,7 +97,7 @@ WITH RECURSIVE h AS MATERIALIZED (
     SELECT r.ash_time, r.sample_id, r.pid, r.weight, r.usesysid, r.usename,
            r.state, r.wait_event_type, r.wait_event, r.query, r.blocking,
            r.blockerpid, r.blocker_state, r.blocker_usesysid,
-           pg_catalog.date_trunc('hour', r.ash_time, 'UTC') AS bucket
+           pg_catalog.date_trunc(unit, r.ash_time, 'UTC') AS bucket
       FROM pg_catalog.jsonb_to_recordset(rows) AS r(
                ash_time timestamptz, sample_id bigint, pid integer,
                weight double precision, usesysid oid, usename text, state text,
@@ -186,6 +198,17 @@ SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
 
+CREATE VIEW pgsentinel_blocking_minute AS
+SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+       r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+       CASE WHEN v.visible THEN r.state END AS state,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query
+  FROM pgsentinel_rollup_blocking_minute r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
 -- The samples' part hides nothing: pgsentinel_sample_archive shows every
 -- sample too.
 CREATE VIEW pgsentinel_sample_minute AS
@@ -213,5 +236,5 @@ SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_nam
                          OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
-    pgsentinel_blocking_hour,
+    pgsentinel_ash_session_minute, pgsentinel_blocking_hour, pgsentinel_blocking_minute,
     pgsentinel_sample_minute, pgsentinel_sample_hour, pgsentinel_statement_archive TO PUBLIC;

@@ -157,9 +157,8 @@ END;
 -- minutes (UTC), before the history's split point from the rollups
 -- (kind 'hour', 'minute'), the rest from rows ('raw'): the edges, and the
 -- ring.  grain: the rollups a caller may read: 'hour' (hours and
--- minutes), 'minute', 'session' (the sessions' hourly rollups, whole
--- hours only) or NULL (rows only).  pgsentinel_report.rollups = off reads
--- rows only.
+-- minutes), 'minute' or NULL (rows only).  pgsentinel_report.rollups =
+-- off reads rows only.
 CREATE FUNCTION pgsentinel_window_pieces(since timestamptz, until timestamptz,
                                          grain text)
 RETURNS TABLE (kind text, lo timestamptz, hi timestamptz)
@@ -169,18 +168,15 @@ WITH e AS (
     SELECT least(until, (SELECT x.split_time FROM pgsentinel_history_split x)) AS e,
            grain IS NOT NULL
            AND coalesce(pg_catalog.current_setting('pgsentinel_report.rollups', true), '')
-               OPERATOR(pg_catalog.<>) 'off' AS ok,
-           CASE WHEN grain OPERATOR(pg_catalog.=) 'session' THEN 'hour' ELSE 'minute' END AS unit,
-           CASE WHEN grain OPERATOR(pg_catalog.=) 'session' THEN interval '1 hour'
-                ELSE interval '1 minute' END AS step
+               OPERATOR(pg_catalog.<>) 'off' AS ok
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
 ), m AS (
     SELECT e.ok,
-           CASE WHEN pg_catalog.date_trunc(e.unit, since, 'UTC') OPERATOR(pg_catalog.=) since
+           CASE WHEN pg_catalog.date_trunc('minute', since, 'UTC') OPERATOR(pg_catalog.=) since
                 THEN since
-                ELSE pg_catalog.date_trunc(e.unit, since, 'UTC') OPERATOR(pg_catalog.+) e.step
+                ELSE pg_catalog.date_trunc('minute', since, 'UTC') OPERATOR(pg_catalog.+) interval '1 minute'
            END AS m0,
-           pg_catalog.date_trunc(e.unit, e.e, 'UTC') AS m1
+           pg_catalog.date_trunc('minute', e.e, 'UTC') AS m1
       FROM e
 ), q AS (
     SELECT m.m0, m.m1,
@@ -194,19 +190,16 @@ WITH e AS (
 ), h AS (
     SELECT q.m0, q.m1, q.ok, q.h0, q.h1,
            q.ok AND grain OPERATOR(pg_catalog.=) 'hour'
-           AND q.h1 OPERATOR(pg_catalog.>) q.h0 AS hourly,
-           q.ok AND grain OPERATOR(pg_catalog.=) 'session' AS sessions
+           AND q.h1 OPERATOR(pg_catalog.>) q.h0 AS hourly
       FROM q
 )
 SELECT v.kind, v.lo, v.hi
   FROM h CROSS JOIN LATERAL (VALUES
         (1, 'raw', since, CASE WHEN h.ok THEN h.m0 ELSE until END, true),
-        (2, 'minute', h.m0, CASE WHEN h.hourly THEN h.h0 ELSE h.m1 END,
-         h.ok AND NOT h.sessions),
+        (2, 'minute', h.m0, CASE WHEN h.hourly THEN h.h0 ELSE h.m1 END, h.ok),
         (3, 'hour', h.h0, h.h1, h.hourly),
         (4, 'minute', h.h1, h.m1, h.hourly),
-        (5, 'session', h.m0, h.m1, h.sessions),
-        (6, 'raw', h.m1, until, h.ok)) AS v(n, kind, lo, hi, used)
+        (5, 'raw', h.m1, until, h.ok)) AS v(n, kind, lo, hi, used)
  WHERE v.used AND v.lo OPERATOR(pg_catalog.<) v.hi
  ORDER BY v.n;
 END;
@@ -215,8 +208,8 @@ END;
 -- rollup row of the window's whole buckets (t: the bucket) and per row of
 -- the rest (t: its time).  by: the dimension the caller splits by, which
 -- says what the rows must show: a session or a client (by, or a filter on
--- them) only the sessions' hourly rollups show, a statement (by, or a
--- filter on it) only the others.  grain: the finest bucket the caller
+-- them) only the sessions' rollups show, a statement (by, or a filter on
+-- it) only the others.  grain: the finest bucket the caller
 -- groups by is whole hours ('hour') or minutes ('minute'), or NULL: rows
 -- only.  last_time: the latest time the row stands for (a rollup of
 -- statements does not say: NULL); query: the top-level statement (rows
@@ -248,16 +241,17 @@ RETURNS TABLE (
     db_time double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH g AS (
-    SELECT CASE WHEN grain IS NULL THEN NULL
-                WHEN by OPERATOR(pg_catalog.=) 'session' OR by OPERATOR(pg_catalog.=) 'client'
-                     OR client IS NOT NULL OR session_pid IS NOT NULL
-                THEN CASE WHEN grain OPERATOR(pg_catalog.=) 'hour' AND query_id IS NULL
-                               AND by IS DISTINCT FROM 'statement'
-                          THEN 'session' END
+WITH s AS (
+    SELECT coalesce(by OPERATOR(pg_catalog.=) 'session' OR by OPERATOR(pg_catalog.=) 'client'
+                    OR client IS NOT NULL OR session_pid IS NOT NULL, false) AS sessions
+), g AS (
+    SELECT s.sessions,
+           CASE WHEN s.sessions AND (query_id IS NOT NULL
+                                     OR by IS NOT DISTINCT FROM 'statement') THEN NULL
                 ELSE grain END AS grain
+      FROM s
 ), pc AS MATERIALIZED (
-    SELECT p.kind, p.lo, p.hi
+    SELECT p.kind, p.lo, p.hi, g.sessions
       FROM g, pgsentinel_window_pieces(since, until, g.grain) p
 )
 SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
@@ -266,7 +260,7 @@ SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
        NULL::pg_catalog.text, r.db_time
   FROM pc JOIN pgsentinel_ash_hour r
     ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
- WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
@@ -280,7 +274,7 @@ SELECT r.bucket, NULL, r.datname, r.usename, r.application_name, NULL,
        r.queryid, NULL, r.db_time
   FROM pc JOIN pgsentinel_ash_minute r
     ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
- WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
@@ -294,7 +288,22 @@ SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
        NULL, NULL, r.db_time
   FROM pc JOIN pgsentinel_ash_session_hour r
     ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
- WHERE pc.kind OPERATOR(pg_catalog.=) 'session'
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
+   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
+   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
+   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
+   AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
+UNION ALL
+SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
+       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
+       NULL, NULL, r.db_time
+  FROM pc JOIN pgsentinel_ash_session_minute r
+    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)

@@ -158,10 +158,10 @@ END;
 -- it, the levels under it, its last state and statement while somebody
 -- waited), then one per session behind it (depth: its level, blocked_by:
 -- the sessions it waited for, db_time: its own time spent behind that
--- root).  Whole hours of the archive are read from the blocking rollup,
--- the rest from the rows of the samples in which somebody waited (the
--- archive marks them: blocked_sample), through the same
--- pgsentinel_blocking_hourly().
+-- root).  Whole hours and minutes of the archive are read from the
+-- blocking rollups, the rest from the rows of the samples in which
+-- somebody waited (the archive marks them: blocked_sample), through the
+-- same pgsentinel_blocking_parts().
 CREATE FUNCTION pgsentinel_blocking_trees(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -183,13 +183,14 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH pc AS MATERIALIZED (
-    -- whole hours from the blocking rollup (unless a database is asked
-    -- for: trees are of all databases there), the rest from rows
+    -- whole hours and minutes from the blocking rollups (unless a
+    -- database is asked for: trees are of all databases there), the rest
+    -- from rows
     SELECT p.kind, p.lo, p.hi
       FROM pgsentinel_window_pieces(since, until,
-                                    CASE WHEN dbname IS NULL THEN 'session' END) p
+                                    CASE WHEN dbname IS NULL THEN 'hour' END) p
 ), parts AS MATERIALIZED (
-    SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_hourly((
+    SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_parts((
         SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                       'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                       'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
@@ -201,7 +202,7 @@ WITH pc AS MATERIALIZED (
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                       'blocker_usesysid', x.blocker_usesysid)), '[]')
           FROM pgsentinel_ash(pc.lo, pc.hi, dbname) x
-         WHERE x.blocked_sample IS NOT FALSE)) b
+         WHERE x.blocked_sample IS NOT FALSE), 'hour') b
      WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
@@ -209,7 +210,14 @@ WITH pc AS MATERIALIZED (
            r.state, r.wait_event_type, r.wait_event, r.query
       FROM pc JOIN pgsentinel_blocking_hour r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
-     WHERE pc.kind OPERATOR(pg_catalog.=) 'session'
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
+    UNION ALL
+    SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+           r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query
+      FROM pc JOIN pgsentinel_blocking_minute r
+        ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
 ), obs AS (
     SELECT pg_catalog.sum(s.observed) AS observed FROM pgsentinel_observed(since, until, 'hour') s
 ), w AS (
