@@ -132,6 +132,103 @@ WHERE o.samples IS DISTINCT FROM s.samples
    OR abs(o.observed - s.observed) > 1e-9 OR o.observed IS NULL
    OR s.observed IS NULL;
 
+-- the rollup views are the sums of the history's rows, as each role sees
+-- them: by every column they keep, the hidden ones hidden alike; the peak
+-- is the most rows of one sample
+CREATE TEMP VIEW pgs_rollup_diff AS
+WITH rm AS (
+    SELECT bucket, datname, usesysid, usename, application_name, backend_type,
+           wait_event_type, wait_event, queryid,
+           round(sum(db_time)::numeric, 6) AS db_time, sum(rows) AS rows
+    FROM pgsentinel_ash_minute GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+), am AS (
+    SELECT date_trunc('minute', ash_time, 'UTC') AS bucket, datname, usesysid,
+           usename, application_name, backend_type, wait_event_type,
+           wait_event, queryid, round(sum(weight)::numeric, 6) AS db_time,
+           count(*)::numeric AS rows
+    FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+), rh AS (
+    SELECT bucket, datname, usesysid, usename, application_name, backend_type,
+           wait_event_type, wait_event, queryid,
+           round(sum(db_time)::numeric, 6) AS db_time, sum(rows) AS rows
+    FROM pgsentinel_ash_hour GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+), ah AS (
+    SELECT date_trunc('hour', ash_time, 'UTC') AS bucket, datname, usesysid,
+           usename, application_name, backend_type, wait_event_type,
+           wait_event, queryid, round(sum(weight)::numeric, 6) AS db_time,
+           count(*)::numeric AS rows
+    FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+)
+SELECT (SELECT count(*) FROM ((TABLE rm EXCEPT ALL TABLE am)
+                              UNION ALL (TABLE am EXCEPT ALL TABLE rm)) d) AS minute_keys_that_differ,
+       (SELECT count(*) FROM ((TABLE rh EXCEPT ALL TABLE ah)
+                              UNION ALL (TABLE ah EXCEPT ALL TABLE rh)) d) AS hour_keys_that_differ,
+       (SELECT count(*) FROM (
+            (SELECT bucket, pid, datname, usesysid, usename, application_name,
+                    client_addr, backend_type, wait_event_type, wait_event,
+                    round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
+             FROM pgsentinel_ash_session_hour GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             EXCEPT ALL
+             SELECT date_trunc('hour', ash_time, 'UTC'), pid, datname, usesysid,
+                    usename, application_name, client_addr, backend_type,
+                    wait_event_type, wait_event, round(sum(weight)::numeric, 6),
+                    count(*), max(ash_time)
+             FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+            UNION ALL
+            (SELECT date_trunc('hour', ash_time, 'UTC'), pid, datname, usesysid,
+                    usename, application_name, client_addr, backend_type,
+                    wait_event_type, wait_event, round(sum(weight)::numeric, 6),
+                    count(*), max(ash_time)
+             FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             EXCEPT ALL
+             SELECT bucket, pid, datname, usesysid, usename, application_name,
+                    client_addr, backend_type, wait_event_type, wait_event,
+                    round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
+             FROM pgsentinel_ash_session_hour GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)) d)
+           AS session_keys_that_differ,
+       (SELECT count(*) FROM (
+            (SELECT bucket, pid, datname, usesysid, usename, application_name,
+                    client_addr, backend_type, wait_event_type, wait_event,
+                    round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
+             FROM pgsentinel_ash_session_minute GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             EXCEPT ALL
+             SELECT date_trunc('minute', ash_time, 'UTC'), pid, datname, usesysid,
+                    usename, application_name, client_addr, backend_type,
+                    wait_event_type, wait_event, round(sum(weight)::numeric, 6),
+                    count(*), max(ash_time)
+             FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+            UNION ALL
+            (SELECT date_trunc('minute', ash_time, 'UTC'), pid, datname, usesysid,
+                    usename, application_name, client_addr, backend_type,
+                    wait_event_type, wait_event, round(sum(weight)::numeric, 6),
+                    count(*), max(ash_time)
+             FROM pgsentinel_ash_archive GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             EXCEPT ALL
+             SELECT bucket, pid, datname, usesysid, usename, application_name,
+                    client_addr, backend_type, wait_event_type, wait_event,
+                    round(sum(db_time)::numeric, 6), sum(rows), max(last_time)
+             FROM pgsentinel_ash_session_minute GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)) d)
+           AS session_minute_keys_that_differ,
+       (SELECT count(*) FROM pgsentinel_sample_minute o
+        FULL JOIN (SELECT date_trunc('minute', sample_time, 'UTC') AS bucket,
+                          max(active_sessions) AS peak
+                   FROM pgsentinel_sample_archive GROUP BY 1) s USING (bucket)
+        WHERE o.peak IS DISTINCT FROM s.peak) AS peaks_that_differ,
+       (SELECT count(*) FROM pgsentinel_ash_minute
+        WHERE wait_event_type IS NOT NULL) > 0 AS waits_shown,
+       (SELECT count(*) FROM pgsentinel_ash_minute
+        WHERE wait_event_type IS NULL) > 0 AS waits_hidden;
+SELECT * FROM pgs_rollup_diff;
+CREATE ROLE regress_pgs_rollup_reader;
+GRANT SELECT ON pgs_rollup_diff TO regress_pgs_rollup_reader;
+SET ROLE regress_pgs_rollup_reader;
+SELECT * FROM pgs_rollup_diff;
+-- the tables themselves stay closed
+SELECT count(*) FROM pgsentinel_rollup_minute;
+RESET ROLE;
+DROP VIEW pgs_rollup_diff;
+DROP ROLE regress_pgs_rollup_reader;
+
 -- 2. keep_one_in = 10: one sample in ten, each row weighing ten periods;
 -- over whole groups of ten samples in which this session was active all
 -- along, its time is the same in the archive as in the ring.

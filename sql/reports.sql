@@ -29,6 +29,22 @@ CREATE TABLE pgs_rep_a PARTITION OF pgsentinel_archive_activity
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
 CREATE TABLE pgs_rep_t PARTITION OF pgsentinel_archive_text
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
+CREATE TABLE pgs_rep_rm PARTITION OF pgsentinel_rollup_minute
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_rep_om PARTITION OF pgsentinel_rollup_minute_observed
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_rep_rh PARTITION OF pgsentinel_rollup_hour
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_oh PARTITION OF pgsentinel_rollup_hour_observed
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_sh PARTITION OF pgsentinel_rollup_session_hour
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_bh PARTITION OF pgsentinel_rollup_blocking_hour
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_rep_sm PARTITION OF pgsentinel_rollup_session_minute
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_rep_bm PARTITION OF pgsentinel_rollup_blocking_minute
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 INSERT INTO pgsentinel_archive_wait_event VALUES
     (9001, 'CPU', 'CPU'), (9002, 'IO', 'DataFileRead'),
     (9003, 'Lock', 'transactionid'), (9004, 'Client', 'ClientRead')
@@ -92,6 +108,36 @@ UNION ALL
 SELECT t, 1, 9001, NULL, NULL, NULL FROM pgs_rep_samples WHERE t >= '2020-01-01 10:00:20+00'
 UNION ALL
 SELECT t, 2, 9002, NULL, NULL, NULL FROM pgs_rep_samples WHERE t >= '2020-01-01 10:00:40+00';
+-- 13:59:30-15:00:30, for the rollups (below): every 10 s until 14:00
+-- (weight 10), then keep_one_in 10 at 1 s (weight 10) until 14:30, a 5 s
+-- period until 14:45 (every third sample empty), a 30 s period after.
+INSERT INTO pgs_rep_samples
+SELECT '2020-01-01 13:59:30+00'::timestamptz + i * interval '10 s', 2000 + i, 10, 10
+FROM generate_series(0, 2) i
+UNION ALL
+SELECT '2020-01-01 14:00:00+00'::timestamptz + i * interval '10 s', 3000 + 10 * i, 1, 10
+FROM generate_series(0, 179) i
+UNION ALL
+SELECT '2020-01-01 14:30:00+00'::timestamptz + i * interval '5 s', 5000 + i, 5, 5
+FROM generate_series(0, 179) i
+UNION ALL
+SELECT '2020-01-01 14:45:00+00'::timestamptz + i * interval '30 s', 6000 + i, 30, 30
+FROM generate_series(0, 31) i;
+INSERT INTO pgs_rep_rows
+SELECT t, 1, 9001, NULL::int, NULL::text, NULL::int[] FROM pgs_rep_samples
+WHERE t >= '2020-01-01 13:59:30+00' AND extract(second FROM t)::int % 20 = 0
+UNION ALL
+SELECT t, 2, 9002, NULL, NULL, NULL FROM pgs_rep_samples
+WHERE t >= '2020-01-01 13:59:30+00' AND t < '2020-01-01 14:45+00'
+  AND (t < '2020-01-01 14:30+00' OR (id - 5000) % 3 <> 2)
+UNION ALL
+SELECT t, 4, 9003, 103, 'idle in transaction', '{103}' FROM pgs_rep_samples
+WHERE t >= '2020-01-01 14:10+00' AND t < '2020-01-01 14:40+00' AND (id - 5000) % 3 <> 2
+UNION ALL
+SELECT t, 5, 9001, NULL, NULL, NULL FROM pgs_rep_samples
+WHERE t >= '2020-01-01 14:45+00';
+DELETE FROM pgs_rep_rows r USING pgs_rep_samples s
+WHERE r.t = s.t AND s.id BETWEEN 5000 AND 5179 AND (s.id - 5000) % 3 = 2;
 UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m WHERE r.wait = m.code;
 INSERT INTO pgsentinel_archive_sample
 SELECT s.t, s.id, s.period, s.weight, count(r.activity),
@@ -110,13 +156,88 @@ SELECT s.t, s.id, s.period, s.weight, count(r.activity),
 FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 GROUP BY s.t, s.id, s.period, s.weight;
 
+-- The rollups, summed from those rows as the archiver sums its rows
+-- (src/archive_step.c).
+INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
+       application_name, backend_type, wait_event_type, wait_event, queryid,
+       db_time, rows)
+SELECT date_trunc('minute', s.sample_time, 'UTC'), a.datname, a.usesysid, a.usename,
+       a.application_name, a.backend_type, w.wait_event_type, w.wait_event,
+       a.queryid, sum(s.weight), count(*)
+FROM pgs_rep_s s
+CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+INSERT INTO pgsentinel_rollup_hour (bucket, datname, usesysid, usename,
+       application_name, backend_type, wait_event_type, wait_event, queryid,
+       db_time, rows)
+SELECT date_trunc('hour', bucket, 'UTC'), datname, usesysid, usename,
+       application_name, backend_type, wait_event_type, wait_event, queryid,
+       sum(db_time), sum(rows)
+FROM pgs_rep_rm GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
+       usename, application_name, client_addr, backend_type, wait_event_type,
+       wait_event, db_time, rows, last_time)
+SELECT date_trunc('hour', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+       a.usename, a.application_name, a.client_addr, a.backend_type,
+       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
+FROM pgs_rep_s s
+CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
+       usename, application_name, client_addr, backend_type, wait_event_type,
+       wait_event, db_time, rows, last_time)
+SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+       a.usename, a.application_name, a.client_addr, a.backend_type,
+       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
+FROM pgs_rep_s s
+CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+INSERT INTO pgsentinel_rollup_blocking_hour
+SELECT * FROM pgsentinel_blocking_parts((
+    SELECT jsonb_agg(jsonb_build_object(
+               'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+               'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'state', x.state, 'wait_event_type', x.wait_event_type,
+               'wait_event', x.wait_event, 'query', x.top_level_query,
+               'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+                                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+               'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+               'blocker_usesysid', x.blocker_usesysid))
+    FROM pgsentinel_ash_archive x
+    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'hour');
+INSERT INTO pgsentinel_rollup_blocking_minute
+SELECT * FROM pgsentinel_blocking_parts((
+    SELECT jsonb_agg(jsonb_build_object(
+               'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+               'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'state', x.state, 'wait_event_type', x.wait_event_type,
+               'wait_event', x.wait_event, 'query', x.top_level_query,
+               'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+                                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+               'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+               'blocker_usesysid', x.blocker_usesysid))
+    FROM pgsentinel_ash_archive x
+    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'minute');
+INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
+SELECT date_trunc('minute', sample_time, 'UTC'), count(*), sum(weight), max(active_sessions)
+FROM pgs_rep_s GROUP BY 1;
+INSERT INTO pgsentinel_rollup_hour_observed (bucket, samples, observed, peak)
+SELECT date_trunc('hour', bucket, 'UTC'), sum(samples), sum(observed), max(peak)
+FROM pgs_rep_om GROUP BY 1;
+
 -- What the history view reads back: 26 samples, 60 s observed; 36 rows, 88 s.
 SELECT count(*) AS samples, sum(weight) AS observed
 FROM pgsentinel_sample_history
-WHERE sample_time >= '2020-01-01' AND sample_time < '2020-01-02';
+WHERE sample_time >= '2020-01-01' AND sample_time < '2020-01-01 11:00';
 SELECT count(*) AS rows, sum(weight) AS db_time
 FROM pgsentinel_ash_history
-WHERE ash_time >= '2020-01-01' AND ash_time < '2020-01-02';
+WHERE ash_time >= '2020-01-01' AND ash_time < '2020-01-01 11:00';
 
 -- Average active sessions over the window: 88 s over the 60 s observed;
 -- by wait class (CPU a class of its own); filtered by role.
@@ -221,6 +342,10 @@ SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
        h ~ 'root_pid|<th>root</th>' AND h ~ 'idle in transaction' AS names_root_state
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
 SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
+-- The report's statements are planned without JIT (their costs count ways
+-- of reading that never run: bench/REPORT.md, section 7).
+SELECT proconfig FROM pg_proc
+WHERE oid = 'pgsentinel_report(timestamptz, timestamptz, text, integer, integer, text)'::regprocedure;
 
 -- The CPU count: the setting wins.
 SET pgsentinel_report.cpus = 3;
@@ -228,16 +353,135 @@ SELECT pgsentinel_cpu_count();
 RESET pgsentinel_report.cpus;
 SELECT pgsentinel_cpu_count() IS NULL OR pgsentinel_cpu_count() > 0 AS sane;
 
+-- Rollups and rows give the same answers (docs/reports.md): every query
+-- below, run reading whole hours and minutes from the rollups and again
+-- with pgsentinel_report.rollups = off (rows only), over windows of
+-- 13:59:30-15:00:30 (weights 10, 10 with keep_one_in 10, 5, 30; empty
+-- samples) and of 10:00-10:02.
+CREATE FUNCTION pg_temp.pgs_same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+    b text;
+BEGIN
+    EXECUTE 'SELECT string_agg(x::text, E''\n'' ORDER BY x::text) FROM (' || q || ') x' INTO a;
+    PERFORM set_config('pgsentinel_report.rollups', 'off', true);
+    EXECUTE 'SELECT string_agg(x::text, E''\n'' ORDER BY x::text) FROM (' || q || ') x' INTO b;
+    PERFORM set_config('pgsentinel_report.rollups', 'on', true);
+    RETURN CASE WHEN a IS NULL THEN 'empty' WHEN a = b THEN 'same' ELSE 'DIFFERENT' END;
+END
+$$;
+CREATE TEMP TABLE pgs_rep_windows (w int, since timestamptz, until timestamptz);
+INSERT INTO pgs_rep_windows VALUES
+    (1, '2020-01-01 13:59:45', '2020-01-01 15:00:15'),
+    (2, '2020-01-01 13:00', '2020-01-01 16:00'),
+    (3, '2020-01-01 14:00:10', '2020-01-01 14:50:50'),
+    (4, '2020-01-01 09:00', '2020-01-01 16:00'),
+    (5, '2020-01-01 10:00', '2020-01-01 10:02'),
+    (6, '2020-01-01 14:29:59', '2020-01-01 14:31:01');
+-- how each window is read
+SELECT w, string_agg(format('%s %s-%s', p.kind, to_char(p.lo, 'HH24:MI:SS'),
+                            to_char(p.hi, 'HH24:MI:SS')), ', ' ORDER BY p.lo) AS pieces
+FROM pgs_rep_windows, pgsentinel_window_pieces(since, until, 'hour') p
+GROUP BY w ORDER BY w;
+-- the totals of window 1 (by hand: observed 10 + 1800 + 900 + 930 = 3640 s)
+SELECT key, db_time, round(aas::numeric, 4) AS aas, observed
+FROM pgsentinel_aas('2020-01-01 13:59:45', '2020-01-01 15:00:15', by => 'wait_class');
+SELECT w, f, pg_temp.pgs_same(format(q, since, until)) AS result
+FROM pgs_rep_windows,
+     (VALUES ('aas', 'SELECT * FROM pgsentinel_aas(%L, %L)'),
+             ('aas wait_class', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_class'')'),
+             ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'')'),
+             ('aas statement', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement'')'),
+             ('aas role bob', 'SELECT * FROM pgsentinel_aas(%L, %L, ''backend_type'', username => ''bob'')'),
+             ('aas database IO', 'SELECT * FROM pgsentinel_aas(%L, %L, ''database'', wait_class => ''IO'')'),
+             ('series', 'SELECT * FROM pgsentinel_aas_series(%L, %L)'),
+             ('series 1 h', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour'')'),
+             ('series 30 min', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''30 minutes'', ''wait_event'')'),
+             ('series 1 min', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 minute'', ''application'')'),
+             ('series 20 s', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''20 s'')'),
+             ('periods', 'SELECT * FROM pgsentinel_periods(%2$L)'),
+             ('periods filtered', 'SELECT * FROM pgsentinel_periods(%2$L, application => ''batch'')'),
+             ('top wait_event', 'SELECT * FROM pgsentinel_top(%L, %L)'),
+             ('top wait_class', 'SELECT * FROM pgsentinel_top(%L, %L, ''wait_class'')'),
+             ('top statement', 'SELECT * FROM pgsentinel_top(%L, %L, ''statement'')'),
+             ('top role', 'SELECT * FROM pgsentinel_top(%L, %L, ''role'')'),
+             ('top application', 'SELECT * FROM pgsentinel_top(%L, %L, ''application'')'),
+             ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type'')'),
+             ('top database', 'SELECT * FROM pgsentinel_top(%L, %L, ''database'')'),
+             ('top session', 'SELECT * FROM pgsentinel_top(%L, %L, ''session'')'),
+             ('top client', 'SELECT * FROM pgsentinel_top(%L, %L, ''client'')'),
+             ('aas session', 'SELECT * FROM pgsentinel_aas(%L, %L, ''session'')'),
+             ('aas wait_event pid 102', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'', session_pid => 102)'),
+             ('aas statement pid 104', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement'', session_pid => 104)'),
+             ('series 1 h client', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour'', ''client'')'),
+             ('periods pid 101', 'SELECT * FROM pgsentinel_periods(%2$L, session_pid => 101)'),
+             ('top statements', 'SELECT * FROM pgsentinel_top_statements(%L, %L)'),
+             ('blocking trees', 'SELECT * FROM pgsentinel_blocking_trees(%L, %L)'),
+             ('compare', 'SELECT * FROM pgsentinel_compare(%1$L, %2$L, %1$L::timestamptz + interval ''30 minutes'', %2$L::timestamptz + interval ''30 minutes'', ''wait_event'')'),
+             ('chart', 'SELECT * FROM pgsentinel_chart(%L, %L, cpus => 2)'),
+             ('report', 'SELECT pgsentinel_report(%L, %L, ''json'')::jsonb - ''generated_at'''))
+     AS v(f, q)
+ORDER BY w, f;
+-- the sessions' rollups are read too
+UPDATE pgs_rep_sh SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:00' AND pid = 102;
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 13:00', '2020-01-01 16:00', 'session')$$) AS session_changed;
+UPDATE pgs_rep_sh SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:00' AND pid = 102;
+-- and the blocking trees' rollups
+UPDATE pgs_rep_bh SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 13:00', '2020-01-01 16:00')$$) AS blocking_changed;
+UPDATE pgs_rep_bh SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
+UPDATE pgs_rep_sm SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:49' AND pid = 105;
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 14:00:10', '2020-01-01 14:50:50', 'session')$$) AS session_minute_changed;
+UPDATE pgs_rep_sm SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:49' AND pid = 105;
+UPDATE pgs_rep_bm SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:20' AND kind = 'b';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS blocking_minute_changed;
+UPDATE pgs_rep_bm SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:20' AND kind = 'b';
+-- the rollups are read: one changed rollup changes the answer
+UPDATE pgs_rep_rh SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 13:00', '2020-01-01 16:00')$$) AS hour_changed;
+UPDATE pgs_rep_rh SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
+UPDATE pgs_rep_rm SET db_time = db_time + 1
+WHERE bucket = '2020-01-01 14:49' AND wait_event = 'CPU';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS minute_changed;
+UPDATE pgs_rep_rm SET db_time = db_time - 1
+WHERE bucket = '2020-01-01 14:49' AND wait_event = 'CPU';
+-- Past the split point the history is the ring's: no rollup is read there.
+SELECT bool_and(p.kind = 'raw' OR p.hi <= x.split_time) AS rollups_before_split,
+       (array_agg(p.kind ORDER BY p.lo DESC))[1] AS last_piece
+FROM pgsentinel_window_pieces(now() - interval '3 hours', now() + interval '1 hour', 'hour') p,
+     pgsentinel_history_split x;
+
 -- An ordinary role runs the reports (the views hide other roles' waits
 -- and texts from it).
 CREATE ROLE regress_pgs_report_reader;
 SET ROLE regress_pgs_report_reader;
 SELECT key, db_time FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02', by => 'wait_class');
 SELECT length(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html')) > 0 AS html;
+-- the same as the rows show it: waits and statements hidden alike
+SELECT key, db_time FROM pgsentinel_aas('2020-01-01 13:59:45', '2020-01-01 15:00:15', by => 'wait_event');
+SELECT f, pg_temp.pgs_same(format(q, '2020-01-01 13:59:45', '2020-01-01 15:00:15')) AS result
+FROM (VALUES ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'')'),
+             ('series statement', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 minute'', ''statement'')'),
+             ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type'')'),
+             ('top statements', 'SELECT * FROM pgsentinel_top_statements(%L, %L)'),
+             ('blocking trees', 'SELECT * FROM pgsentinel_blocking_trees(%L, %L)'),
+             ('role alice', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_class'', username => ''alice'')'))
+     AS v(f, q);
 RESET ROLE;
 DROP ROLE regress_pgs_report_reader;
 
-DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t;
+DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
+    pgs_rep_sh, pgs_rep_bh, pgs_rep_sm, pgs_rep_bm;
 RESET extra_float_digits;
 RESET timezone;
 RESET datestyle;

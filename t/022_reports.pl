@@ -1,5 +1,5 @@
 
-# The reports on a real workload: three sleeping sessions, a CPU loop, and a
+# The reports on a real workload: four sleeping sessions, a CPU loop, and a
 # lock chain whose root is idle in transaction.  The report of the window
 # names the root blocker, the top wait event and the top statement, as text,
 # JSON and HTML.
@@ -16,7 +16,8 @@ use Test::More;
 use PgsTest;
 
 my $node = pgs_node('reports',
-	conf => "pgsentinel_ash.sampling_period = 0.05\npgsentinel_ash.track_idle_trans = on\n");
+	conf => "pgsentinel_ash.sampling_period = 0.05\npgsentinel_ash.track_idle_trans = on\n"
+	  . "pgsentinel_archive.interval = 200ms\n");
 $node->safe_psql('postgres',
 	'CREATE TABLE rep_t (id int PRIMARY KEY, v int); INSERT INTO rep_t VALUES (1, 0)');
 
@@ -31,9 +32,9 @@ ok( $node->poll_query_until('postgres',
 my $root_pid = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE rep_t%'");
 
-# two waiters in a chain behind it, four sleepers, one CPU loop (the
-# UPDATE statement has three sessions: the root, idle in transaction and
-# sampled, and its two waiters; the sleepers' must come first)
+# two waiters in a chain behind it, four sleepers (more than the three
+# sessions of the UPDATE, whose root and waiters share a query id: a tie
+# would be broken by the query ids' order), one CPU loop
 my @bg;
 push @bg, pgs_start_bg($node, 'UPDATE rep_t SET v = v + 2 WHERE id = 1 /* rep_waiter */');
 ok( $node->poll_query_until('postgres',
@@ -101,6 +102,66 @@ like($html, qr/<line class="cpus"/, 'HTML report: the CPU line');
 like($html, qr/<td class="n">$root_pid<\/td>.*idle in transaction/s,
 	'HTML report: the root blocker');
 unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
+
+# the archiver keeps the blocking trees of what it archived by hour and by
+# minute: the
+# same parts as computed from the archived rows (in one snapshot; a bucket
+# the archiver added to in several steps included)
+ok( $node->poll_query_until('postgres',
+		"SELECT last_sample_time >= '$t2' FROM pgsentinel_archive_state"),
+	'the window archived');
+is( $node->safe_psql('postgres', q{
+	WITH r AS (
+	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
+	           samples, round(db_time::numeric, 6) AS db_time, last_time,
+	           usesysid, usename, state, wait_event_type, wait_event, query
+	    FROM pgsentinel_blocking_hour
+	), c AS (
+	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
+	           samples, round(db_time::numeric, 6) AS db_time, last_time,
+	           usesysid, usename, state, wait_event_type, wait_event, query
+	    FROM pgsentinel_blocking_parts((
+	        SELECT jsonb_agg(jsonb_build_object(
+	                   'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+	                   'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+	                   'state', x.state, 'wait_event_type', x.wait_event_type,
+	                   'wait_event', x.wait_event, 'query', x.top_level_query,
+	                   'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+	                   'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+	                   'blocker_usesysid', x.blocker_usesysid))
+	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample), 'hour')
+	)
+	SELECT (SELECT count(*) FROM r WHERE kind = 'r' AND root_pid IS NOT NULL) > 0,
+	       (SELECT count(*) FROM ((TABLE r EXCEPT ALL TABLE c)
+	                              UNION ALL (TABLE c EXCEPT ALL TABLE r)) d)}),
+	"t|0", 'blocking rollup by hour: the parts of the archived rows');
+is( $node->safe_psql('postgres', q{
+	WITH r AS (
+	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
+	           samples, round(db_time::numeric, 6) AS db_time, last_time,
+	           usesysid, usename, state, wait_event_type, wait_event, query
+	    FROM pgsentinel_blocking_minute
+	), c AS (
+	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
+	           samples, round(db_time::numeric, 6) AS db_time, last_time,
+	           usesysid, usename, state, wait_event_type, wait_event, query
+	    FROM pgsentinel_blocking_parts((
+	        SELECT jsonb_agg(jsonb_build_object(
+	                   'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+	                   'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+	                   'state', x.state, 'wait_event_type', x.wait_event_type,
+	                   'wait_event', x.wait_event, 'query', x.top_level_query,
+	                   'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
+	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+	                   'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+	                   'blocker_usesysid', x.blocker_usesysid))
+	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample), 'minute')
+	)
+	SELECT (SELECT count(*) FROM r WHERE kind = 'r' AND root_pid IS NOT NULL) > 0,
+	       (SELECT count(*) FROM ((TABLE r EXCEPT ALL TABLE c)
+	                              UNION ALL (TABLE c EXCEPT ALL TABLE r)) d)}),
+	"t|0", 'blocking rollup by minute: the parts of the archived rows');
 
 pgs_stop_bg($_) for @bg;
 pgs_stop_bg($root);

@@ -109,11 +109,15 @@ CREATE INDEX ON pgsentinel_archive_text (day, hash);
 -- Rollups: the time sessions spent (db_time, seconds: the sum of the
 -- weights of the rows) by minute and by hour, per wait, statement,
 -- database, role, application and backend type; and the time observed
--- (the sum of the samples' weights) per bucket.  Average active sessions
--- of a bucket = db_time / observed.
+-- (the sum of the samples' weights) per bucket, with the most rows one
+-- sample of the bucket archived (peak).  Average active sessions of a
+-- bucket = db_time / observed.  usesysid is kept for the views
+-- (36_rollup_views.sql), which hide of other roles' time what
+-- pg_stat_activity hides.
 CREATE TABLE pgsentinel_rollup_minute (
     bucket timestamptz NOT NULL,
     datname text,
+    usesysid oid,
     usename text,
     application_name text,
     backend_type text,
@@ -122,34 +126,97 @@ CREATE TABLE pgsentinel_rollup_minute (
     queryid bigint,
     db_time double precision NOT NULL,
     rows bigint NOT NULL,
-    UNIQUE NULLS NOT DISTINCT (bucket, datname, usename, application_name,
-                               backend_type, wait_event_type, wait_event,
-                               queryid)
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
+                               application_name, backend_type,
+                               wait_event_type, wait_event, queryid)
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_minute_observed (
     bucket timestamptz NOT NULL PRIMARY KEY,
     samples bigint NOT NULL,
-    observed double precision NOT NULL
+    observed double precision NOT NULL,
+    peak integer
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_hour (LIKE pgsentinel_rollup_minute,
-    UNIQUE NULLS NOT DISTINCT (bucket, datname, usename, application_name,
-                               backend_type, wait_event_type, wait_event,
-                               queryid)
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
+                               application_name, backend_type,
+                               wait_event_type, wait_event, queryid)
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_hour_observed (
     bucket timestamptz NOT NULL PRIMARY KEY,
     samples bigint NOT NULL,
-    observed double precision NOT NULL
+    observed double precision NOT NULL,
+    peak integer
+) PARTITION BY RANGE (bucket);
+
+-- The time of each session by hour and by minute (and wait): the rollups
+-- above do not keep the pid nor the client.  last_time: the time of the
+-- bucket's last row of the group, so that a session's latest names can be
+-- found.
+CREATE TABLE pgsentinel_rollup_session_hour (
+    bucket timestamptz NOT NULL,
+    pid integer,
+    datname text,
+    usesysid oid,
+    usename text,
+    application_name text,
+    client_addr text,
+    backend_type text,
+    wait_event_type text,
+    wait_event text,
+    db_time double precision NOT NULL,
+    rows bigint NOT NULL,
+    last_time timestamptz NOT NULL,
+    UNIQUE NULLS NOT DISTINCT (bucket, pid, datname, usesysid, usename,
+                               application_name, client_addr, backend_type,
+                               wait_event_type, wait_event)
+) PARTITION BY RANGE (bucket);
+
+-- The blocking trees of the archived samples by hour and by minute, in the
+-- parts that add up over any number of buckets (pgsentinel_blocking_parts(), in
+-- 36_rollup_views.sql, says what each kind holds): 'b' a session behind a
+-- root, 'r' a root, 'o' a session's own last row, 's' the last state a
+-- waiter saw of its blocker.  The latest names and texts are those of
+-- last_time.
+CREATE TABLE pgsentinel_rollup_blocking_hour (
+    bucket timestamptz NOT NULL,
+    kind "char" NOT NULL,
+    root_pid integer,
+    pid integer,
+    key_usesysid oid,
+    depth integer,
+    blocked_by integer[],
+    samples bigint NOT NULL,
+    db_time double precision NOT NULL,
+    last_time timestamptz NOT NULL,
+    usesysid oid,
+    usename text,
+    state text,
+    wait_event_type text,
+    wait_event text,
+    query text,
+    UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
+) PARTITION BY RANGE (bucket);
+
+CREATE TABLE pgsentinel_rollup_session_minute (LIKE pgsentinel_rollup_session_hour,
+    UNIQUE NULLS NOT DISTINCT (bucket, pid, datname, usesysid, usename,
+                               application_name, client_addr, backend_type,
+                               wait_event_type, wait_event)
+) PARTITION BY RANGE (bucket);
+
+CREATE TABLE pgsentinel_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_hour,
+    UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
 ) PARTITION BY RANGE (bucket);
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_sample, pgsentinel_archive_activity,
     pgsentinel_archive_text, pgsentinel_rollup_minute,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
-    pgsentinel_rollup_hour_observed FROM PUBLIC;
+    pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour,
+    pgsentinel_rollup_blocking_hour, pgsentinel_rollup_session_minute,
+    pgsentinel_rollup_blocking_minute FROM PUBLIC;
 
 -- pg_dump keeps the archive: the wait events as a configuration table,
 -- the partitions (not members of the extension) as ordinary tables of the

@@ -10,13 +10,30 @@
 -- for.  Average active sessions over a window = sum(weight) / seconds;
 -- pgsentinel_sample_history gives the seconds observed (sum of its
 -- weights), which is less than the window when the sampler did not run.
--- On a standby the archive is the primary's (replicated): the history of
--- a standby is its own ring alone.
+
+-- blocked_sample: whether some row of the row's sample waited for another
+-- session (false: nobody did; NULL in the ring, which does not say), so
+-- that a reader of blocking trees skips the other samples whole.
 
 -- The blocker's role is read with the rows: pg_active_session_history
 -- shows the new columns of the foreign table.
 CREATE OR REPLACE VIEW pg_active_session_history AS
   SELECT * FROM pgsentinel_ash_ring;
+
+-- Where the history changes source: samples before split_time are read
+-- from the archive, those from it on from the ring ('infinity' when the
+-- ring is empty).  A view, so that the watermark it reads is read with
+-- its owner's rights; the reports (40_reports_core.sql) cut their windows
+-- at the same point.  On a standby the archive is the primary's
+-- (replicated): the history of a standby is its own ring alone.
+CREATE VIEW pgsentinel_history_split AS
+SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
+            THEN '-infinity'::pg_catalog.timestamptz
+            ELSE coalesce(greatest(pgsentinel_ring_start(),
+                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
+                            FROM pgsentinel_archive_state st
+                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())),
+                'infinity') END AS split_time;
 
 CREATE VIEW pgsentinel_sample_archive AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
@@ -27,21 +44,13 @@ CREATE VIEW pgsentinel_sample_history AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
        a.active_sessions, a.source
   FROM pgsentinel_sample_archive a
- WHERE NOT pg_catalog.pg_is_in_recovery()
-   AND a.sample_time OPERATOR(pg_catalog.<)
-       coalesce((SELECT greatest(pgsentinel_ring_start(),
-                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
-                            FROM pgsentinel_archive_state st
-                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id()))), 'infinity')
+ WHERE a.sample_time OPERATOR(pg_catalog.<)
+       (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
 SELECT p.sample_id, p.sample_time, p.sample_period, p.sample_period,
        p.active_sessions, 'ring'::pg_catalog.text
   FROM pgsentinel_samples() p
- WHERE pg_catalog.pg_is_in_recovery()
-    OR p.sample_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
-                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
-                            FROM pgsentinel_archive_state st
-                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
+ WHERE p.sample_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
 CREATE VIEW pgsentinel_ash_archive AS
 SELECT s.sample_time AS ash_time,
@@ -75,7 +84,8 @@ SELECT s.sample_time AS ash_time,
        s.sample_period,
        u.blocker_usesysid,
        s.weight,
-       'archive'::pg_catalog.text AS source
+       'archive'::pg_catalog.text AS source,
+       s.blockers IS NOT NULL AS blocked_sample
   FROM pgsentinel_archive_sample s
  CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(s.activity_ids),
                                pg_catalog.unnest(s.wait_event_ids),
@@ -108,14 +118,10 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        backend_xid, backend_xmin, top_level_query, query, cmdtype,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source
+       blocker_usesysid, weight, source, blocked_sample
   FROM pgsentinel_ash_archive
- WHERE NOT pg_catalog.pg_is_in_recovery()
-   AND ash_time OPERATOR(pg_catalog.<)
-       coalesce((SELECT greatest(pgsentinel_ring_start(),
-                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
-                            FROM pgsentinel_archive_state st
-                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id()))), 'infinity')
+ WHERE ash_time OPERATOR(pg_catalog.<)
+       (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
 SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
        r.usename, r.application_name, r.client_addr, r.client_hostname,
@@ -124,13 +130,10 @@ SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
        r.backend_xid, r.backend_xmin, r.top_level_query, r.query, r.cmdtype,
        r.queryid, r.nested_queryid, r.backend_type, r.blockers, r.blockerpid,
        r.blocker_state, r.sample_id, r.blocking_pids, r.sample_period,
-       r.blocker_usesysid, r.sample_period, 'ring'::pg_catalog.text
+       r.blocker_usesysid, r.sample_period, 'ring'::pg_catalog.text,
+       NULL::pg_catalog.bool
   FROM pgsentinel_ash_ring r
- WHERE pg_catalog.pg_is_in_recovery()
-    OR r.ash_time OPERATOR(pg_catalog.>=) (SELECT greatest(pgsentinel_ring_start(),
-                         (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
-                            FROM pgsentinel_archive_state st
-                           WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())));
+ WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
-GRANT SELECT ON pgsentinel_sample_archive, pgsentinel_sample_history,
+GRANT SELECT ON pgsentinel_history_split, pgsentinel_sample_archive, pgsentinel_sample_history,
     pgsentinel_ash_archive, pgsentinel_ash_history TO PUBLIC;

@@ -56,7 +56,9 @@ END
 $$;
 
 -- The value of a row for a dimension: wait_event is "class:event" except
--- for CPU, statement the query id, session the pid.
+-- for CPU, statement the query id, session the pid.  Immutable throughout
+-- (no concat(), which is only stable), so that it is inlined in the
+-- queries that call it for every row.
 CREATE FUNCTION pgsentinel_dimension_key(
     dimension text, wait_event_type text, wait_event text, queryid bigint,
     pid integer, datname text, usename text, application_name text,
@@ -69,7 +71,8 @@ SELECT CASE
     WHEN dimension OPERATOR(pg_catalog.=) 'wait_event' THEN
         CASE WHEN wait_event_type OPERATOR(pg_catalog.=) 'CPU' THEN 'CPU'
              WHEN wait_event_type IS NULL THEN NULL
-             ELSE pg_catalog.concat(wait_event_type, ':', wait_event) END
+             ELSE wait_event_type OPERATOR(pg_catalog.||) ':'
+                  OPERATOR(pg_catalog.||) coalesce(wait_event, '') END
     WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN queryid::pg_catalog.text
     WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN pid::pg_catalog.text
     WHEN dimension OPERATOR(pg_catalog.=) 'database' THEN datname
@@ -150,6 +153,208 @@ SELECT s.*
    AND s.sample_time OPERATOR(pg_catalog.<) until;
 END;
 
+-- How a window is read (docs/reports.md): its whole hours, then whole
+-- minutes (UTC), before the history's split point from the rollups
+-- (kind 'hour', 'minute'), the rest from rows ('raw'): the edges, and the
+-- ring.  grain: the rollups a caller may read: 'hour' (hours and
+-- minutes), 'minute' or NULL (rows only).  pgsentinel_report.rollups =
+-- off reads rows only.
+CREATE FUNCTION pgsentinel_window_pieces(since timestamptz, until timestamptz,
+                                         grain text)
+RETURNS TABLE (kind text, lo timestamptz, hi timestamptz)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH e AS (
+    SELECT least(until, (SELECT x.split_time FROM pgsentinel_history_split x)) AS e,
+           grain IS NOT NULL
+           AND coalesce(pg_catalog.current_setting('pgsentinel_report.rollups', true), '')
+               OPERATOR(pg_catalog.<>) 'off' AS ok
+     WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+), m AS (
+    SELECT e.ok,
+           CASE WHEN pg_catalog.date_trunc('minute', since, 'UTC') OPERATOR(pg_catalog.=) since
+                THEN since
+                ELSE pg_catalog.date_trunc('minute', since, 'UTC') OPERATOR(pg_catalog.+) interval '1 minute'
+           END AS m0,
+           pg_catalog.date_trunc('minute', e.e, 'UTC') AS m1
+      FROM e
+), q AS (
+    SELECT m.m0, m.m1,
+           m.ok AND m.m1 OPERATOR(pg_catalog.>) m.m0 AS ok,
+           CASE WHEN pg_catalog.date_trunc('hour', m.m0, 'UTC') OPERATOR(pg_catalog.=) m.m0
+                THEN m.m0
+                ELSE pg_catalog.date_trunc('hour', m.m0, 'UTC') OPERATOR(pg_catalog.+) interval '1 hour'
+           END AS h0,
+           pg_catalog.date_trunc('hour', m.m1, 'UTC') AS h1
+      FROM m
+), h AS (
+    SELECT q.m0, q.m1, q.ok, q.h0, q.h1,
+           q.ok AND grain OPERATOR(pg_catalog.=) 'hour'
+           AND q.h1 OPERATOR(pg_catalog.>) q.h0 AS hourly
+      FROM q
+)
+SELECT v.kind, v.lo, v.hi
+  FROM h CROSS JOIN LATERAL (VALUES
+        (1, 'raw', since, CASE WHEN h.ok THEN h.m0 ELSE until END, true),
+        (2, 'minute', h.m0, CASE WHEN h.hourly THEN h.h0 ELSE h.m1 END, h.ok),
+        (3, 'hour', h.h0, h.h1, h.hourly),
+        (4, 'minute', h.h1, h.m1, h.hourly),
+        (5, 'raw', h.m1, until, h.ok)) AS v(n, kind, lo, hi, used)
+ WHERE v.used AND v.lo OPERATOR(pg_catalog.<) v.hi
+ ORDER BY v.n;
+END;
+
+-- The DB time of a window, filtered, as the rollups keep it: one row per
+-- rollup row of the window's whole buckets (t: the bucket) and per row of
+-- the rest (t: its time).  by: the dimension the caller splits by, which
+-- says what the rows must show: a session or a client (by, or a filter on
+-- them) only the sessions' rollups show, a statement (by, or a filter on
+-- it) only the others.  grain: the finest bucket the caller
+-- groups by is whole hours ('hour') or minutes ('minute'), or NULL: rows
+-- only.  last_time: the latest time the row stands for (a rollup of
+-- statements does not say: NULL); query: the top-level statement (rows
+-- only).  The sums equal those of pgsentinel_ash() over the window.
+CREATE FUNCTION pgsentinel_load(
+    since timestamptz, until timestamptz, grain text, by text,
+    dbname text DEFAULT NULL,
+    username text DEFAULT NULL,
+    application text DEFAULT NULL,
+    client text DEFAULT NULL,
+    backend text DEFAULT NULL,
+    query_id bigint DEFAULT NULL,
+    wait_class text DEFAULT NULL,
+    event text DEFAULT NULL,
+    session_pid integer DEFAULT NULL)
+RETURNS TABLE (
+    t timestamptz,
+    last_time timestamptz,
+    datname text,
+    usename text,
+    application_name text,
+    client_addr text,
+    pid integer,
+    backend_type text,
+    wait_event_type text,
+    wait_event text,
+    queryid bigint,
+    query text,
+    db_time double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH s AS (
+    SELECT coalesce(by OPERATOR(pg_catalog.=) 'session' OR by OPERATOR(pg_catalog.=) 'client'
+                    OR client IS NOT NULL OR session_pid IS NOT NULL, false) AS sessions
+), g AS (
+    SELECT s.sessions,
+           CASE WHEN s.sessions AND (query_id IS NOT NULL
+                                     OR by IS NOT DISTINCT FROM 'statement') THEN NULL
+                ELSE grain END AS grain
+      FROM s
+), pc AS MATERIALIZED (
+    SELECT p.kind, p.lo, p.hi, g.sessions
+      FROM g, pgsentinel_window_pieces(since, until, g.grain) p
+)
+SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
+       r.application_name, NULL::pg_catalog.text, NULL::pg_catalog.int4,
+       r.backend_type, r.wait_event_type, r.wait_event, r.queryid,
+       NULL::pg_catalog.text, r.db_time
+  FROM pc JOIN pgsentinel_ash_hour r
+    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
+   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (query_id IS NULL OR r.queryid OPERATOR(pg_catalog.=) query_id)
+   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
+   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
+UNION ALL
+SELECT r.bucket, NULL, r.datname, r.usename, r.application_name, NULL,
+       NULL, r.backend_type, r.wait_event_type, r.wait_event,
+       r.queryid, NULL, r.db_time
+  FROM pc JOIN pgsentinel_ash_minute r
+    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
+   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (query_id IS NULL OR r.queryid OPERATOR(pg_catalog.=) query_id)
+   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
+   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
+UNION ALL
+SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
+       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
+       NULL, NULL, r.db_time
+  FROM pc JOIN pgsentinel_ash_session_hour r
+    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
+   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
+   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
+   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
+   AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
+UNION ALL
+SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
+       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
+       NULL, NULL, r.db_time
+  FROM pc JOIN pgsentinel_ash_session_minute r
+    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
+   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
+   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
+   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
+   AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
+UNION ALL
+-- the rows of the other pieces (OFFSET 0 keeps the call a subquery of its
+-- own: a piece's ends reach the scans of the history as parameters, so
+-- that only the partitions and blocks of the piece are read)
+SELECT h.ash_time, h.ash_time, h.datname, h.usename, h.application_name,
+       h.client_addr, h.pid, h.backend_type, h.wait_event_type, h.wait_event,
+       h.queryid, h.top_level_query, h.weight
+  FROM pc CROSS JOIN LATERAL (
+       SELECT x.* FROM pgsentinel_ash(pc.lo, pc.hi, dbname, username, application,
+                                      client, backend, query_id, wait_class,
+                                      event, session_pid) x
+       OFFSET 0) h
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'raw';
+END;
+
+-- The seconds observed in a window, read as pgsentinel_load() reads the
+-- time: per rollup bucket (samples, seconds, the most rows of one sample)
+-- and per sample of the rest.
+CREATE FUNCTION pgsentinel_observed(since timestamptz, until timestamptz,
+                                    grain text)
+RETURNS TABLE (t timestamptz, samples bigint, observed double precision,
+               peak integer)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH pc AS MATERIALIZED (
+    SELECT p.kind, p.lo, p.hi FROM pgsentinel_window_pieces(since, until, grain) p
+)
+SELECT o.bucket, o.samples, o.observed, o.peak
+  FROM pc JOIN pgsentinel_sample_hour o
+    ON o.bucket OPERATOR(pg_catalog.>=) pc.lo AND o.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
+UNION ALL
+SELECT o.bucket, o.samples, o.observed, o.peak
+  FROM pc JOIN pgsentinel_sample_minute o
+    ON o.bucket OPERATOR(pg_catalog.>=) pc.lo AND o.bucket OPERATOR(pg_catalog.<) pc.hi
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
+UNION ALL
+SELECT s.sample_time, 1::pg_catalog.int8, s.weight, s.active_sessions
+  FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_samples_in(pc.lo, pc.hi) x
+                               OFFSET 0) s
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'raw';
+END;
+
 -- Average active sessions over a window, in total (by NULL) or split by a
 -- dimension; the total has one row even when no session was active.
 CREATE FUNCTION pgsentinel_aas(
@@ -175,17 +380,18 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH obs AS (
-    SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8) AS observed,
+    SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed,
            pgsentinel_window_seconds(since, until) AS secs
-      FROM pgsentinel_samples_in(since, until) s
+      FROM pgsentinel_observed(since, until, 'hour') s
      WHERE pgsentinel_dimension(by) IS NOT DISTINCT FROM by
 ), r AS (
     SELECT pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
-           pg_catalog.sum(h.weight) AS db_time
-      FROM pgsentinel_ash(since, until, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
+           pg_catalog.sum(h.db_time) AS db_time
+      FROM pgsentinel_load(since, until, 'hour', by, dbname, username,
+                           application, client, backend, query_id, wait_class,
+                           event, session_pid) h
      GROUP BY 1
 ), k AS (
     SELECT r.key, r.db_time FROM r WHERE by IS NOT NULL
@@ -232,11 +438,21 @@ RETURNS TABLE (
     coverage double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH p AS (
+WITH p0 AS (
     SELECT coalesce(bucket, pgsentinel_auto_bucket(since, until, 60)) AS step,
            timestamptz '2000-01-01 00:00:00+00' AS origin
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND pgsentinel_dimension(by) IS NOT DISTINCT FROM by
+), p AS (
+    -- a bucket made of whole hours (minutes) may read the hourly (minute)
+    -- rollups: the origin is on a whole hour
+    SELECT p0.step, p0.origin,
+           CASE WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 3600::pg_catalog.numeric
+                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'hour'
+                WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 60::pg_catalog.numeric
+                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'minute'
+           END AS grain
+      FROM p0
 ), b AS (
     SELECT g.b AS bucket_start,
            extract(epoch FROM least(g.b OPERATOR(pg_catalog.+) p.step, until)
@@ -245,18 +461,19 @@ WITH p AS (
                                          until OPERATOR(pg_catalog.-) interval '1 microsecond',
                                          p.step) AS g(b)
 ), obs AS (
-    SELECT pg_catalog.date_bin(p.step, s.sample_time, p.origin) AS bucket_start,
-           pg_catalog.sum(s.weight) AS observed
-      FROM p, pgsentinel_samples_in(since, until) s
+    SELECT pg_catalog.date_bin(p.step, s.t, p.origin) AS bucket_start,
+           pg_catalog.sum(s.observed) AS observed
+      FROM p, pgsentinel_observed(since, until, p.grain) s
      GROUP BY 1
 ), r AS (
-    SELECT pg_catalog.date_bin(p.step, h.ash_time, p.origin) AS bucket_start,
+    SELECT pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
            pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
-           pg_catalog.sum(h.weight) AS db_time
-      FROM p, pgsentinel_ash(since, until, dbname, username, application, client,
-                             backend, query_id, wait_class, event, session_pid) h
+           pg_catalog.sum(h.db_time) AS db_time
+      FROM p, pgsentinel_load(since, until, p.grain, by, dbname, username,
+                              application, client, backend, query_id,
+                              wait_class, event, session_pid) h
      GROUP BY 1, 2
 ), keys AS (
     SELECT DISTINCT r.key FROM r WHERE by IS NOT NULL
@@ -315,32 +532,50 @@ WITH w AS (
                    ('1 day', interval '1 day', 6),
                    ('7 days', interval '7 days', 7),
                    ('1 month', interval '1 month', 8)) AS v(label, len, ord)
-), s AS (
-    SELECT x.sample_time, x.sample_id, x.weight
-      FROM pgsentinel_samples_in(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
-                                 pgsentinel_periods.until) x
-), r AS (
-    SELECT h.ash_time, h.sample_id, pg_catalog.sum(h.weight) AS db_time
+), l AS (
+    SELECT w.label, w.since, w.ord,
+           (SELECT pg_catalog.sum(h.db_time)
+              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour', NULL,
+                                   dbname, username, application, client,
+                                   backend, query_id, wait_class, event,
+                                   session_pid) h) AS db_time,
+           o.observed, o.peak
+      FROM w CROSS JOIN LATERAL (
+           SELECT pg_catalog.sum(x.observed) AS observed, pg_catalog.max(x.peak) AS peak
+             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour') x) o
+), filtered AS (
+    -- with a filter, the peak counts the rows of each sample that pass it,
+    -- which no rollup keeps: read from rows
+    SELECT h.ash_time, h.sample_id,
+           pg_catalog.sum(h.weight) OPERATOR(pg_catalog./) NULLIF(pg_catalog.max(s.weight), 0::pg_catalog.float8) AS n
       FROM pgsentinel_ash(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
                           pgsentinel_periods.until, dbname, username,
                           application, client, backend, query_id, wait_class,
                           event, session_pid) h
+      JOIN pgsentinel_samples_in(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
+                                 pgsentinel_periods.until) s
+        ON s.sample_time OPERATOR(pg_catalog.=) h.ash_time
+       AND s.sample_id OPERATOR(pg_catalog.=) h.sample_id
+     WHERE NOT (dbname IS NULL AND username IS NULL AND application IS NULL
+                AND client IS NULL AND backend IS NULL AND query_id IS NULL
+                AND wait_class IS NULL AND event IS NULL AND session_pid IS NULL)
      GROUP BY 1, 2
-), per_sample AS (
-    SELECT s.sample_time, s.weight, coalesce(r.db_time, 0::pg_catalog.float8) AS db_time
-      FROM s LEFT JOIN r
-        ON r.ash_time OPERATOR(pg_catalog.=) s.sample_time
-       AND r.sample_id OPERATOR(pg_catalog.=) s.sample_id
 )
-SELECT w.label, w.since, pgsentinel_periods.until,
-       coalesce(pg_catalog.sum(ps.db_time), 0::pg_catalog.float8),
-       pg_catalog.sum(ps.db_time) OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(ps.weight), 0::pg_catalog.float8),
-       pg_catalog.max(ps.db_time OPERATOR(pg_catalog./) NULLIF(ps.weight, 0::pg_catalog.float8)),
-       coalesce(pg_catalog.sum(ps.weight), 0::pg_catalog.float8),
-       coalesce(pg_catalog.sum(ps.weight), 0::pg_catalog.float8) OPERATOR(pg_catalog./)
-           extract(epoch FROM pgsentinel_periods.until OPERATOR(pg_catalog.-) w.since)::pg_catalog.float8
-  FROM w LEFT JOIN per_sample ps
-    ON ps.sample_time OPERATOR(pg_catalog.>=) w.since
- GROUP BY w.label, w.since, w.ord
- ORDER BY w.ord;
+SELECT l.label, l.since, pgsentinel_periods.until,
+       coalesce(l.db_time, 0::pg_catalog.float8),
+       coalesce(l.db_time, 0::pg_catalog.float8) OPERATOR(pg_catalog./) NULLIF(l.observed, 0::pg_catalog.float8),
+       CASE WHEN dbname IS NULL AND username IS NULL AND application IS NULL
+                 AND client IS NULL AND backend IS NULL AND query_id IS NULL
+                 AND wait_class IS NULL AND event IS NULL AND session_pid IS NULL
+            THEN l.peak::pg_catalog.float8
+            WHEN l.observed OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+            THEN coalesce((SELECT pg_catalog.max(f.n) FROM filtered f
+                            WHERE f.ash_time OPERATOR(pg_catalog.>=) l.since),
+                          0::pg_catalog.float8)
+       END,
+       coalesce(l.observed, 0::pg_catalog.float8),
+       coalesce(l.observed, 0::pg_catalog.float8) OPERATOR(pg_catalog./)
+           extract(epoch FROM pgsentinel_periods.until OPERATOR(pg_catalog.-) l.since)::pg_catalog.float8
+  FROM l
+ ORDER BY l.ord;
 END;

@@ -32,8 +32,8 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH obs AS (
-    SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8) AS observed
-      FROM pgsentinel_samples_in(since, until) s
+    SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed
+      FROM pgsentinel_observed(since, until, 'hour') s
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
 ), r AS (
     SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
@@ -41,24 +41,28 @@ WITH obs AS (
                h.client_addr, h.backend_type) AS key,
            pgsentinel_dimension_key('wait_event', h.wait_event_type, h.wait_event,
                NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
-           CASE WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN h.top_level_query
+           CASE WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN h.query
                 WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN
                     pg_catalog.format('%s@%s %s (%s)', h.usename, h.datname,
                                       h.application_name, h.backend_type)
            END AS description,
-           h.ash_time, h.weight
-      FROM pgsentinel_ash(since, until, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
-), k AS (
-    SELECT r.key, pg_catalog.sum(r.weight) AS db_time,
-           (pg_catalog.array_agg(r.description ORDER BY r.ash_time DESC)
-                FILTER (WHERE r.description IS NOT NULL))[1] AS description
-      FROM r GROUP BY r.key
+           h.last_time, h.db_time
+      FROM pgsentinel_load(since, until, 'hour', dimension, dbname,
+                           username, application, client, backend, query_id,
+                           wait_class, event, session_pid) h
 ), w AS (
-    SELECT r.key, r.wait, pg_catalog.sum(r.weight) AS db_time,
+    SELECT r.key, r.wait, pg_catalog.sum(r.db_time) AS db_time,
+           (pg_catalog.array_agg(r.description ORDER BY r.last_time DESC)
+                FILTER (WHERE r.description IS NOT NULL))[1] AS description,
+           pg_catalog.max(r.last_time) FILTER (WHERE r.description IS NOT NULL) AS described_at,
            pg_catalog.row_number() OVER (PARTITION BY r.key
-                                         ORDER BY pg_catalog.sum(r.weight) DESC, r.wait) AS nth
+                                         ORDER BY pg_catalog.sum(r.db_time) DESC, r.wait) AS nth
       FROM r GROUP BY r.key, r.wait
+), k AS (
+    SELECT w.key, pg_catalog.sum(w.db_time) AS db_time,
+           (pg_catalog.array_agg(w.description ORDER BY w.described_at DESC)
+                FILTER (WHERE w.description IS NOT NULL))[1] AS description
+      FROM w GROUP BY w.key
 ), ranked AS (
     SELECT pg_catalog.row_number() OVER (ORDER BY k.db_time DESC, k.key) AS rank,
            k.key, k.description, k.db_time,
@@ -67,7 +71,21 @@ WITH obs AS (
                OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(k.db_time) OVER (), 0::pg_catalog.float8) AS pct
       FROM k CROSS JOIN obs o
 )
-SELECT x.rank, x.key, x.description, x.db_time, x.aas, x.pct,
+SELECT x.rank, x.key,
+       CASE WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
+            -- read from rollups only: the latest archived text of the statement
+            THEN (SELECT a.top_level_query FROM pgsentinel_statement_archive a
+                   WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
+                     AND a.day OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', since)::pg_catalog.date
+                     AND a.day OPERATOR(pg_catalog.<=) pg_catalog.timezone('UTC', until)::pg_catalog.date
+                     AND (a.query_start IS NULL OR a.query_start OPERATOR(pg_catalog.<) until)
+                     AND (dbname IS NULL OR a.datname OPERATOR(pg_catalog.=) dbname)
+                     AND (username IS NULL OR a.usename OPERATOR(pg_catalog.=) username)
+                     AND (application IS NULL OR a.application_name OPERATOR(pg_catalog.=) application)
+                   ORDER BY a.day DESC, a.query_start DESC NULLS LAST, a.activity_id DESC
+                   LIMIT 1)
+            ELSE x.description END,
+       x.db_time, x.aas, x.pct,
        (SELECT pg_catalog.string_agg(pg_catalog.format('%s %s%%', coalesce(w.wait, '?'),
                    pg_catalog.round((100::pg_catalog.float8 OPERATOR(pg_catalog.*) w.db_time
                        OPERATOR(pg_catalog./) x.db_time)::pg_catalog.numeric)), ', '
@@ -137,9 +155,13 @@ END;
 -- a root is a blocker that was not itself waiting in that sample, whether
 -- active, idle in transaction or not sampled at all.  One row per root
 -- (depth 0: the samples it blocked in, the sessions and DB time behind
--- it, the levels under it, its last state and statement), then one
--- per session behind it (depth: its level, blocked_by: the sessions it
--- waited for, db_time: its own time spent behind that root).
+-- it, the levels under it, its last state and statement while somebody
+-- waited), then one per session behind it (depth: its level, blocked_by:
+-- the sessions it waited for, db_time: its own time spent behind that
+-- root).  Whole hours and minutes of the archive are read from the
+-- blocking rollups, the rest from the rows of the samples in which
+-- somebody waited (the archive marks them: blocked_sample), through the
+-- same pgsentinel_blocking_parts().
 CREATE FUNCTION pgsentinel_blocking_trees(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -160,70 +182,72 @@ RETURNS TABLE (
     aas double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH RECURSIVE h AS (
-    SELECT x.ash_time, x.sample_id, x.pid, x.usename, x.state,
-           pgsentinel_dimension_key('wait_event', x.wait_event_type, x.wait_event,
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
-           x.top_level_query AS query, x.weight, x.blockerpid, x.blocker_state,
-           CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
-                THEN x.blocking_pids
-                WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END AS blocking
-      FROM pgsentinel_ash(since, until, dbname) x
-), e AS (
-    SELECT DISTINCT h.ash_time, h.sample_id, h.pid AS waiter, b.pid AS blocker
-      FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
-), roots AS (
-    SELECT DISTINCT e.ash_time, e.sample_id, e.blocker AS root
-      FROM e
-     WHERE NOT EXISTS (SELECT 1 FROM e e2
-                        WHERE e2.ash_time OPERATOR(pg_catalog.=) e.ash_time
-                          AND e2.sample_id OPERATOR(pg_catalog.=) e.sample_id
-                          AND e2.waiter OPERATOR(pg_catalog.=) e.blocker)
-), t(ash_time, sample_id, root, pid, depth, path) AS (
-    SELECT r.ash_time, r.sample_id, r.root, r.root, 0, ARRAY[r.root] FROM roots r
+WITH pc AS MATERIALIZED (
+    -- whole hours and minutes from the blocking rollups (unless a
+    -- database is asked for: trees are of all databases there), the rest
+    -- from rows
+    SELECT p.kind, p.lo, p.hi
+      FROM pgsentinel_window_pieces(since, until,
+                                    CASE WHEN dbname IS NULL THEN 'hour' END) p
+), parts AS MATERIALIZED (
+    SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_parts((
+        SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                      'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
+                      'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+                      'state', x.state, 'wait_event_type', x.wait_event_type,
+                      'wait_event', x.wait_event, 'query', x.top_level_query,
+                      'blocking', CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
+                                       THEN x.blocking_pids
+                                       WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+                      'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
+                      'blocker_usesysid', x.blocker_usesysid)), '[]')
+          FROM pgsentinel_ash(pc.lo, pc.hi, dbname) x
+         WHERE x.blocked_sample IS NOT FALSE), 'hour') b
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
-    SELECT t.ash_time, t.sample_id, t.root, e.waiter,
-           t.depth OPERATOR(pg_catalog.+) 1, pg_catalog.array_append(t.path, e.waiter)
-      FROM t JOIN e
-        ON e.ash_time OPERATOR(pg_catalog.=) t.ash_time
-       AND e.sample_id OPERATOR(pg_catalog.=) t.sample_id
-       AND e.blocker OPERATOR(pg_catalog.=) t.pid
-     WHERE NOT e.waiter OPERATOR(pg_catalog.=) ANY (t.path)
-), behind AS (
-    -- each session once per sample and root, at its shallowest level
-    SELECT t.ash_time, t.sample_id, t.root, t.pid, pg_catalog.min(t.depth) AS depth
-      FROM t WHERE t.depth OPERATOR(pg_catalog.>) 0
-     GROUP BY 1, 2, 3, 4
+    SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+           r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query
+      FROM pc JOIN pgsentinel_blocking_hour r
+        ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
+    UNION ALL
+    SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+           r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query
+      FROM pc JOIN pgsentinel_blocking_minute r
+        ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
 ), obs AS (
-    SELECT pg_catalog.sum(s.weight) AS observed FROM pgsentinel_samples_in(since, until) s
+    SELECT pg_catalog.sum(s.observed) AS observed FROM pgsentinel_observed(since, until, 'hour') s
 ), w AS (
-    SELECT b.root, b.pid, pg_catalog.max(b.depth) AS depth,
-           pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
-           (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1] AS usename,
-           (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
-           (pg_catalog.array_agg(h.wait ORDER BY h.ash_time DESC))[1] AS wait,
-           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query
-      FROM behind b JOIN h
-        ON h.ash_time OPERATOR(pg_catalog.=) b.ash_time
-       AND h.sample_id OPERATOR(pg_catalog.=) b.sample_id
-       AND h.pid OPERATOR(pg_catalog.=) b.pid
-     GROUP BY b.root, b.pid
+    SELECT p.root_pid AS root, p.pid, pg_catalog.max(p.depth) AS depth,
+           pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
+           pg_catalog.sum(p.db_time) AS db_time,
+           (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC))[1] AS usename,
+           (pg_catalog.array_agg(p.state ORDER BY p.last_time DESC))[1] AS state,
+           (pg_catalog.array_agg(pgsentinel_dimension_key('wait_event', p.wait_event_type,
+                p.wait_event, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+                ORDER BY p.last_time DESC))[1] AS wait,
+           (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1] AS query
+      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
+     GROUP BY 1, 2
 ), wb AS (
-    SELECT b.root, b.pid, pg_catalog.array_agg(DISTINCT e.blocker ORDER BY e.blocker) AS blocked_by
-      FROM behind b JOIN e
-        ON e.ash_time OPERATOR(pg_catalog.=) b.ash_time
-       AND e.sample_id OPERATOR(pg_catalog.=) b.sample_id
-       AND e.waiter OPERATOR(pg_catalog.=) b.pid
-     GROUP BY b.root, b.pid
+    SELECT p.root_pid AS root, p.pid,
+           pg_catalog.array_agg(DISTINCT b.pid ORDER BY b.pid) AS blocked_by
+      FROM parts p CROSS JOIN LATERAL pg_catalog.unnest(p.blocked_by) AS b(pid)
+     WHERE p.kind OPERATOR(pg_catalog.=) 'b'
+     GROUP BY 1, 2
 ), rt AS (
-    SELECT r.root, pg_catalog.count(*) AS samples,
+    SELECT p.root_pid AS root, pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
            (SELECT pg_catalog.count(DISTINCT w.pid) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS sessions,
+             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS sessions,
            (SELECT pg_catalog.sum(w.db_time) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS db_time,
+             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS db_time,
            (SELECT pg_catalog.max(w.depth) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) r.root) AS depth
-      FROM roots r GROUP BY r.root
+             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS depth
+      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'r'
+     GROUP BY p.root_pid
 )
 SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
        x.query, x.samples, x.sessions, x.levels, x.db_time,
@@ -232,16 +256,22 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                NULL::pg_catalog.int4[] AS blocked_by,
                own.usename,
                coalesce(own.state,
-                        (SELECT h.blocker_state FROM h
-                          WHERE h.blockerpid OPERATOR(pg_catalog.=) rt.root
-                            AND h.blocker_state IS NOT NULL
-                          ORDER BY h.ash_time DESC LIMIT 1)) AS state,
+                        (SELECT p.state FROM parts p
+                          WHERE p.kind OPERATOR(pg_catalog.=) 's'
+                            AND p.pid OPERATOR(pg_catalog.=) rt.root
+                            AND p.state IS NOT NULL
+                          ORDER BY p.last_time DESC LIMIT 1)) AS state,
                own.wait, own.query, rt.samples, rt.sessions, rt.depth AS levels,
                rt.db_time, rt.db_time AS root_db_time
           FROM rt
-          LEFT JOIN LATERAL (SELECT h.usename, h.state, h.wait, h.query FROM h
-                              WHERE h.pid OPERATOR(pg_catalog.=) rt.root
-                              ORDER BY h.ash_time DESC LIMIT 1) own ON true
+          LEFT JOIN LATERAL (SELECT p.usename, p.state,
+                                    pgsentinel_dimension_key('wait_event', p.wait_event_type,
+                                        p.wait_event, NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
+                                    p.query
+                               FROM parts p
+                              WHERE p.kind OPERATOR(pg_catalog.=) 'o'
+                                AND p.pid OPERATOR(pg_catalog.=) rt.root
+                              ORDER BY p.last_time DESC LIMIT 1) own ON true
         UNION ALL
         SELECT w.root, w.depth, w.pid, wb.blocked_by, w.usename, w.state, w.wait,
                w.query, w.samples, NULL, NULL, w.db_time, rt.db_time
@@ -283,10 +313,10 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH o AS (
-    SELECT (SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
-              FROM pgsentinel_samples_in(since_1, until_1) s) AS obs_1,
-           (SELECT coalesce(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
-              FROM pgsentinel_samples_in(since_2, until_2) s) AS obs_2,
+    SELECT (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
+              FROM pgsentinel_observed(since_1, until_1, 'hour') s) AS obs_1,
+           (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
+              FROM pgsentinel_observed(since_2, until_2, 'hour') s) AS obs_2,
            pgsentinel_window_seconds(since_1, until_1) AS secs_1,
            pgsentinel_window_seconds(since_2, until_2) AS secs_2
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
@@ -294,16 +324,18 @@ WITH o AS (
     SELECT 1 AS period,
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
-               h.client_addr, h.backend_type) AS key, h.weight
-      FROM pgsentinel_ash(since_1, until_1, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
+               h.client_addr, h.backend_type) AS key, h.db_time AS weight
+      FROM pgsentinel_load(since_1, until_1, 'hour', dimension, dbname,
+                           username, application, client, backend, query_id,
+                           wait_class, event, session_pid) h
     UNION ALL
     SELECT 2,
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
-               h.client_addr, h.backend_type), h.weight
-      FROM pgsentinel_ash(since_2, until_2, dbname, username, application, client,
-                          backend, query_id, wait_class, event, session_pid) h
+               h.client_addr, h.backend_type), h.db_time
+      FROM pgsentinel_load(since_2, until_2, 'hour', dimension, dbname,
+                           username, application, client, backend, query_id,
+                           wait_class, event, session_pid) h
 ), k AS (
     SELECT false AS total, r.key,
            coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 1),

@@ -66,7 +66,7 @@ WITH p AS (
 ), m AS (
     SELECT greatest(pg_catalog.max(t.total), cpus::pg_catalog.float8, 1::pg_catalog.float8) AS top,
            greatest(width OPERATOR(pg_catalog.-) 21, 10) AS barw,
-           (SELECT pg_catalog.sum(o.weight) FROM pgsentinel_samples_in(since, until) o)
+           (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour') o)
                OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) AS coverage
       FROM t
 ), seg AS (

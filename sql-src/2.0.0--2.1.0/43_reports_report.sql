@@ -47,7 +47,10 @@ $$;
 -- statements and sessions, blocking trees.  format: 'text' (for psql),
 -- 'json' (every section as the functions return it) or 'html' (one file:
 -- inline CSS and SVG, nothing fetched).  cpus: the CPU line of the chart,
--- pgsentinel_cpu_count() when NULL; top_n: rows per top section.
+-- pgsentinel_cpu_count() when NULL; top_n: rows per top section.  Without
+-- JIT: the query of the sections plans every way of reading a window, most
+-- of which never run, and their costs made JIT compile it for 28 s of a
+-- 29 s report over a week's archive (bench/REPORT.md, section 7).
 CREATE FUNCTION pgsentinel_report(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -58,6 +61,7 @@ CREATE FUNCTION pgsentinel_report(
 RETURNS text
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $fn$
 DECLARE
     s name;
@@ -97,11 +101,15 @@ BEGIN
             'bucket', $7::text,
             'load', (SELECT to_jsonb(l) FROM (
                 SELECT a.db_time, a.aas, a.observed, a.coverage,
-                       (SELECT count(*) FROM %1$I.pgsentinel_samples_in($1, $2)) AS samples,
-                       (SELECT max(c) FROM (SELECT count(*) AS c
-                                              FROM %1$I.pgsentinel_ash($1, $2, $5)
-                                             GROUP BY ash_time, sample_id) x) AS peak,
-                       (SELECT count(DISTINCT pid) FROM %1$I.pgsentinel_ash($1, $2, $5)) AS sessions
+                       (SELECT coalesce(sum(o.samples), 0)::bigint
+                          FROM %1$I.pgsentinel_observed($1, $2, 'hour') o) AS samples,
+                       CASE WHEN $5 IS NULL
+                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour') o)
+                            ELSE (SELECT max(c) FROM (SELECT count(*) AS c
+                                                        FROM %1$I.pgsentinel_ash($1, $2, $5)
+                                                       GROUP BY ash_time, sample_id) x) END AS peak,
+                       (SELECT count(DISTINCT pid)
+                          FROM %1$I.pgsentinel_load($1, $2, 'hour', 'session', $5)) AS sessions
                   FROM %1$I.pgsentinel_aas($1, $2, NULL, $5) a) l),
             'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5) t),

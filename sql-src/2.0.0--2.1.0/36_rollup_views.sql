@@ -1,0 +1,240 @@
+
+-- The rollups as the history views show rows (docs/archive.md): the time
+-- per minute and per hour (pgsentinel_ash_minute, pgsentinel_ash_hour), of
+-- each session (pgsentinel_ash_session_minute, _hour: its client hidden
+-- too) and
+-- the time observed (pgsentinel_sample_minute, pgsentinel_sample_hour).  Of
+-- the time of a role the caller is not a member of (without
+-- pg_read_all_stats) they hide what pgsentinel_ash_archive hides of its
+-- rows: the wait, the query id and the backend type; the database, the
+-- role and the application stay, as in pg_stat_activity.  The reports read
+-- them for the whole minutes and hours of a window that the archive holds
+-- (40_reports_core.sql).
+
+CREATE VIEW pgsentinel_ash_minute AS
+SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
+       CASE WHEN v.visible THEN r.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN r.queryid END AS queryid,
+       r.db_time, r.rows
+  FROM pgsentinel_rollup_minute r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+CREATE VIEW pgsentinel_ash_hour AS
+SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
+       CASE WHEN v.visible THEN r.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN r.queryid END AS queryid,
+       r.db_time, r.rows
+  FROM pgsentinel_rollup_hour r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+CREATE VIEW pgsentinel_ash_session_hour AS
+SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
+       CASE WHEN v.visible THEN r.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN r.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       r.db_time, r.rows, r.last_time
+  FROM pgsentinel_rollup_session_hour r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+CREATE VIEW pgsentinel_ash_session_minute AS
+SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
+       CASE WHEN v.visible THEN r.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN r.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       r.db_time, r.rows, r.last_time
+  FROM pgsentinel_rollup_session_minute r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+-- The blocking trees of some samples, by unit ('hour' or 'minute'), in
+-- parts that add up over buckets (the archiver keeps them in
+-- pgsentinel_rollup_blocking_hour and _minute; the
+-- reports compute them from rows too, pgsentinel_blocking_trees()).  rows:
+-- a JSON array with every row of the samples in which somebody waited, as
+-- objects of the keys ash_time, sample_id, pid, weight, usesysid, usename,
+-- state, wait_event_type, wait_event, query, blocking (the pids it waited
+-- for), blockerpid, blocker_state and blocker_usesysid.  In each sample a session waits behind every pid
+-- it waited for; a root is a blocker that was not itself waiting in that
+-- sample, and every session is behind a root once, at its shallowest
+-- level.  Per bucket:
+--   'b' (root_pid, pid): a session behind a root: its deepest level, the
+--       pids it waited for, the samples and time it spent there, and its
+--       names, state, wait and statement at the last of them;
+--   'r' (root_pid): a root: the samples it was one in;
+--   'o' (pid): any session of the rows: its last row's names and state;
+--   's' (pid, key_usesysid): a blocker as its waiters saw it (its role's
+--       id, of which its state's visibility depends): its last state.
+CREATE FUNCTION pgsentinel_blocking_parts(rows jsonb, unit text)
+RETURNS TABLE (
+    bucket timestamptz,
+    kind "char",
+    root_pid integer,
+    pid integer,
+    key_usesysid oid,
+    depth integer,
+    blocked_by integer[],
+    samples bigint,
+    db_time double precision,
+    last_time timestamptz,
+    usesysid oid,
+    usename text,
+    state text,
+    wait_event_type text,
+    wait_event text,
+    query text)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+WITH RECURSIVE h AS MATERIALIZED (
+    SELECT r.ash_time, r.sample_id, r.pid, r.weight, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query, r.blocking,
+           r.blockerpid, r.blocker_state, r.blocker_usesysid,
+           pg_catalog.date_trunc(unit, r.ash_time, 'UTC') AS bucket
+      FROM pg_catalog.jsonb_to_recordset(rows) AS r(
+               ash_time timestamptz, sample_id bigint, pid integer,
+               weight double precision, usesysid oid, usename text, state text,
+               wait_event_type text, wait_event text, query text,
+               blocking integer[], blockerpid integer, blocker_state text,
+               blocker_usesysid oid)
+), e AS MATERIALIZED (
+    SELECT DISTINCT h.ash_time, h.sample_id, h.bucket, h.pid AS waiter, b.pid AS blocker
+      FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
+), roots AS MATERIALIZED (
+    SELECT DISTINCT e.ash_time, e.sample_id, e.bucket, e.blocker AS root
+      FROM e
+     WHERE NOT EXISTS (SELECT 1 FROM e e2
+                        WHERE e2.ash_time OPERATOR(pg_catalog.=) e.ash_time
+                          AND e2.sample_id OPERATOR(pg_catalog.=) e.sample_id
+                          AND e2.waiter OPERATOR(pg_catalog.=) e.blocker)
+), t(ash_time, sample_id, root, pid, depth, path) AS (
+    SELECT r.ash_time, r.sample_id, r.root, r.root, 0, ARRAY[r.root] FROM roots r
+    UNION ALL
+    SELECT t.ash_time, t.sample_id, t.root, e.waiter,
+           t.depth OPERATOR(pg_catalog.+) 1, pg_catalog.array_append(t.path, e.waiter)
+      FROM t JOIN e
+        ON e.ash_time OPERATOR(pg_catalog.=) t.ash_time
+       AND e.sample_id OPERATOR(pg_catalog.=) t.sample_id
+       AND e.blocker OPERATOR(pg_catalog.=) t.pid
+     WHERE NOT e.waiter OPERATOR(pg_catalog.=) ANY (t.path)
+), behind AS MATERIALIZED (
+    SELECT t.ash_time, t.sample_id, t.root, t.pid, pg_catalog.min(t.depth) AS depth
+      FROM t WHERE t.depth OPERATOR(pg_catalog.>) 0
+     GROUP BY 1, 2, 3, 4
+), wb AS (
+    SELECT e.bucket, b.root, b.pid,
+           pg_catalog.array_agg(DISTINCT e.blocker ORDER BY e.blocker) AS blocked_by
+      FROM behind b JOIN e
+        ON e.ash_time OPERATOR(pg_catalog.=) b.ash_time
+       AND e.sample_id OPERATOR(pg_catalog.=) b.sample_id
+       AND e.waiter OPERATOR(pg_catalog.=) b.pid
+     GROUP BY 1, 2, 3
+), w AS (
+    SELECT h.bucket, b.root, b.pid, pg_catalog.max(b.depth) AS depth,
+           pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
+           pg_catalog.max(h.ash_time) AS last_time,
+           (pg_catalog.array_agg(h.usesysid ORDER BY h.ash_time DESC))[1] AS usesysid,
+           (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1] AS usename,
+           (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
+           (pg_catalog.array_agg(h.wait_event_type ORDER BY h.ash_time DESC))[1] AS wait_event_type,
+           (pg_catalog.array_agg(h.wait_event ORDER BY h.ash_time DESC))[1] AS wait_event,
+           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query
+      FROM behind b JOIN h
+        ON h.ash_time OPERATOR(pg_catalog.=) b.ash_time
+       AND h.sample_id OPERATOR(pg_catalog.=) b.sample_id
+       AND h.pid OPERATOR(pg_catalog.=) b.pid
+     GROUP BY 1, 2, 3
+)
+SELECT w.bucket, 'b'::"char", w.root, w.pid, NULL::pg_catalog.oid, w.depth,
+       wb.blocked_by, w.samples, w.db_time, w.last_time, w.usesysid, w.usename,
+       w.state, w.wait_event_type, w.wait_event, w.query
+  FROM w LEFT JOIN wb
+    ON wb.bucket OPERATOR(pg_catalog.=) w.bucket
+   AND wb.root OPERATOR(pg_catalog.=) w.root
+   AND wb.pid OPERATOR(pg_catalog.=) w.pid
+UNION ALL
+SELECT r.bucket, 'r', r.root, NULL, NULL, NULL, NULL, pg_catalog.count(*),
+       0::pg_catalog.float8, pg_catalog.max(r.ash_time), NULL, NULL, NULL, NULL,
+       NULL, NULL
+  FROM roots r GROUP BY r.bucket, r.root
+UNION ALL
+SELECT h.bucket, 'o', NULL, h.pid, NULL, NULL, NULL, pg_catalog.count(*),
+       pg_catalog.sum(h.weight), pg_catalog.max(h.ash_time),
+       (pg_catalog.array_agg(h.usesysid ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.wait_event_type ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.wait_event ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1]
+  FROM h GROUP BY h.bucket, h.pid
+UNION ALL
+SELECT h.bucket, 's', NULL, h.blockerpid, h.blocker_usesysid, NULL, NULL,
+       pg_catalog.count(*), 0::pg_catalog.float8, pg_catalog.max(h.ash_time),
+       h.blocker_usesysid, NULL,
+       (pg_catalog.array_agg(h.blocker_state ORDER BY h.ash_time DESC))[1],
+       NULL, NULL, NULL
+  FROM h WHERE h.blocker_state IS NOT NULL
+ GROUP BY h.bucket, h.blockerpid, h.blocker_usesysid;
+END;
+
+-- The blocking rollup as the history shows rows: of a session of a role
+-- the caller is not a member of its state, wait and statement hidden; of
+-- a blocker, its state as pgsentinel_ash_archive shows blocker_state.
+CREATE VIEW pgsentinel_blocking_hour AS
+SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+       r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+       CASE WHEN v.visible THEN r.state END AS state,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query
+  FROM pgsentinel_rollup_blocking_hour r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+CREATE VIEW pgsentinel_blocking_minute AS
+SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+       r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+       CASE WHEN v.visible THEN r.state END AS state,
+       CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
+       CASE WHEN v.visible THEN r.wait_event END AS wait_event,
+       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query
+  FROM pgsentinel_rollup_blocking_minute r
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+
+-- The samples' part hides nothing: pgsentinel_sample_archive shows every
+-- sample too.
+CREATE VIEW pgsentinel_sample_minute AS
+SELECT o.bucket, o.samples, o.observed, o.peak
+  FROM pgsentinel_rollup_minute_observed o;
+
+CREATE VIEW pgsentinel_sample_hour AS
+SELECT o.bucket, o.samples, o.observed, o.peak
+  FROM pgsentinel_rollup_hour_observed o;
+
+-- The statements of each day's archived activities, with their last
+-- top-level text, for the reports that read only rollups for a statement
+-- (which keep its query id, not its text); hidden as in
+-- pgsentinel_ash_archive.
+CREATE VIEW pgsentinel_statement_archive AS
+SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_name,
+       CASE WHEN v.visible THEN a.queryid END AS queryid,
+       CASE WHEN v.visible THEN a.query_start END AS query_start,
+       CASE WHEN v.visible THEN tt.text ELSE '<insufficient privilege>' END AS top_level_query
+  FROM pgsentinel_archive_activity a
+  LEFT JOIN pgsentinel_archive_text tt
+    ON tt.day OPERATOR(pg_catalog.=) a.day
+   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
+ CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+                         OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
+
+GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
+    pgsentinel_ash_session_minute, pgsentinel_blocking_hour, pgsentinel_blocking_minute,
+    pgsentinel_sample_minute, pgsentinel_sample_hour, pgsentinel_statement_archive TO PUBLIC;
