@@ -34,6 +34,10 @@
  *	  exclusive mode, as it also counts skipped requests); while it rests
  *	  between readings it looks at the pending request's size in shared
  *	  mode.
+ *	- The archiver reads last_sample_id and the oldest sample with rows
+ *	  still waiting for a query id (pending_sample_id, pending_sample_time,
+ *	  which the sampler stores with the sample) together in shared mode, so
+ *	  that it never takes a sample whose waiting rows it cannot know of.
  *	- request_taken_seq, the last request the statements worker took, is an
  *	  atomic written by that worker under the lock and read by the sampler
  *	  without it (a stale value only makes it carry a request over once
