@@ -24,6 +24,7 @@ SELECT pgsentinel_fleet_add('bad name!', 'dbname=x');
 SELECT pgsentinel_fleet_add('a', 'dbname=x', method => 'carrier pigeon');
 SELECT pgsentinel_fleet_add('a', 'dbname=x', keep_one_in => 0);
 SELECT pgsentinel_fleet_add('a', 'dbname=x', retention => '1 hour');
+SELECT pgsentinel_fleet_add('a', 'postgresql://pgs:secret@db1/postgres', method => 'pull');
 
 -- the transports' extensions are needed
 SELECT pgsentinel_fleet_add('a', 'dbname=x');

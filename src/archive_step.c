@@ -40,15 +40,6 @@
 #include "pgsentinel.h"
 
 /*
- * Samples with rows still waiting for their statement's query id (a lock
- * waited for while the statement was parsed) stay in the ring, with those
- * after them, until the query ids are known, for at most this long: the
- * sampler completes the rows in the ring, and the archive would keep them
- * without.
- */
-#define ARCHIVE_HOLD_MAX_MS		(60 * 1000)
-
-/*
  * The step.  %1$s is the extension's schema, quoted; $1 keep_one_in, $2
  * the most samples to take, $3 the oldest time the retention keeps
  * (older samples are skipped: their partitions are gone), $4 the first
@@ -426,7 +417,7 @@ static const char *const step_sql =
 
 /*
  * The first sample the step may not take yet: the oldest with rows waiting
- * for their query id, while it is younger than ARCHIVE_HOLD_MAX_MS, or else
+ * for their query id, while it is younger than PGS_ARCHIVE_HOLD_MAX_MS, or else
  * the next sample: one published after this reading may have such rows.
  */
 static int64
@@ -443,7 +434,7 @@ archive_hold_before(void)
 	LWLockRelease(pgs_state->lock);
 	if (id > 0 &&
 		time > TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-										   -ARCHIVE_HOLD_MAX_MS))
+										   -PGS_ARCHIVE_HOLD_MAX_MS))
 		return id;
 	return next;
 }

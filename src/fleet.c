@@ -28,13 +28,28 @@
 /*
  * The call of the tick, qualified with the extension's schema, when the
  * extension there has the fleet (2.1.0 on); no row otherwise (a server
- * that is no repository runs this lookup and an empty tick).
+ * that is no repository runs this lookup and an empty tick).  The function
+ * must be the extension's own: in a schema others may create objects in,
+ * a function of that name made by another role before the update would
+ * otherwise run with the archiver's rights.
  */
 static const char *const find_sql =
 "SELECT format('SELECT %I.pgsentinel_fleet_tick()', n.nspname)"
 "  FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
 " WHERE e.extname = 'pgsentinel'"
-"   AND to_regclass(format('%I.pgsentinel_fleet_server', n.nspname)) IS NOT NULL";
+"   AND EXISTS (SELECT FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid"
+"                WHERE d.classid = 'pg_proc'::regclass"
+"                  AND d.refclassid = 'pg_extension'::regclass"
+"                  AND d.refobjid = e.oid AND d.deptype = 'e'"
+"                  AND p.proname = 'pgsentinel_fleet_tick'"
+"                  AND p.pronamespace = n.oid AND p.pronargs = 0)";
+
+/*
+ * The longest a tick may take: a source that does not answer must not
+ * hold the archive up for long (the ring would wrap), while a pull that
+ * catches up after an outage has minutes.
+ */
+#define FLEET_TICK_TIMEOUT		"300s"
 
 /* Run the tick once; errors are logged, never raised. */
 void
@@ -53,6 +68,9 @@ pgs_fleet_tick(void)
 		SPI_connect();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		(void) set_config_option("search_path", "pg_catalog, pg_temp",
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+								 true, ERROR, false);
+		(void) set_config_option("statement_timeout", FLEET_TICK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, ERROR, false);
 		if (SPI_execute(find_sql, true, 1) == SPI_OK_SELECT && SPI_processed == 1)

@@ -693,7 +693,16 @@ extern void pgs_backfill_init(void);
 extern bool pgs_room_for_pending(void);
 extern void pgs_remember_pending(const AshRow *row, const SessionCopy *local,
 								 uint64 row_index);
-extern int64 pgs_oldest_pending_sample(TimestampTz *sample_time);
+/*
+ * Samples with rows still waiting for their statement's query id (a lock
+ * waited for while the statement was parsed) stay out of the archive, with
+ * those after them, until the query ids are known, for at most this long:
+ * the sampler completes the rows in the ring, and the archive would keep
+ * them without.
+ */
+#define PGS_ARCHIVE_HOLD_MAX_MS	(60 * 1000)
+extern int64 pgs_oldest_pending_sample(TimestampTz *sample_time,
+									   TimestampTz newer_than);
 extern int	pgs_find_backfills(PgsBackfill **fills, uint64 ash_written,
 							   int64 sample_id);
 extern void pgs_apply_backfills(const PgsBackfill *fills, int nfills,

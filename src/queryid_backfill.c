@@ -399,11 +399,11 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 }
 
 /*
- * The oldest sample with rows still waiting for their query id, and its
- * time in *sample_time; 0 when no row waits.
+ * The oldest sample taken after newer_than with rows still waiting for
+ * their query id, and its time in *sample_time; 0 when no such row waits.
  */
 int64
-pgs_oldest_pending_sample(TimestampTz *sample_time)
+pgs_oldest_pending_sample(TimestampTz *sample_time, TimestampTz newer_than)
 {
 	int64		oldest = 0;
 	int			i;
@@ -411,6 +411,8 @@ pgs_oldest_pending_sample(TimestampTz *sample_time)
 	*sample_time = 0;
 	for (i = 0; i < npending; i++)
 	{
+		if (pending[i].sample_time <= newer_than)
+			continue;
 		if (oldest == 0 || pending[i].sample_id < oldest)
 		{
 			oldest = pending[i].sample_id;

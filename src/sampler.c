@@ -381,7 +381,9 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 	int64		lock_wait_us;
 	PgsSampleRow sample;
 	TimestampTz pending_time;
-	int64		pending_id = pgs_oldest_pending_sample(&pending_time);
+	int64		pending_id =
+		pgs_oldest_pending_sample(&pending_time,
+								  TimestampTzPlusMilliseconds(now, -PGS_ARCHIVE_HOLD_MAX_MS));
 
 	memset(&sample, 0, sizeof(sample));
 	sample.sample_id = sample_id;

@@ -90,6 +90,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'conninfo is required; keep_one_in is 1 to 3600, pull_interval at least 100ms, retention at least 1 day.';
     END IF;
+    -- a URI would be stored with its password and, not parsed into the
+    -- foreign server's options, pull from libpq's default server
+    IF conninfo ~* '^\s*postgres(ql)?://' THEN
+        RAISE EXCEPTION 'the conninfo of "%" is a URI', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give it as key=value pairs, e.g. ''host=db1 port=5432 dbname=postgres user=pgs''.';
+    END IF;
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';

@@ -146,9 +146,9 @@ WITH smp AS MATERIALIZED (
   RETURNING sample_id),
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
-     SET pulled_until = (SELECT max(x.sample_time) FROM smp x),
+     SET pulled_until = coalesce((SELECT max(x.sample_time) FROM smp x), f.pulled_until),
          last_pull = now(), last_error = NULL
-   WHERE f.server_id = $1 AND EXISTS (SELECT FROM smp)
+   WHERE f.server_id = $1
   RETURNING f.pulled_until)
 SELECT (SELECT count(*) FROM smp)::int8, (SELECT count(*) FROM samples)::int8,
        (SELECT count(*) FROM mapped)::int8, (SELECT count(*) FROM smp) >= $4
