@@ -63,6 +63,9 @@ SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
 SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, removed
   FROM pgsentinel_fleet_servers;
+-- a pull gives up on a source that does not answer (connect_timeout)
+SELECT srvoptions @> '{connect_timeout=10}' AS connect_timeout
+  FROM pg_foreign_server WHERE srvname LIKE 'pgsentinel\_fleet\_%';
 SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_stored
   FROM pgsentinel_fleet_pull('self');
 -- again at once: what it pulled again is not stored twice

@@ -222,6 +222,11 @@ BEGIN
                                    FILTER (WHERE c.key IN (''user'', ''password''))
                           FROM %I.pgsentinel_fleet_conninfo($1) c', s)
             INTO opts, uopts USING conninfo;
+        -- a source that does not answer must fail the pull, not hang it
+        -- (connecting is not interrupted by statement_timeout everywhere)
+        IF NOT EXISTS (SELECT FROM pg_catalog.regexp_matches(conninfo, '(^|\s)connect_timeout\s*=')) THEN
+            opts := concat_ws(', ', opts, 'connect_timeout ''10''');
+        END IF;
         EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER postgres_fdw%s',
                        fsrv, CASE WHEN opts IS NOT NULL THEN ' OPTIONS (' || opts || ')' ELSE '' END);
         EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I%s',
