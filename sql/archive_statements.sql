@@ -207,6 +207,26 @@ SELECT reset, calls IS NULL AS deltas_null, query
 FROM pgsentinel_statements_archive
 WHERE queryid = :qid3 AND toplevel AND sample_id > :a3 AND reset;
 
+-- 3b. A statement pg_stat_statements forgot before its first delta was
+-- archived has no text anywhere: it is looked for once that day (a map row
+-- without a text), not read from pg_stat_statements at every step.
+BEGIN;
+LOCK TABLE pgsentinel_archive_stmt_delta IN EXCLUSIVE MODE;
+SELECT pgs_stmt_work(1), 4, 4, 4;
+SELECT queryid AS qid4 FROM pg_stat_statements
+WHERE query = 'SELECT pgs_stmt_work($1), $2, $3, $4' AND toplevel \gset
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid4));
+SELECT pgs_stmt_work(2), 4, 4, 4;
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid4));
+SELECT max(sample_id) AS b4 FROM pg_stat_statements_history \gset
+SELECT pg_stat_statements_reset() IS NOT NULL AS pgss_reset;
+COMMIT;
+SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b4));
+SELECT count(*) AS day_maps, count(text_id) AS with_text
+FROM pgsentinel_archive_stmt_text WHERE queryid = :qid4;
+SELECT count(*) > 0 AS deltas_archived, bool_and(query IS NULL) AS without_text
+FROM pgsentinel_statements_archive WHERE queryid = :qid4;
+
 -- 4. Another role sees every row, and the queryid and text of its own
 -- statements only, unless it has the privileges of pg_read_all_stats.
 -- (a session of its own: the sessions it sees are those it logged in)

@@ -59,7 +59,7 @@ CREATE TABLE pgsentinel_archive_stmt_text (
     queryid bigint NOT NULL,
     dbid oid NOT NULL,
     userid oid NOT NULL,
-    text_id integer NOT NULL,
+    text_id integer,            -- NULL: no text was found that day
     PRIMARY KEY (day, queryid, dbid, userid)
 ) PARTITION BY RANGE (day);
 
