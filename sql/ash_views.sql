@@ -87,7 +87,9 @@ BEGIN
             RAISE EXCEPTION 'the sampler took no 5 samples within 60 s';
         END IF;
     END LOOP;
-    RAISE NOTICE 'newest sample empty in % queries', misses;
+    IF misses > 0 THEN
+        RAISE EXCEPTION 'newest sample empty in % of % queries', misses, queries;
+    END IF;
 END $$;
 
 -- The view scans the ring through a foreign table: only the columns a
