@@ -84,6 +84,39 @@ SELECT server, aas >= 0 AS aas, coverage > 0 AS covered
   FROM pgsentinel_fleet_aas(now() - interval '1 hour', now());
 SELECT rank, server FROM pgsentinel_fleet_top_servers(now() - interval '1 hour', now());
 SELECT count(*) >= 0 AS statements FROM pgsentinel_fleet_top_statements(server => 'self');
+-- every report takes server => a fleet server: it reads that server's rows
+-- in the repository (here the pulled copy of this server's ring), and
+-- computes what the fleet's own reports compute from them
+SELECT min(sample_time) AS w0, max(sample_time) + interval '1 microsecond' AS w1
+  FROM pgsentinel_fleet_samples WHERE server = 'self' \gset
+SELECT round(a.db_time::numeric, 6) = round(f.db_time::numeric, 6) AS same_db_time,
+       round(a.observed::numeric, 6) = round(f.observed::numeric, 6) AS same_observed,
+       a.db_time > 0 AS some_load
+  FROM pgsentinel_aas(:'w0', :'w1', server => 'self') a,
+       pgsentinel_fleet_aas(:'w0', :'w1', server => 'self') f;
+SELECT count(DISTINCT source) = 1 AS one_source, min(source) AS source
+  FROM pgsentinel_ash(:'w0', :'w1', server => 'self');
+SELECT (SELECT round(sum(db_time)::numeric, 6)
+          FROM pgsentinel_top(:'w0', :'w1', 'wait_event', 1000, server => 'self'))
+       = (SELECT round(sum(weight)::numeric, 6) FROM pgsentinel_fleet_ash
+           WHERE server = 'self' AND ash_time >= :'w0' AND ash_time < :'w1') AS top_sums_its_rows;
+SELECT count(*) > 0 AS samples FROM pgsentinel_samples_in(:'w0', :'w1', server => 'self');
+SELECT split_part(pgsentinel_report(:'w0', :'w1', server => 'self'), E'\n', 2)
+       ~ '^server self \(repository database contrib_regression\), PostgreSQL ' AS report_names_it;
+SELECT (pgsentinel_report(:'w0', :'w1', format => 'json', server => 'self'))::jsonb ->> 'server' AS json_server;
+SELECT pgsentinel_report(:'w0', :'w1', format => 'html', server => 'self') LIKE '%server self (repository%<svg %' AS html;
+SELECT c LIKE 'DB load by wait class of server self, %' AS chart_names_it
+  FROM pgsentinel_chart(:'w0', :'w1', server => 'self') c LIMIT 1;
+-- a name the repository does not know; a caller who may not read the
+-- fleet (its own server's reports still work for it)
+SELECT * FROM pgsentinel_aas(server => 'nope');
+CREATE ROLE regress_fleet_reader;
+SET ROLE regress_fleet_reader;
+SELECT * FROM pgsentinel_aas(server => 'self');
+SELECT pgsentinel_report(server => 'self');
+SELECT count(*) = 1 AS own_reports_work FROM pgsentinel_aas();
+RESET ROLE;
+DROP ROLE regress_fleet_reader;
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 SELECT pgsentinel_fleet_pull('nope');
 SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');

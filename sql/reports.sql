@@ -345,7 +345,7 @@ SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
 -- The report's statements are planned without JIT (their costs count ways
 -- of reading that never run: bench/REPORT.md, section 7).
 SELECT proconfig FROM pg_proc
-WHERE oid = 'pgsentinel_report(timestamptz, timestamptz, text, integer, integer, text)'::regprocedure;
+WHERE oid = 'pgsentinel_report(timestamptz, timestamptz, text, integer, integer, text, text)'::regprocedure;
 
 -- The CPU count: the setting wins.
 SET pgsentinel_report.cpus = 3;

@@ -156,6 +156,17 @@ for my $n ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1'])
 		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_aas('$since', '$until')");
 	is($fleet, $own, "$name: fleet AAS = its own over the same window");
 	cmp_ok((split / /, $fleet)[0], '>', 0, "$name: the sleeper counts");
+	# the reports of the repository, given the server, say the same
+	is( $repo->safe_psql('postgres',
+			"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_aas('$since', '$until', server => '$name')"),
+		$own, "$name: pgsentinel_aas(server => '$name') on the repository = its own");
+	is( $repo->safe_psql('postgres',
+			"SELECT round(((pgsentinel_report('$since', '$until', format => 'json', server => '$name'))::jsonb #>> '{load,aas}')::numeric, 9)"),
+		(split / /, $own)[0], "$name: its one-call report on the repository has its own AAS");
+	my $top = "SELECT string_agg(coalesce(key, '-') || ' ' || round(db_time::numeric, 6), ', ' ORDER BY rank) FROM pgsentinel_top('$since', '$until', 'wait_event'";
+	is( $repo->safe_psql('postgres', "$top, server => '$name')"),
+		$n->[0]->safe_psql('postgres', "$top)"),
+		"$name: its top wait events on the repository = its own");
 }
 like( $repo->safe_psql('postgres',
 		"SELECT servers::text FROM pgsentinel_fleet_top_statements(now() - interval '1 hour', now()) WHERE query LIKE 'SELECT pg_sleep(600) /* fleet p1 */%'"),

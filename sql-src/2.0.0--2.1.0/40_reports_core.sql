@@ -108,6 +108,8 @@ SELECT coalesce(
 END;
 
 -- The rows of the history in a window, filtered: the base of every report.
+-- server: a fleet server of this repository (its rows in the repository),
+-- or NULL: this server's own history.
 CREATE FUNCTION pgsentinel_ash(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -119,12 +121,16 @@ CREATE FUNCTION pgsentinel_ash(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS SETOF pgsentinel_ash_history
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 SELECT h.*
-  FROM pgsentinel_ash_history h
+  FROM (SELECT x.* FROM pgsentinel_ash_history x WHERE server IS NULL
+        UNION ALL
+        SELECT f.* FROM pgsentinel_fleet_rows(server, since, until) f
+         WHERE server IS NOT NULL) h
  WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
    AND h.ash_time OPERATOR(pg_catalog.>=) since
    AND h.ash_time OPERATOR(pg_catalog.<) until
@@ -139,15 +145,20 @@ SELECT h.*
    AND (session_pid IS NULL OR h.pid OPERATOR(pg_catalog.=) session_pid);
 END;
 
--- The samples of a window, those that found no active session included.
+-- The samples of a window, those that found no active session included;
+-- server as for pgsentinel_ash().
 CREATE FUNCTION pgsentinel_samples_in(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
-    until timestamptz DEFAULT pg_catalog.now())
+    until timestamptz DEFAULT pg_catalog.now(),
+    server text DEFAULT NULL)
 RETURNS SETOF pgsentinel_sample_history
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 SELECT s.*
-  FROM pgsentinel_sample_history s
+  FROM (SELECT x.* FROM pgsentinel_sample_history x WHERE server IS NULL
+        UNION ALL
+        SELECT f.* FROM pgsentinel_fleet_samples_in(server, since, until) f
+         WHERE server IS NOT NULL) s
  WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
    AND s.sample_time OPERATOR(pg_catalog.>=) since
    AND s.sample_time OPERATOR(pg_catalog.<) until;
@@ -213,7 +224,8 @@ END;
 -- groups by is whole hours ('hour') or minutes ('minute'), or NULL: rows
 -- only.  last_time: the latest time the row stands for (a rollup of
 -- statements does not say: NULL); query: the top-level statement (rows
--- only).  The sums equal those of pgsentinel_ash() over the window.
+-- only).  The sums equal those of pgsentinel_ash() over the window.  A
+-- fleet server (server) has no rollups in the repository: rows only.
 CREATE FUNCTION pgsentinel_load(
     since timestamptz, until timestamptz, grain text, by text,
     dbname text DEFAULT NULL,
@@ -224,7 +236,8 @@ CREATE FUNCTION pgsentinel_load(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     t timestamptz,
     last_time timestamptz,
@@ -246,7 +259,8 @@ WITH s AS (
                     OR client IS NOT NULL OR session_pid IS NOT NULL, false) AS sessions
 ), g AS (
     SELECT s.sessions,
-           CASE WHEN s.sessions AND (query_id IS NOT NULL
+           CASE WHEN server IS NOT NULL THEN NULL
+                WHEN s.sessions AND (query_id IS NOT NULL
                                      OR by IS NOT DISTINCT FROM 'statement') THEN NULL
                 ELSE grain END AS grain
       FROM s
@@ -322,22 +336,24 @@ SELECT h.ash_time, h.ash_time, h.datname, h.usename, h.application_name,
   FROM pc CROSS JOIN LATERAL (
        SELECT x.* FROM pgsentinel_ash(pc.lo, pc.hi, dbname, username, application,
                                       client, backend, query_id, wait_class,
-                                      event, session_pid) x
+                                      event, session_pid, server) x
        OFFSET 0) h
  WHERE pc.kind OPERATOR(pg_catalog.=) 'raw';
 END;
 
 -- The seconds observed in a window, read as pgsentinel_load() reads the
 -- time: per rollup bucket (samples, seconds, the most rows of one sample)
--- and per sample of the rest.
+-- and per sample of the rest (a fleet server: every sample).
 CREATE FUNCTION pgsentinel_observed(since timestamptz, until timestamptz,
-                                    grain text)
+                                    grain text, server text DEFAULT NULL)
 RETURNS TABLE (t timestamptz, samples bigint, observed double precision,
                peak integer)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH pc AS MATERIALIZED (
-    SELECT p.kind, p.lo, p.hi FROM pgsentinel_window_pieces(since, until, grain) p
+    SELECT p.kind, p.lo, p.hi
+      FROM pgsentinel_window_pieces(since, until,
+                                    CASE WHEN server IS NULL THEN grain END) p
 )
 SELECT o.bucket, o.samples, o.observed, o.peak
   FROM pc JOIN pgsentinel_sample_hour o
@@ -350,7 +366,7 @@ SELECT o.bucket, o.samples, o.observed, o.peak
  WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
 UNION ALL
 SELECT s.sample_time, 1::pg_catalog.int8, s.weight, s.active_sessions
-  FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_samples_in(pc.lo, pc.hi) x
+  FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_samples_in(pc.lo, pc.hi, server) x
                                OFFSET 0) s
  WHERE pc.kind OPERATOR(pg_catalog.=) 'raw';
 END;
@@ -369,7 +385,8 @@ CREATE FUNCTION pgsentinel_aas(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     key text,
     db_time double precision,
@@ -382,7 +399,7 @@ BEGIN ATOMIC
 WITH obs AS (
     SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed,
            pgsentinel_window_seconds(since, until) AS secs
-      FROM pgsentinel_observed(since, until, 'hour') s
+      FROM pgsentinel_observed(since, until, 'hour', server) s
      WHERE pgsentinel_dimension(by) IS NOT DISTINCT FROM by
 ), r AS (
     SELECT pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
@@ -391,7 +408,7 @@ WITH obs AS (
            pg_catalog.sum(h.db_time) AS db_time
       FROM pgsentinel_load(since, until, 'hour', by, dbname, username,
                            application, client, backend, query_id, wait_class,
-                           event, session_pid) h
+                           event, session_pid, server) h
      GROUP BY 1
 ), k AS (
     SELECT r.key, r.db_time FROM r WHERE by IS NOT NULL
@@ -428,7 +445,8 @@ CREATE FUNCTION pgsentinel_aas_series(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     bucket_start timestamptz,
     key text,
@@ -463,7 +481,7 @@ WITH p0 AS (
 ), obs AS (
     SELECT pg_catalog.date_bin(p.step, s.t, p.origin) AS bucket_start,
            pg_catalog.sum(s.observed) AS observed
-      FROM p, pgsentinel_observed(since, until, p.grain) s
+      FROM p, pgsentinel_observed(since, until, p.grain, server) s
      GROUP BY 1
 ), r AS (
     SELECT pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
@@ -473,7 +491,7 @@ WITH p0 AS (
            pg_catalog.sum(h.db_time) AS db_time
       FROM p, pgsentinel_load(since, until, p.grain, by, dbname, username,
                               application, client, backend, query_id,
-                              wait_class, event, session_pid) h
+                              wait_class, event, session_pid, server) h
      GROUP BY 1, 2
 ), keys AS (
     SELECT DISTINCT r.key FROM r WHERE by IS NOT NULL
@@ -509,7 +527,8 @@ CREATE FUNCTION pgsentinel_periods(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     period text,
     window_start timestamptz,
@@ -538,11 +557,11 @@ WITH w AS (
               FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour', NULL,
                                    dbname, username, application, client,
                                    backend, query_id, wait_class, event,
-                                   session_pid) h) AS db_time,
+                                   session_pid, server) h) AS db_time,
            o.observed, o.peak
       FROM w CROSS JOIN LATERAL (
            SELECT pg_catalog.sum(x.observed) AS observed, pg_catalog.max(x.peak) AS peak
-             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour') x) o
+             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour', server) x) o
 ), filtered AS (
     -- with a filter, the peak counts the rows of each sample that pass it,
     -- which no rollup keeps: read from rows
@@ -551,9 +570,9 @@ WITH w AS (
       FROM pgsentinel_ash(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
                           pgsentinel_periods.until, dbname, username,
                           application, client, backend, query_id, wait_class,
-                          event, session_pid) h
+                          event, session_pid, server) h
       JOIN pgsentinel_samples_in(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
-                                 pgsentinel_periods.until) s
+                                 pgsentinel_periods.until, server) s
         ON s.sample_time OPERATOR(pg_catalog.=) h.ash_time
        AND s.sample_id OPERATOR(pg_catalog.=) h.sample_id
      WHERE NOT (dbname IS NULL AND username IS NULL AND application IS NULL

@@ -20,7 +20,8 @@ CREATE FUNCTION pgsentinel_top(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     rank bigint,
     key text,
@@ -33,7 +34,7 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH obs AS (
     SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed
-      FROM pgsentinel_observed(since, until, 'hour') s
+      FROM pgsentinel_observed(since, until, 'hour', server) s
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
 ), r AS (
     SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
@@ -49,7 +50,7 @@ WITH obs AS (
            h.last_time, h.db_time
       FROM pgsentinel_load(since, until, 'hour', dimension, dbname,
                            username, application, client, backend, query_id,
-                           wait_class, event, session_pid) h
+                           wait_class, event, session_pid, server) h
 ), w AS (
     SELECT r.key, r.wait, pg_catalog.sum(r.db_time) AS db_time,
            (pg_catalog.array_agg(r.description ORDER BY r.last_time DESC)
@@ -73,6 +74,7 @@ WITH obs AS (
 )
 SELECT x.rank, x.key,
        CASE WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
+                 AND server IS NULL
             -- read from rollups only: the latest archived text of the statement
             THEN (SELECT a.top_level_query FROM pgsentinel_statement_archive a
                    WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
@@ -100,7 +102,8 @@ END;
 -- The top n statements (by top-level query id): their last text, share of
 -- DB time and wait profile, and from the statements history (the ring's:
 -- the archive does not keep it) calls per second, milliseconds and rows
--- per call over the window, NULL when it has no reading of the statement.
+-- per call over the window, NULL when it has no reading of the statement
+-- (a fleet server's: the repository does not keep its statements history).
 CREATE FUNCTION pgsentinel_top_statements(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -113,7 +116,8 @@ CREATE FUNCTION pgsentinel_top_statements(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     rank bigint,
     queryid bigint,
@@ -130,14 +134,14 @@ BEGIN ATOMIC
 WITH t AS (
     SELECT * FROM pgsentinel_top(since, until, 'statement', n, dbname, username,
                                  application, client, backend, query_id,
-                                 wait_class, event, session_pid)
+                                 wait_class, event, session_pid, server)
 ), st AS (
     SELECT d.queryid, pg_catalog.sum(d.calls) AS calls,
            pg_catalog.sum(d.rows) AS rows, pg_catalog.sum(d.exec_ms) AS exec_ms,
            extract(epoch FROM pg_catalog.max(d.ash_time)
                    OPERATOR(pg_catalog.-) pg_catalog.min(d.prev_ash_time))::pg_catalog.float8 AS secs
       FROM pg_stat_statements_history_deltas(since, until) d
-     WHERE d.toplevel IS NOT FALSE AND NOT d.reset
+     WHERE server IS NULL AND d.toplevel IS NOT FALSE AND NOT d.reset
        AND d.queryid OPERATOR(pg_catalog.=) ANY (SELECT t.key::pg_catalog.int8 FROM t)
      GROUP BY d.queryid
 )
@@ -165,7 +169,8 @@ END;
 CREATE FUNCTION pgsentinel_blocking_trees(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
-    dbname text DEFAULT NULL)
+    dbname text DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     root_pid integer,
     depth integer,
@@ -184,11 +189,12 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH pc AS MATERIALIZED (
     -- whole hours and minutes from the blocking rollups (unless a
-    -- database is asked for: trees are of all databases there), the rest
-    -- from rows
+    -- database is asked for: trees are of all databases there; or a fleet
+    -- server: the repository has no rollups), the rest from rows
     SELECT p.kind, p.lo, p.hi
       FROM pgsentinel_window_pieces(since, until,
-                                    CASE WHEN dbname IS NULL THEN 'hour' END) p
+                                    CASE WHEN dbname IS NULL AND server IS NULL
+                                         THEN 'hour' END) p
 ), parts AS MATERIALIZED (
     SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_parts((
         SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
@@ -201,7 +207,7 @@ WITH pc AS MATERIALIZED (
                                        WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                       'blocker_usesysid', x.blocker_usesysid)), '[]')
-          FROM pgsentinel_ash(pc.lo, pc.hi, dbname) x
+          FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) x
          WHERE x.blocked_sample IS NOT FALSE), 'hour') b
      WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
@@ -219,7 +225,8 @@ WITH pc AS MATERIALIZED (
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
      WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
 ), obs AS (
-    SELECT pg_catalog.sum(s.observed) AS observed FROM pgsentinel_observed(since, until, 'hour') s
+    SELECT pg_catalog.sum(s.observed) AS observed
+      FROM pgsentinel_observed(since, until, 'hour', server) s
 ), w AS (
     SELECT p.root_pid AS root, p.pid, pg_catalog.max(p.depth) AS depth,
            pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
@@ -301,7 +308,8 @@ CREATE FUNCTION pgsentinel_compare(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS TABLE (
     key text,
     aas_1 double precision,
@@ -314,9 +322,9 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH o AS (
     SELECT (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
-              FROM pgsentinel_observed(since_1, until_1, 'hour') s) AS obs_1,
+              FROM pgsentinel_observed(since_1, until_1, 'hour', server) s) AS obs_1,
            (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
-              FROM pgsentinel_observed(since_2, until_2, 'hour') s) AS obs_2,
+              FROM pgsentinel_observed(since_2, until_2, 'hour', server) s) AS obs_2,
            pgsentinel_window_seconds(since_1, until_1) AS secs_1,
            pgsentinel_window_seconds(since_2, until_2) AS secs_2
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
@@ -327,7 +335,7 @@ WITH o AS (
                h.client_addr, h.backend_type) AS key, h.db_time AS weight
       FROM pgsentinel_load(since_1, until_1, 'hour', dimension, dbname,
                            username, application, client, backend, query_id,
-                           wait_class, event, session_pid) h
+                           wait_class, event, session_pid, server) h
     UNION ALL
     SELECT 2,
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
@@ -335,7 +343,7 @@ WITH o AS (
                h.client_addr, h.backend_type), h.db_time
       FROM pgsentinel_load(since_2, until_2, 'hour', dimension, dbname,
                            username, application, client, backend, query_id,
-                           wait_class, event, session_pid) h
+                           wait_class, event, session_pid, server) h
 ), k AS (
     SELECT false AS total, r.key,
            coalesce(pg_catalog.sum(r.weight) FILTER (WHERE r.period OPERATOR(pg_catalog.=) 1),

@@ -44,7 +44,8 @@ CREATE FUNCTION pgsentinel_chart(
     query_id bigint DEFAULT NULL,
     wait_class text DEFAULT NULL,
     event text DEFAULT NULL,
-    session_pid integer DEFAULT NULL)
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS SETOF text
 LANGUAGE sql STABLE
 BEGIN ATOMIC
@@ -58,7 +59,7 @@ WITH p AS (
            coalesce(c.ansi, '37') AS ansi, coalesce(c.wait_class, 'Other') AS class
       FROM pgsentinel_aas_series(since, until, (SELECT p.step FROM p), 'wait_class',
                                  dbname, username, application, client, backend,
-                                 query_id, wait_class, event, session_pid) x
+                                 query_id, wait_class, event, session_pid, server) x
       LEFT JOIN pgsentinel_wait_classes() c ON c.wait_class OPERATOR(pg_catalog.=) x.key
 ), t AS (
     SELECT s.bucket_start, pg_catalog.sum(s.aas) AS total, pg_catalog.max(s.coverage) AS coverage
@@ -66,7 +67,7 @@ WITH p AS (
 ), m AS (
     SELECT greatest(pg_catalog.max(t.total), cpus::pg_catalog.float8, 1::pg_catalog.float8) AS top,
            greatest(width OPERATOR(pg_catalog.-) 21, 10) AS barw,
-           (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour') o)
+           (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour', server) o)
                OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) AS coverage
       FROM t
 ), seg AS (
@@ -89,7 +90,10 @@ WITH p AS (
            coalesce(pg_catalog.max(seg.e), 0) AS len
       FROM seg GROUP BY seg.bucket_start
 ), lines AS (
-    SELECT 1 AS n, pg_catalog.format('DB load by wait class, %s to %s',
+    SELECT 1 AS n, pg_catalog.format('DB load by wait class%s, %s to %s',
+                                     CASE WHEN server IS NOT NULL
+                                          THEN pg_catalog.format(' of server %s', server)
+                                          ELSE '' END,
                                      pg_catalog.to_char(since, 'YYYY-MM-DD HH24:MI:SS TZ'),
                                      pg_catalog.to_char(until, 'YYYY-MM-DD HH24:MI:SS TZ')) AS line
     UNION ALL

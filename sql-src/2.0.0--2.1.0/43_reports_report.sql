@@ -47,7 +47,9 @@ $$;
 -- statements and sessions, blocking trees.  format: 'text' (for psql),
 -- 'json' (every section as the functions return it) or 'html' (one file:
 -- inline CSS and SVG, nothing fetched).  cpus: the CPU line of the chart,
--- pgsentinel_cpu_count() when NULL; top_n: rows per top section.  Without
+-- pgsentinel_cpu_count() when NULL (none for a fleet server: the
+-- repository's CPUs are not its own); top_n: rows per top section;
+-- server: a fleet server of this repository (docs/fleet.md).  Without
 -- JIT: the query of the sections plans every way of reading a window, most
 -- of which never run, and their costs made JIT compile it for 28 s of a
 -- 29 s report over a week's archive (bench/REPORT.md, section 7).
@@ -57,7 +59,8 @@ CREATE FUNCTION pgsentinel_report(
     format text DEFAULT 'text',
     cpus integer DEFAULT NULL,
     top_n integer DEFAULT 10,
-    dbname text DEFAULT NULL)
+    dbname text DEFAULT NULL,
+    server text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -72,6 +75,8 @@ DECLARE
     r record;
     j jsonb;
     chart text;
+    version text := current_setting('server_version');
+    id integer;
 BEGIN
     IF format IS NULL OR format NOT IN ('text', 'html', 'json') THEN
         RAISE EXCEPTION 'unknown report format "%"', format
@@ -83,7 +88,14 @@ BEGIN
      WHERE e.extname = 'pgsentinel';
     EXECUTE pg_catalog.format('SELECT %I.pgsentinel_window_seconds($1, $2)', s)
         INTO secs USING since, until;
-    IF cpus IS NULL THEN
+    IF server IS NOT NULL THEN
+        -- checks the caller and the name before any section runs
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+            INTO id USING server;
+        EXECUTE pg_catalog.format('SELECT f.remote_version FROM %I.pgsentinel_fleet_servers f
+                                    WHERE f.server_id = $1', s)
+            INTO version USING id;
+    ELSIF cpus IS NULL THEN
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_cpu_count()', s) INTO cpus;
     END IF;
     step := NULL;
@@ -96,40 +108,40 @@ BEGIN
             'since', $1, 'until', $2, 'seconds', $4,
             'generated_at', clock_timestamp(),
             'database', current_database(), 'dbname_filter', $5,
-            'server_version', current_setting('server_version'),
+            'server', $8, 'server_version', $9,
             'cpus', $6,
             'bucket', $7::text,
             'load', (SELECT to_jsonb(l) FROM (
                 SELECT a.db_time, a.aas, a.observed, a.coverage,
                        (SELECT coalesce(sum(o.samples), 0)::bigint
-                          FROM %1$I.pgsentinel_observed($1, $2, 'hour') o) AS samples,
+                          FROM %1$I.pgsentinel_observed($1, $2, 'hour', $8) o) AS samples,
                        CASE WHEN $5 IS NULL
-                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour') o)
+                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour', $8) o)
                             ELSE (SELECT max(c) FROM (SELECT count(*) AS c
-                                                        FROM %1$I.pgsentinel_ash($1, $2, $5)
+                                                        FROM %1$I.pgsentinel_ash($1, $2, $5, server => $8)
                                                        GROUP BY ash_time, sample_id) x) END AS peak,
                        (SELECT count(DISTINCT pid)
-                          FROM %1$I.pgsentinel_load($1, $2, 'hour', 'session', $5)) AS sessions
-                  FROM %1$I.pgsentinel_aas($1, $2, NULL, $5) a) l),
+                          FROM %1$I.pgsentinel_load($1, $2, 'hour', 'session', $5, server => $8)) AS sessions
+                  FROM %1$I.pgsentinel_aas($1, $2, NULL, $5, server => $8) a) l),
             'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
-                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5) t),
+                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5, server => $8) t),
             'top_events', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event', $3, $5) t),
+                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event', $3, $5, server => $8) t),
             'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                                 FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5) t),
+                                 FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5, server => $8) t),
             'top_sessions', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                               FROM %1$I.pgsentinel_top($1, $2, 'session', $3, $5) t),
+                               FROM %1$I.pgsentinel_top($1, $2, 'session', $3, $5, server => $8) t),
             'top_applications', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                                   FROM %1$I.pgsentinel_top($1, $2, 'application', $3, $5) t),
+                                   FROM %1$I.pgsentinel_top($1, $2, 'application', $3, $5, server => $8) t),
             'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
-                                 FROM %1$I.pgsentinel_blocking_trees($1, $2, $5) t),
+                                 FROM %1$I.pgsentinel_blocking_trees($1, $2, $5, $8) t),
             'series', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                  'bucket_start', t.bucket_start, 'wait_class', t.key,
                                  'aas', t.aas, 'coverage', t.coverage)
                                ORDER BY t.bucket_start, t.key), '[]')
-                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class', $5) t))
+                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class', $5, server => $8) t))
         $q$, s)
-        INTO doc USING since, until, top_n, secs, dbname, cpus, step;
+        INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version;
 
     IF format = 'json' THEN
         RETURN jsonb_pretty(doc);
@@ -144,8 +156,12 @@ BEGIN
                              to_char(since, 'YYYY-MM-DD HH24:MI:SS TZ'),
                              to_char(until, 'YYYY-MM-DD HH24:MI:SS TZ'),
                              (until - since)::text);
-    out := out || pg_catalog.format(E'database %s, PostgreSQL %s, generated %s\n\n',
-                                    doc->>'database', doc->>'server_version',
+    out := out || pg_catalog.format(E'%s, PostgreSQL %s, generated %s\n\n',
+                                    CASE WHEN server IS NULL
+                                         THEN 'database ' || (doc->>'database')
+                                         ELSE pg_catalog.format('server %s (repository database %s)',
+                                                                server, doc->>'database') END,
+                                    coalesce(doc->>'server_version', 'unknown'),
                                     to_char(clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ'));
     j := doc->'load';
     out := out || E'== Load profile\n';
@@ -158,7 +174,9 @@ BEGIN
     out := out || pg_catalog.format(E'  coverage           %s%% of the window observed (%s samples)\n',
                                     round(100 * (j->>'coverage')::numeric, 1), j->>'samples');
     out := out || pg_catalog.format(E'  CPUs               %s\n',
-                                    coalesce(cpus::text, 'unknown (set pgsentinel_report.cpus)'));
+                                    coalesce(cpus::text, CASE WHEN server IS NULL
+                                                              THEN 'unknown (set pgsentinel_report.cpus)'
+                                                              ELSE 'unknown (give cpus => n)' END));
     IF (j->>'coverage')::numeric < 0.9 THEN
         out := out || E'  (the sampler did not observe the whole window: aas is over the time observed)\n';
     END IF;
@@ -171,8 +189,8 @@ BEGIN
     END LOOP;
 
     out := out || E'\n== Activity over time\n';
-    EXECUTE pg_catalog.format('SELECT string_agg(c, E''\n'') FROM %I.pgsentinel_chart($1, $2, cpus => $3, dbname => $4) c', s)
-        INTO chart USING since, until, cpus, dbname;
+    EXECUTE pg_catalog.format('SELECT string_agg(c, E''\n'') FROM %I.pgsentinel_chart($1, $2, cpus => $3, dbname => $4, server => $5) c', s)
+        INTO chart USING since, until, cpus, dbname, server;
     out := out || coalesce(chart, '') || E'\n';
 
     out := out || E'\n== Top wait events\n';
@@ -390,10 +408,14 @@ BEGIN
         || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}'
         || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}'
         || '</style></head><body>';
-    html := html || pg_catalog.format('<h1>pgsentinel report</h1><p>%s to %s &middot; database %s &middot; PostgreSQL %s &middot; generated %s</p>',
+    html := html || pg_catalog.format('<h1>pgsentinel report</h1><p>%s to %s &middot; %s &middot; PostgreSQL %s &middot; generated %s</p>',
                                       to_char((doc->>'since')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
                                       to_char((doc->>'until')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
-                                      replace(replace(replace(doc->>'database', '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), replace(replace(replace(doc->>'server_version', '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                                      replace(replace(replace(CASE WHEN doc->>'server' IS NULL
+                                                                   THEN 'database ' || (doc->>'database')
+                                                                   ELSE pg_catalog.format('server %s (repository database %s)',
+                                                                                          doc->>'server', doc->>'database') END,
+                                                              '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                                       to_char((doc->>'generated_at')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'));
     html := html || '<h2>Load profile</h2>' || pg_catalog.format(
         '<table><tr><th>DB time (s)</th><th>average active sessions</th><th>peak</th><th>sessions seen</th><th>coverage</th><th>samples</th><th>CPUs</th></tr>'
@@ -426,6 +448,6 @@ BEGIN
             INTO tbl USING doc->r.section, r.keys, r.headers;
         html := html || '<h2>' || r.title || '</h2>' || tbl;
     END LOOP;
-    RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(doc->>'server_version', '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</p></body></html>';
+    RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</p></body></html>';
 END
 $fn$;

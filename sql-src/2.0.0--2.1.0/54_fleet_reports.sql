@@ -33,7 +33,8 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
        a.nested_queryid, a.backend_type, coalesce(u.blockers, 0) AS blockers,
        u.blockerpid, u.blocker_state,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
-       s.sample_period, s.weight
+       s.sample_period, s.weight, u.blocker_usesysid,
+       s.blockers IS NOT NULL AS blocked_sample
   FROM pgsentinel_fleet_sample s
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id
  CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(s.activity_ids),
@@ -41,14 +42,21 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
                                pg_catalog.unnest(s.blockers),
                                pg_catalog.unnest(s.blockerpids),
                                pg_catalog.unnest(s.blocker_states),
-                               pg_catalog.unnest(s.blocking_pids))
+                               pg_catalog.unnest(s.blocking_pids),
+                               pg_catalog.unnest(s.blocker_usesysids))
        AS u(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
-            blocking_pids)
-  JOIN pgsentinel_fleet_activity a
-    ON a.server_id OPERATOR(pg_catalog.=) s.server_id
-   AND a.feed OPERATOR(pg_catalog.=) s.feed
-   AND a.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date
-   AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
+            blocking_pids, blocker_usesysid)
+  -- each row's activity looked up by its key: OFFSET 0 keeps the planner
+  -- from joining a day's samples with all its activities first, as it
+  -- does while the partitioned parents have no statistics (autovacuum
+  -- never gathers them), ten times slower
+ CROSS JOIN LATERAL (
+       SELECT x.* FROM pgsentinel_fleet_activity x
+        WHERE x.server_id OPERATOR(pg_catalog.=) s.server_id
+          AND x.feed OPERATOR(pg_catalog.=) s.feed
+          AND x.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date
+          AND x.activity_id OPERATOR(pg_catalog.=) u.activity_id
+       OFFSET 0) a
   LEFT JOIN pgsentinel_fleet_wait_event w
     ON w.server_id OPERATOR(pg_catalog.=) s.server_id
    AND w.feed OPERATOR(pg_catalog.=) s.feed
