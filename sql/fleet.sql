@@ -52,10 +52,21 @@ BEGIN
     RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-    RETURN regexp_replace(SQLERRM, 'wal_level is "[a-z]+"', 'wal_level is "..."')
-           || E'\nHINT: ' || hint;
+    RETURN regexp_replace(regexp_replace(SQLERRM, 'wal_level is "[a-z]+"', 'wal_level is "..."')
+                          || E'\nHINT: ' || hint, 'pgsentinel_fleet_[0-9]+', 'pgsentinel_fleet_N', 'g');
 END $$;
 SELECT pg_temp.fleet_error('SELECT pgsentinel_fleet_publish()');
+
+-- the name the next server would be given is taken (by what an earlier
+-- installation left, which DROP EXTENSION does not drop): said, and
+-- nothing is created
+SELECT 'pgsentinel_fleet_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS taken
+  FROM pgsentinel_fleet_server_server_id_seq \gset
+CREATE SERVER :"taken" FOREIGN DATA WRAPPER postgres_fdw;
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''self'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+SELECT count(*) AS nothing_added FROM pgsentinel_fleet_servers;
+DROP SERVER :"taken";
 
 -- a loopback pull: this server is its own fleet's "self"
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),

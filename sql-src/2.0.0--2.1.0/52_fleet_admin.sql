@@ -72,6 +72,7 @@ DECLARE
     newest timestamptz;
     opts text;
     uopts text;
+    slot_made boolean := false;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
         RAISE EXCEPTION 'invalid fleet server name "%"', name
@@ -185,104 +186,126 @@ BEGIN
             INTO srv;
     END IF;
 
-    IF method = 'logical' THEN
-        -- landing partitions for the days the repository has no partition
-        -- of: the trigger moves every row out of them
-        FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
-                                   'pgsentinel_archive_text'] LOOP
-            IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
-                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
-            END IF;
-        END LOOP;
-        sub := 'pgsentinel_fleet_' || srv::text;
-        slot := format('pgs_fleet_%s_%s',
-                       (SELECT c.system_identifier FROM pg_control_system() c), srv);
-        EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT %I.pgsentinel_fleet_publish()::pg_catalog.text$r$) AS t(p text)',
-                       dbl, probe.schema)
-            USING conninfo;
-        EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_create_logical_replication_slot(%L, ''pgoutput'')::pg_catalog.text$r$) AS t(p text)',
-                       dbl, slot)
-            USING conninfo;
-        BEGIN
+    -- the names this call gives must be free: DROP EXTENSION leaves the
+    -- subscriptions and foreign servers of its fleet behind, and a new
+    -- installation numbers its servers from 1 again
+    IF EXISTS (SELECT FROM pg_subscription u WHERE u.subname = 'pgsentinel_fleet_' || srv::text)
+       OR EXISTS (SELECT FROM pg_foreign_server f WHERE f.srvname = 'pgsentinel_fleet_' || srv::text) THEN
+        RAISE EXCEPTION 'a subscription or foreign server named "pgsentinel_fleet_%" exists already', srv
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = 'It belongs to no server of this repository''s fleet: an earlier installation of pgsentinel left it (DROP EXTENSION does not drop what pgsentinel_fleet_add() created).',
+                  HINT = format('Drop it if nothing uses it (DROP SUBSCRIPTION %1$I, or DROP SERVER %1$I CASCADE), then add the server again.',
+                                'pgsentinel_fleet_' || srv::text);
+    END IF;
+
+    BEGIN
+        IF method = 'logical' THEN
+            -- landing partitions for the days the repository has no partition
+            -- of: the trigger moves every row out of them
+            FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
+                                       'pgsentinel_archive_text'] LOOP
+                IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
+                    EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
+                END IF;
+            END LOOP;
+            sub := 'pgsentinel_fleet_' || srv::text;
+            slot := format('pgs_fleet_%s_%s',
+                           (SELECT c.system_identifier FROM pg_control_system() c), srv);
+            EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT %I.pgsentinel_fleet_publish()::pg_catalog.text$r$) AS t(p text)',
+                           dbl, probe.schema)
+                USING conninfo;
+            EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_create_logical_replication_slot(%L, ''pgoutput'')::pg_catalog.text$r$) AS t(p text)',
+                           dbl, slot)
+                USING conninfo;
+            slot_made := true;
             EXECUTE format('CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION pgsentinel_fleet
                             WITH (create_slot = false, slot_name = %L, copy_data = true)',
                            sub, conninfo, slot);
-        EXCEPTION WHEN OTHERS THEN
-            -- the slot would hold WAL on the source for ever
-            EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_drop_replication_slot(%L)::pg_catalog.text$r$) AS t(p text)',
-                           dbl, slot)
-                USING conninfo;
-            RAISE;
-        END;
-    ELSE
-        fsrv := 'pgsentinel_fleet_' || srv::text;
-        EXECUTE format('SELECT string_agg(format(''%%I %%L'', c.key, c.value), '', '')
-                                   FILTER (WHERE c.key NOT IN (''user'', ''password'')),
-                               string_agg(format(''%%I %%L'', c.key, c.value), '', '')
-                                   FILTER (WHERE c.key IN (''user'', ''password''))
-                          FROM %I.pgsentinel_fleet_conninfo($1) c', s)
-            INTO opts, uopts USING conninfo;
-        -- a source that does not answer must fail the pull, not hang it
-        -- (connecting is not interrupted by statement_timeout everywhere)
-        IF NOT EXISTS (SELECT FROM pg_catalog.regexp_matches(conninfo, '(^|\s)connect_timeout\s*=')) THEN
-            opts := concat_ws(', ', opts, 'connect_timeout ''10''');
+        ELSE
+            fsrv := 'pgsentinel_fleet_' || srv::text;
+            EXECUTE format('SELECT string_agg(format(''%%I %%L'', c.key, c.value), '', '')
+                                       FILTER (WHERE c.key NOT IN (''user'', ''password'')),
+                                   string_agg(format(''%%I %%L'', c.key, c.value), '', '')
+                                       FILTER (WHERE c.key IN (''user'', ''password''))
+                              FROM %I.pgsentinel_fleet_conninfo($1) c', s)
+                INTO opts, uopts USING conninfo;
+            -- a source that does not answer must fail the pull, not hang it
+            -- (connecting is not interrupted by statement_timeout everywhere)
+            IF NOT EXISTS (SELECT FROM pg_catalog.regexp_matches(conninfo, '(^|\s)connect_timeout\s*=')) THEN
+                opts := concat_ws(', ', opts, 'connect_timeout ''10''');
+            END IF;
+            EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER postgres_fdw%s',
+                           fsrv, CASE WHEN opts IS NOT NULL THEN ' OPTIONS (' || opts || ')' ELSE '' END);
+            EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I%s',
+                           fsrv, CASE WHEN uopts IS NOT NULL THEN ' OPTIONS (' || uopts || ')' ELSE '' END);
+            EXECUTE format('CREATE FOREIGN TABLE %I.%I (
+                                sample_id bigint, sample_time timestamptz,
+                                sample_period double precision, active_sessions integer)
+                            SERVER %I OPTIONS (schema_name %L, table_name ''pgsentinel_ring_samples'')',
+                           s, fsrv || '_samples', fsrv, probe.schema);
+            EXECUTE format('CREATE FOREIGN TABLE %I.%I (
+                                ash_time timestamptz, datid oid, datname text, pid integer,
+                                leader_pid integer, usesysid oid, usename text,
+                                application_name text, client_addr text, client_hostname text,
+                                client_port integer, backend_start timestamptz,
+                                xact_start timestamptz, query_start timestamptz,
+                                state_change timestamptz, wait_event_type text, wait_event text,
+                                state text, backend_xid xid, backend_xmin xid,
+                                top_level_query text, query text, cmdtype text, queryid bigint,
+                                nested_queryid bigint, backend_type text, blockers integer,
+                                blockerpid integer, blocker_state text, sample_id bigint,
+                                blocking_pids integer[], sample_period double precision,
+                                blocker_usesysid oid)
+                            SERVER %I OPTIONS (schema_name %L, table_name ''pg_active_session_history'')',
+                           s, fsrv || '_ash', fsrv, probe.schema);
+            EXECUTE format('REVOKE ALL ON %I.%I, %I.%I FROM PUBLIC', s, fsrv || '_samples', s, fsrv || '_ash');
         END IF;
-        EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER postgres_fdw%s',
-                       fsrv, CASE WHEN opts IS NOT NULL THEN ' OPTIONS (' || opts || ')' ELSE '' END);
-        EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I%s',
-                       fsrv, CASE WHEN uopts IS NOT NULL THEN ' OPTIONS (' || uopts || ')' ELSE '' END);
-        EXECUTE format('CREATE FOREIGN TABLE %I.%I (
-                            sample_id bigint, sample_time timestamptz,
-                            sample_period double precision, active_sessions integer)
-                        SERVER %I OPTIONS (schema_name %L, table_name ''pgsentinel_ring_samples'')',
-                       s, fsrv || '_samples', fsrv, probe.schema);
-        EXECUTE format('CREATE FOREIGN TABLE %I.%I (
-                            ash_time timestamptz, datid oid, datname text, pid integer,
-                            leader_pid integer, usesysid oid, usename text,
-                            application_name text, client_addr text, client_hostname text,
-                            client_port integer, backend_start timestamptz,
-                            xact_start timestamptz, query_start timestamptz,
-                            state_change timestamptz, wait_event_type text, wait_event text,
-                            state text, backend_xid xid, backend_xmin xid,
-                            top_level_query text, query text, cmdtype text, queryid bigint,
-                            nested_queryid bigint, backend_type text, blockers integer,
-                            blockerpid integer, blocker_state text, sample_id bigint,
-                            blocking_pids integer[], sample_period double precision,
-                            blocker_usesysid oid)
-                        SERVER %I OPTIONS (schema_name %L, table_name ''pg_active_session_history'')',
-                       s, fsrv || '_ash', fsrv, probe.schema);
-        EXECUTE format('REVOKE ALL ON %I.%I, %I.%I FROM PUBLIC', s, fsrv || '_samples', s, fsrv || '_ash');
-    END IF;
 
-    -- the server's row; the conninfo kept without its password (the
-    -- subscription or the user mapping has it)
-    EXECUTE format($q$
-        INSERT INTO %I.pgsentinel_fleet_server AS f
-               (server_id, name, method, conninfo, system_identifier, remote_version,
-                subscription, slot_name, feed, accept_after, foreign_server,
-                pull_interval, pulled_until, keep_one_in, retention)
-        VALUES ($1, $2, $3,
-                regexp_replace($4, 'password\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']+)', 'password=********', 'g'),
-                $5::bigint, $6, $7, $8,
-                coalesce((SELECT u.oid::bigint FROM pg_subscription u
-                           WHERE u.subname = $7
-                             AND u.subdbid = (SELECT d.oid FROM pg_database d
-                                               WHERE d.datname = current_database())), 0),
-                $9, $10, $11, $9, $12, $13)
-        ON CONFLICT (server_id) DO UPDATE
-           SET method = excluded.method, conninfo = excluded.conninfo,
-               system_identifier = excluded.system_identifier,
-               remote_version = excluded.remote_version,
-               subscription = excluded.subscription, slot_name = excluded.slot_name,
-               feed = excluded.feed, accept_after = excluded.accept_after,
-               foreign_server = excluded.foreign_server,
-               pull_interval = excluded.pull_interval, pulled_until = excluded.pulled_until,
-               keep_one_in = excluded.keep_one_in, retention = excluded.retention,
-               last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
-        USING srv, name, method, conninfo, sysid, probe.version,
-              CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
-              pull_interval, keep_one_in, retention;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+        -- the server's row; the conninfo kept without its password (the
+        -- subscription or the user mapping has it)
+        EXECUTE format($q$
+            INSERT INTO %I.pgsentinel_fleet_server AS f
+                   (server_id, name, method, conninfo, system_identifier, remote_version,
+                    subscription, slot_name, feed, accept_after, foreign_server,
+                    pull_interval, pulled_until, keep_one_in, retention)
+            VALUES ($1, $2, $3,
+                    regexp_replace($4, 'password\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']+)', 'password=********', 'g'),
+                    $5::bigint, $6, $7, $8,
+                    coalesce((SELECT u.oid::bigint FROM pg_subscription u
+                               WHERE u.subname = $7
+                                 AND u.subdbid = (SELECT d.oid FROM pg_database d
+                                                   WHERE d.datname = current_database())), 0),
+                    $9, $10, $11, $9, $12, $13)
+            ON CONFLICT (server_id) DO UPDATE
+               SET method = excluded.method, conninfo = excluded.conninfo,
+                   system_identifier = excluded.system_identifier,
+                   remote_version = excluded.remote_version,
+                   subscription = excluded.subscription, slot_name = excluded.slot_name,
+                   feed = excluded.feed, accept_after = excluded.accept_after,
+                   foreign_server = excluded.foreign_server,
+                   pull_interval = excluded.pull_interval, pulled_until = excluded.pulled_until,
+                   keep_one_in = excluded.keep_one_in, retention = excluded.retention,
+                   last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
+            USING srv, name, method, conninfo, sysid, probe.version,
+                  CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
+                  pull_interval, keep_one_in, retention;
+        EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+    EXCEPTION WHEN OTHERS THEN
+        -- whatever failed after the slot was made on the source (this
+        -- transaction rolls back, the slot would not): it would hold WAL
+        -- there for ever
+        IF slot_made THEN
+            BEGIN
+                EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_drop_replication_slot(%L)::pg_catalog.text$r$) AS t(p text)',
+                               dbl, slot)
+                    USING conninfo;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'replication slot "%" is left on fleet server "%": %', slot, name, SQLERRM
+                    USING HINT = format('Drop it there: SELECT pg_drop_replication_slot(%L);', slot);
+            END;
+        END IF;
+        RAISE;
+    END;
     RETURN srv;
 END
 $$;
