@@ -68,7 +68,11 @@ SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''self'', %L, met
 SELECT count(*) AS nothing_added FROM pgsentinel_fleet_servers;
 DROP SERVER :"taken";
 
--- a loopback pull: this server is its own fleet's "self"
+-- a loopback pull: this server is its own fleet's "self".  The ring is
+-- emptied first: a full ring would overwrite the oldest pulled samples
+-- before they are compared with it below.
+SELECT pgsentinel_reset() IS NOT NULL AS reset;
+SELECT pgs_wait_samples(5);
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
                             method => 'pull', pull_interval => '1 hour') > 0 AS added;
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
