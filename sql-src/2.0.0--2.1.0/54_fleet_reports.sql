@@ -37,26 +37,28 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
        s.blockers IS NOT NULL AS blocked_sample
   FROM pgsentinel_fleet_sample s
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id
- CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(s.activity_ids),
-                               pg_catalog.unnest(s.wait_event_ids),
-                               pg_catalog.unnest(s.blockers),
-                               pg_catalog.unnest(s.blockerpids),
-                               pg_catalog.unnest(s.blocker_states),
-                               pg_catalog.unnest(s.blocking_pids),
-                               pg_catalog.unnest(s.blocker_usesysids))
-       AS u(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
-            blocking_pids, blocker_usesysid)
-  -- each row's activity looked up by its key: OFFSET 0 keeps the planner
-  -- from joining a day's samples with all its activities first, as it
-  -- does while the partitioned parents have no statistics (autovacuum
-  -- never gathers them), ten times slower
+  -- a sample's rows, each with the keys of its activity: the activities
+  -- are joined to these rows only, never to the samples first (which the
+  -- planner does, ten times slower, while the partitioned parents have
+  -- no statistics: autovacuum never gathers them)
  CROSS JOIN LATERAL (
-       SELECT x.* FROM pgsentinel_fleet_activity x
-        WHERE x.server_id OPERATOR(pg_catalog.=) s.server_id
-          AND x.feed OPERATOR(pg_catalog.=) s.feed
-          AND x.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date
-          AND x.activity_id OPERATOR(pg_catalog.=) u.activity_id
-       OFFSET 0) a
+       SELECT s.server_id AS sid, s.feed AS sfeed,
+              pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date AS sday, x.*
+         FROM ROWS FROM (pg_catalog.unnest(s.activity_ids),
+                         pg_catalog.unnest(s.wait_event_ids),
+                         pg_catalog.unnest(s.blockers),
+                         pg_catalog.unnest(s.blockerpids),
+                         pg_catalog.unnest(s.blocker_states),
+                         pg_catalog.unnest(s.blocking_pids),
+                         pg_catalog.unnest(s.blocker_usesysids))
+              AS x(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
+                   blocking_pids, blocker_usesysid)
+       OFFSET 0) u
+  JOIN pgsentinel_fleet_activity a
+    ON a.server_id OPERATOR(pg_catalog.=) u.sid
+   AND a.feed OPERATOR(pg_catalog.=) u.sfeed
+   AND a.day OPERATOR(pg_catalog.=) u.sday
+   AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
   LEFT JOIN pgsentinel_fleet_wait_event w
     ON w.server_id OPERATOR(pg_catalog.=) s.server_id
    AND w.feed OPERATOR(pg_catalog.=) s.feed
