@@ -46,8 +46,8 @@ $$;
 -- The rows of a fleet server in [since, until), as pgsentinel_ash_history
 -- shows this server's (source 'fleet'; whole rows: the caller may read
 -- the fleet).  No server: no rows.  Without JIT: the planner counts ten
--- rows per sample where there are one or two, and the inflated cost made
--- JIT compile for 0.8 s a read of 20 ms.
+-- rows per sample, whatever their number, and the inflated cost makes JIT
+-- compile for far longer than a small window takes to read.
 CREATE FUNCTION pgsentinel_fleet_rows(server text, since timestamptz,
                                       until timestamptz)
 RETURNS SETOF pgsentinel_ash_history

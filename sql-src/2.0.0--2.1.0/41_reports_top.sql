@@ -187,7 +187,7 @@ RETURNS TABLE (
     aas double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH pc AS MATERIALIZED (
+WITH pc0 AS MATERIALIZED (
     -- whole hours and minutes from the blocking rollups (unless a
     -- database is asked for: trees are of all databases there; or a fleet
     -- server: the repository has no rollups), the rest from rows
@@ -195,6 +195,17 @@ WITH pc AS MATERIALIZED (
       FROM pgsentinel_window_pieces(since, until,
                                     CASE WHEN dbname IS NULL AND server IS NULL
                                          THEN 'hour' END) p
+), pc AS MATERIALIZED (
+    -- rows are read an hour (UTC) at a time, the buckets of
+    -- pgsentinel_blocking_parts(): each hour's rows make one JSON array,
+    -- bounded whatever the window's length
+    SELECT pc0.kind, greatest(pc0.lo, g.h) AS lo,
+           least(pc0.hi, g.h OPERATOR(pg_catalog.+) interval '1 hour') AS hi
+      FROM pc0 CROSS JOIN LATERAL pg_catalog.generate_series(
+               pg_catalog.date_trunc('hour', pc0.lo, 'UTC'), pc0.hi, interval '1 hour') AS g(h)
+     WHERE pc0.kind OPERATOR(pg_catalog.=) 'raw' AND g.h OPERATOR(pg_catalog.<) pc0.hi
+    UNION ALL
+    SELECT pc0.kind, pc0.lo, pc0.hi FROM pc0 WHERE pc0.kind OPERATOR(pg_catalog.<>) 'raw'
 ), parts AS MATERIALIZED (
     SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_parts((
         SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(

@@ -170,6 +170,13 @@ BEGIN
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Run ALTER SYSTEM SET wal_level = logical there and restart it, or add it with method => ''pull''.';
         END IF;
+        -- the slot this makes on the source would outlive a rollback of
+        -- the caller's transaction
+        IF transaction_timestamp() <> statement_timestamp() THEN
+            RAISE EXCEPTION 'pgsentinel_fleet_add(method => ''logical'') cannot run inside a transaction block'
+                USING ERRCODE = 'active_sql_transaction',
+                      HINT = 'It makes a replication slot on the source, which a rollback here would leave holding WAL there: call it on its own.';
+        END IF;
         IF probe.schema <> s THEN
             RAISE EXCEPTION 'pgsentinel is in schema "%" on fleet server "%" but in "%" here', probe.schema, name, s
                 USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -189,12 +196,15 @@ BEGIN
     -- the names this call gives must be free: DROP EXTENSION leaves the
     -- subscriptions and foreign servers of its fleet behind, and a new
     -- installation numbers its servers from 1 again
-    IF EXISTS (SELECT FROM pg_subscription u WHERE u.subname = 'pgsentinel_fleet_' || srv::text)
+    IF EXISTS (SELECT FROM pg_subscription u
+                WHERE u.subname = 'pgsentinel_fleet_' || srv::text
+                  AND u.subdbid = (SELECT d.oid FROM pg_database d
+                                    WHERE d.datname = current_database()))
        OR EXISTS (SELECT FROM pg_foreign_server f WHERE f.srvname = 'pgsentinel_fleet_' || srv::text) THEN
         RAISE EXCEPTION 'a subscription or foreign server named "pgsentinel_fleet_%" exists already', srv
             USING ERRCODE = 'duplicate_object',
                   DETAIL = 'It belongs to no server of this repository''s fleet: an earlier installation of pgsentinel left it (DROP EXTENSION does not drop what pgsentinel_fleet_add() created).',
-                  HINT = format('Drop it if nothing uses it (DROP SUBSCRIPTION %1$I, or DROP SERVER %1$I CASCADE), then add the server again.',
+                  HINT = format('Drop it if nothing uses it (DROP SUBSCRIPTION %1$I, or DROP SERVER %1$I CASCADE); or call again: the next call takes the next number.',
                                 'pgsentinel_fleet_' || srv::text);
     END IF;
 
@@ -290,15 +300,16 @@ BEGIN
                   CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
                   pull_interval, keep_one_in, retention;
         EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
-    EXCEPTION WHEN OTHERS THEN
-        -- whatever failed after the slot was made on the source (this
-        -- transaction rolls back, the slot would not): it would hold WAL
-        -- there for ever
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- whatever failed or was cancelled after the slot was made on the
+        -- source (this transaction rolls back, the slot would not): it
+        -- would hold WAL there for ever
         IF slot_made THEN
             BEGIN
                 EXECUTE format('SELECT * FROM %I.dblink($1, $r$SELECT pg_catalog.pg_drop_replication_slot(%L)::pg_catalog.text$r$) AS t(p text)',
                                dbl, slot)
-                    USING conninfo;
+                    USING CASE WHEN conninfo ~ '(^|\s)connect_timeout\s*=' THEN conninfo
+                               ELSE conninfo || ' connect_timeout=10' END;
             EXCEPTION WHEN OTHERS THEN
                 RAISE WARNING 'replication slot "%" is left on fleet server "%": %', slot, name, SQLERRM
                     USING HINT = format('Drop it there: SELECT pg_drop_replication_slot(%L);', slot);

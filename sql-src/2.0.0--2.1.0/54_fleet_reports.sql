@@ -38,9 +38,11 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
   FROM pgsentinel_fleet_sample s
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id
   -- a sample's rows, each with the keys of its activity: the activities
-  -- are joined to these rows only, never to the samples first (which the
-  -- planner does, ten times slower, while the partitioned parents have
-  -- no statistics: autovacuum never gathers them)
+  -- are joined to these rows, not to the samples first (which the
+  -- planner does, much slower, while the partitioned parents have no
+  -- statistics: autovacuum never gathers them); a.server_id =
+  -- s.server_id as well, so that one server's activities are pruned to
+  -- its partitions
  CROSS JOIN LATERAL (
        SELECT s.server_id AS sid, s.feed AS sfeed,
               pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date AS sday, x.*
@@ -56,6 +58,7 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
        OFFSET 0) u
   JOIN pgsentinel_fleet_activity a
     ON a.server_id OPERATOR(pg_catalog.=) u.sid
+   AND a.server_id OPERATOR(pg_catalog.=) s.server_id
    AND a.feed OPERATOR(pg_catalog.=) u.sfeed
    AND a.day OPERATOR(pg_catalog.=) u.sday
    AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
