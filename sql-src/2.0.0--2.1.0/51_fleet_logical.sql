@@ -9,9 +9,11 @@
 -- the archive table.  The repository's own archiver (an ordinary session)
 -- never fires it.
 
--- On a source: create the publication pgsentinel_fleet if missing, and
--- return its name.  The caller must own the archive tables (the role that
--- created the extension, or a superuser).
+-- On a source: create the publication pgsentinel_fleet if missing, add to
+-- it those of the archive tables it lacks (a publication made before the
+-- statements history travelled has only the samples' tables), and return
+-- its name.  The caller must own the archive tables (the role that created
+-- the extension, or a superuser).
 CREATE FUNCTION pgsentinel_fleet_publish()
 RETURNS name
 LANGUAGE plpgsql VOLATILE
@@ -19,6 +21,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     s name;
+    t text;
 BEGIN
     IF current_setting('wal_level') <> 'logical' THEN
         RAISE EXCEPTION 'wal_level is "%" on this server: logical replication needs "logical"',
@@ -37,9 +40,20 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
         EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_sample, '
                        '%1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
-                       '%1$I.pgsentinel_archive_wait_event '
+                       '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_stmt_delta, '
+                       '%1$I.pgsentinel_archive_stmt_text '
                        'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
     END IF;
+    FOREACH t IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
+                             'pgsentinel_archive_text', 'pgsentinel_archive_wait_event',
+                             'pgsentinel_archive_stmt_delta', 'pgsentinel_archive_stmt_text'] LOOP
+        IF NOT EXISTS (SELECT FROM pg_publication_rel r
+                         JOIN pg_publication p ON p.oid = r.prpubid
+                        WHERE p.pubname = 'pgsentinel_fleet'
+                          AND r.prrelid = to_regclass(format('%I.%I', s, t))) THEN
+            EXECUTE format('ALTER PUBLICATION pgsentinel_fleet ADD TABLE %I.%I', s, t);
+        END IF;
+    END LOOP;
     RETURN 'pgsentinel_fleet';
 END
 $$;
@@ -120,6 +134,27 @@ BEGIN
                                  ($3).wait_event
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'stmt_delta' THEN
+        IF NEW.ash_time <= after THEN
+            RETURN NULL;
+        END IF;
+        d := timezone('UTC', NEW.ash_time)::date;
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_stmt_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_stmt_delta
+                          SELECT $1, $2, ($3).*
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'stmt_text' THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_stmt_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_stmt_text
+                          SELECT $1, $2, ($3).day, ($3).queryid, ($3).dbid,
+                                 ($3).userid, ($3).text_id
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
     END IF;
     RETURN NULL;
 END
@@ -136,10 +171,16 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_tex
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('text');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('wait_event');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_stmt_delta
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_delta');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_stmt_text
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_text');
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 
 -- The ring's samples as a relation, so that a repository can read them
 -- through postgres_fdw (the pull transport, 52_fleet_admin.sql).

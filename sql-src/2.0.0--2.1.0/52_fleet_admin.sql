@@ -189,7 +189,8 @@ BEGIN
         -- landing partitions for the days the repository has no partition
         -- of: the trigger moves every row out of them
         FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
-                                   'pgsentinel_archive_text'] LOOP
+                                   'pgsentinel_archive_text', 'pgsentinel_archive_stmt_delta',
+                                   'pgsentinel_archive_stmt_text'] LOOP
             IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
                 EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
             END IF;
@@ -360,7 +361,8 @@ BEGIN
             USING f.server_id;
     ELSE
         FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
-                                 'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event'] LOOP
+                                 'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
+                                 'pgsentinel_fleet_stmt_delta', 'pgsentinel_fleet_stmt_text'] LOOP
             -- (a partition on another node is a foreign table here; its
             -- rows stay there)
             EXECUTE format('DROP %s IF EXISTS %I.%I',

@@ -274,7 +274,9 @@ BEGIN
           JOIN pg_class p ON p.relnamespace = $2
            AND p.relname IN ('pgsentinel_fleet_sample_' || v.server_id,
                              'pgsentinel_fleet_activity_' || v.server_id,
-                             'pgsentinel_fleet_text_' || v.server_id)
+                             'pgsentinel_fleet_text_' || v.server_id,
+                             'pgsentinel_fleet_stmt_delta_' || v.server_id,
+                             'pgsentinel_fleet_stmt_text_' || v.server_id)
           JOIN pg_inherits i ON i.inhparent = p.oid
           JOIN pg_class c ON c.oid = i.inhrelid
          WHERE c.relname ~ '_[0-9]{8}$'
