@@ -488,6 +488,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 1 FROM %1$I.pgsentinel_fleet_pull(''hostile''))'),
   ('function pgsentinel_fleet_pull_sql()',
    'SELECT %1$I.pgsentinel_fleet_pull_sql() IS NOT NULL'),
+  ('function pgsentinel_fleet_pull_stmt_sql()',
+   'SELECT %1$I.pgsentinel_fleet_pull_stmt_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_redirect()', NULL),
   ('function pgsentinel_fleet_tick()',
    'SELECT %1$I.pgsentinel_fleet_tick() IS NOT NULL'),
@@ -519,7 +521,9 @@ INSERT INTO pgs_calls VALUES
   ('relation pgsentinel_fleet_ash',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_ash WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
   ('relation pgsentinel_ring_samples',
-   'SELECT count(*) > 0 FROM %1$I.pgsentinel_ring_samples');
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_ring_samples'),
+  ('relation pgsentinel_ring_statements',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ring_statements WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL');
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_remove(text, boolean)',

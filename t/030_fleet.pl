@@ -7,7 +7,9 @@
 # The standby is promoted: the pull goes on, then it switches to logical
 # and its archive's copy (which holds the old primary's samples from before
 # the promotion) adds nothing already pulled nor anything of another
-# server.  keep_one_in = 1, so that every sample is archived.
+# server.  The statements history travels too: p1's deltas in the
+# repository are its archive's, not doubled when copied again; s1's pulled
+# deltas are its ring's.  keep_one_in = 1, so that every sample is archived.
 
 use strict;
 use warnings;
@@ -30,6 +32,9 @@ my $p2 = pgs_node('p2', conf => $conf . "max_wal_senders = 10\n", init_opts => {
 $p1->backup('bkp');
 my $s1 = PostgreSQL::Test::Cluster->new('s1');
 $s1->init_from_backup($p1, 'bkp', has_streaming => 1);
+# its statements ring holds minutes, not seconds: the test compares it
+# with what the repository pulled
+$s1->append_conf('postgresql.conf', "pgsentinel_pgssh.max_entries = 200000\n");
 $s1->start;
 my $repo = pgs_node('repo', conf => $conf);
 $repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
@@ -254,6 +259,33 @@ is( $repo->safe_psql('postgres', q{
 		       + (SELECT count(*) FROM pgsentinel_archive_stmt_text_fleet)}),
 	'0', 'no statement delta nor text twice; nothing left in the landing partitions');
 
+# The standby's statements history is pulled from its ring, with the texts
+# of its pg_stat_statements (the archive, its primary's, has none of a
+# statement run on the standby only; a comment is no part of a query id).
+$s1->safe_psql('postgres',
+	join('', map { "SELECT pg_sleep(0.05), 1 /* fleet standby statement */;\n" } 1 .. 10));
+my $s1_qid = $s1->safe_psql('postgres',
+	"SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1), \$2 /* fleet standby statement */%'");
+ok( $s1->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE queryid = $s1_qid AND calls = 10"),
+	's1 read the statement\'s ten calls');
+my $s1_stmt_upto = $s1->safe_psql('postgres',
+	"SELECT max(ash_time) FROM pgsentinel_ring_statements WHERE queryid = $s1_qid");
+my $s1_sums = stmt_sums($s1, 'pgsentinel_ring_statements', $s1_stmt_upto, "queryid = $s1_qid");
+ok( $repo->poll_query_until('postgres',
+		"SELECT coalesce(stmt_pulled_until >= '$s1_stmt_upto', false) FROM pgsentinel_fleet_server WHERE name = 's1'"),
+	'the repository pulled s1\'s statements up to the last reading of the statement');
+is(stmt_sums($repo, 'pgsentinel_fleet_statements', $s1_stmt_upto, "server = 's1' AND queryid = $s1_qid"),
+	$s1_sums, 's1: the pulled deltas of the statement are its ring\'s');
+cmp_ok( $repo->safe_psql('postgres', qq{
+		SELECT sum(calls) FROM pgsentinel_fleet_statements
+		 WHERE server = 's1' AND queryid = $s1_qid AND query LIKE 'SELECT pg_sleep(\$1), \$2 /* fleet standby statement */%'}),
+	'>', 0, 's1: the statement\'s deltas, with the text of its pg_stat_statements');
+is( $repo->safe_psql('postgres', q{
+		SELECT count(*) - count(DISTINCT (server_id, ash_time, queryid, dbid, userid, toplevel))
+		  FROM pgsentinel_fleet_stmt_delta}),
+	'0', 'pulled again and again: no statement delta twice');
+
 # The standby is promoted: the pull goes on.
 my $promoted_at = $s1->safe_psql('postgres', 'SELECT now()');
 $s1->promote;
@@ -276,8 +308,9 @@ my $s1_upto = newest_source($s1);
 wait_repo('s1', $s1_upto, 'logical after the switch');
 is(sample_list($repo, 'pgsentinel_fleet_samples', '-infinity', $pulled, "server = 's1'"),
 	$before, 's1: nothing added before the switch (the copy of the old primary\'s archive is not s1\'s)');
-is( $repo->safe_psql('postgres',
-		"SELECT count(*) FROM pgsentinel_fleet_statements WHERE server = 's1' AND ash_time <= '$pulled'"),
+is( $repo->safe_psql('postgres', qq{
+		SELECT count(*) FROM pgsentinel_fleet_stmt_delta d JOIN pgsentinel_fleet_servers f USING (server_id)
+		 WHERE f.name = 's1' AND d.feed <> 0 AND d.ash_time <= '$pulled'}),
 	'0', 's1: no statement delta of the old primary\'s archive either');
 is( sample_list($repo, 'pgsentinel_fleet_samples', "$pulled", $s1_upto, "server = 's1' AND sample_time > '$pulled'"),
 	sample_list($s1, 'pgsentinel_archive_sample', "$pulled", $s1_upto, "sample_time > '$pulled'"),

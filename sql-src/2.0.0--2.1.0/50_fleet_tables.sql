@@ -36,10 +36,12 @@ CREATE TABLE pgsentinel_fleet_server (
     -- samples at or before this time are not taken from this feed (the
     -- server was pulled until then, before it switched to logical)
     accept_after timestamptz,
-    -- pull: the foreign server, and the newest sample time pulled
+    -- pull: the foreign server, the newest sample time pulled, and the
+    -- newest statements' reading time pulled
     foreign_server name,
     pull_interval interval NOT NULL DEFAULT '10 seconds',
     pulled_until timestamptz,
+    stmt_pulled_until timestamptz,
     keep_one_in integer NOT NULL DEFAULT 1 CHECK (keep_one_in BETWEEN 1 AND 3600),
     last_pull timestamptz,
     last_error text,
