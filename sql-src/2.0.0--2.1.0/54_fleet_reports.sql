@@ -264,19 +264,27 @@ WITH r AS (
                OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(r.db_time) OVER (), 0::pg_catalog.float8) AS pct,
            r.servers
       FROM r
+), st AS (
+    SELECT d.server, d.queryid, pg_catalog.sum(d.calls) AS calls,
+           pg_catalog.sum(d.exec_ms) AS exec_ms
+      FROM pgsentinel_fleet_statements d
+     WHERE d.toplevel AND NOT d.reset
+       AND d.ash_time OPERATOR(pg_catalog.>=) since
+       AND d.ash_time OPERATOR(pg_catalog.<) until
+       AND d.queryid OPERATOR(pg_catalog.=) ANY (
+               SELECT ranked.queryid FROM ranked
+                WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8)
+     GROUP BY 1, 2
 )
 SELECT ranked.rank, ranked.queryid, ranked.query, ranked.db_time, ranked.pct, ranked.servers,
-       st.calls::pg_catalog.int8,
-       st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8
+       x.calls::pg_catalog.int8,
+       x.exec_ms OPERATOR(pg_catalog./) NULLIF(x.calls, 0::pg_catalog.numeric)::pg_catalog.float8
   FROM ranked
   LEFT JOIN LATERAL (
-    SELECT pg_catalog.sum(d.calls) AS calls, pg_catalog.sum(d.exec_ms) AS exec_ms
-      FROM pgsentinel_fleet_statements d
-     WHERE d.queryid OPERATOR(pg_catalog.=) ranked.queryid
-       AND d.server OPERATOR(pg_catalog.=) ANY (ranked.servers)
-       AND d.toplevel AND NOT d.reset
-       AND d.ash_time OPERATOR(pg_catalog.>=) since
-       AND d.ash_time OPERATOR(pg_catalog.<) until) st ON true
+    SELECT pg_catalog.sum(st.calls) AS calls, pg_catalog.sum(st.exec_ms) AS exec_ms
+      FROM st
+     WHERE st.queryid OPERATOR(pg_catalog.=) ranked.queryid
+       AND st.server OPERATOR(pg_catalog.=) ANY (ranked.servers)) x ON true
  WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8
  ORDER BY ranked.rank;
 END;
