@@ -98,6 +98,14 @@ SELECT rank, server FROM pgsentinel_fleet_top_servers(now() - interval '1 hour',
 SELECT count(*) >= 0 AS statements, count(*) FILTER (WHERE calls > 0) >= 0 AS calls
   FROM pgsentinel_fleet_top_statements(server => 'self');
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+-- retention: a day past it goes from every table partitioned by day
+SELECT to_char(current_date - 40, 'YYYYMMDD') AS old_day \gset
+SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
+                                   current_date - 40, current_date - 40) AS old_day_made;
+SELECT string_agg(regexp_replace(relname, '_[0-9]+_[0-9]{8}$', '_N_DAY'), ', ' ORDER BY relname) AS old_day
+  FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+SELECT count(*) AS old_day_left FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
 SELECT pgsentinel_fleet_pull('nope');
 SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
 
