@@ -81,13 +81,25 @@ SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, r
 -- a pull gives up on a source that does not answer (connect_timeout)
 SELECT srvoptions @> '{connect_timeout=10}' AS connect_timeout
   FROM pg_foreign_server WHERE srvname LIKE 'pgsentinel\_fleet\_%';
-SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_stored
+-- its foreign tables: the rings' samples, rows and statements' deltas, and
+-- pg_stat_statements (for the texts)
+SELECT string_agg(regexp_replace(relname, '[0-9]+', 'N'), ', ' ORDER BY relname) AS foreign_tables
+  FROM pg_class WHERE relkind = 'f' AND relname LIKE 'pgsentinel\_fleet\_%';
+SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_stored,
+       statements_stored > 0 AS statements_pulled
   FROM pgsentinel_fleet_pull('self');
 -- again at once: what it pulled again is not stored twice
 SELECT name, samples_stored = samples_seen AS none_twice FROM pgsentinel_fleet_pull('self');
 SELECT count(*) = count(DISTINCT sample_time) AS unique_samples,
        count(*) > 0 AS some
   FROM pgsentinel_fleet_samples WHERE server = 'self';
+-- the statements ring's deltas: each reading of a statement once, with its
+-- watermark; the texts from the archive or pg_stat_statements
+SELECT count(*) = count(DISTINCT (ash_time, userid, dbid, queryid, toplevel)) AS unique_deltas,
+       count(*) FILTER (WHERE query IS NOT NULL) > 0 AS with_texts,
+       max(ash_time) = (SELECT stmt_pulled_until FROM pgsentinel_fleet_server
+                         WHERE name = 'self') AS watermark
+  FROM pgsentinel_fleet_statements WHERE server = 'self';
 -- every pulled row is one of the ring's, with its weight
 SELECT count(*) = 0 AS rows_match FROM (
   SELECT ash_time, pid, wait_event_type, wait_event, query, sample_period
@@ -98,7 +110,8 @@ SELECT count(*) = 0 AS rows_match FROM (
 SELECT server, aas >= 0 AS aas, coverage > 0 AS covered
   FROM pgsentinel_fleet_aas(now() - interval '1 hour', now());
 SELECT rank, server FROM pgsentinel_fleet_top_servers(now() - interval '1 hour', now());
-SELECT count(*) >= 0 AS statements FROM pgsentinel_fleet_top_statements(server => 'self');
+SELECT count(*) >= 0 AS statements, count(*) FILTER (WHERE calls > 0) >= 0 AS calls
+  FROM pgsentinel_fleet_top_statements(server => 'self');
 -- every report takes server => a fleet server: it reads that server's rows
 -- in the repository (here the pulled copy of this server's ring), and
 -- computes what the fleet's own reports compute from them
@@ -133,6 +146,14 @@ SELECT count(*) = 1 AS own_reports_work FROM pgsentinel_aas();
 RESET ROLE;
 DROP ROLE regress_fleet_reader;
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+-- retention: a day past it goes from every table partitioned by day
+SELECT to_char(current_date - 40, 'YYYYMMDD') AS old_day \gset
+SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
+                                   current_date - 40, current_date - 40) AS old_day_made;
+SELECT string_agg(regexp_replace(relname, '_[0-9]+_[0-9]{8}$', '_N_DAY'), ', ' ORDER BY relname) AS old_day
+  FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+SELECT count(*) AS old_day_left FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
 SELECT pgsentinel_fleet_pull('nope');
 SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
 
@@ -148,7 +169,8 @@ SELECT (SELECT pulled_until FROM pgsentinel_fleet_server WHERE name = 'self')
 -- removed with its history: its partitions go
 SELECT pgsentinel_fleet_remove('self', keep_history => false);
 SELECT count(*) FROM pgsentinel_fleet_servers;
-SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|activity|text|wait_event)_[0-9]';
+SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|activity|text|wait_event|stmt_delta|stmt_text)_[0-9]';
+SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[0-9]+_';
 SELECT pgsentinel_fleet_remove('self');
 
 DROP EXTENSION postgres_fdw;

@@ -489,6 +489,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 1 FROM %1$I.pgsentinel_fleet_pull(''hostile''))'),
   ('function pgsentinel_fleet_pull_sql()',
    'SELECT %1$I.pgsentinel_fleet_pull_sql() IS NOT NULL'),
+  ('function pgsentinel_fleet_pull_stmt_sql()',
+   'SELECT %1$I.pgsentinel_fleet_pull_stmt_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_redirect()', NULL),
   ('function pgsentinel_fleet_rows(text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_rows(''hostile'', ''-infinity'', ''infinity''))'),
@@ -501,7 +503,7 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_top_servers(timestamp with time zone, timestamp with time zone, integer)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_top_servers())'),
   ('function pgsentinel_fleet_top_statements(timestamp with time zone, timestamp with time zone, text, integer)',
-   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_top_statements()'),
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_top_statements() WHERE calls IS NULL OR ms_per_call IS NOT NULL'),
   ('relation pgsentinel_fleet_server',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_server'),
   ('relation pgsentinel_fleet_server_server_id_seq', NULL),
@@ -513,6 +515,12 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_text'),
   ('relation pgsentinel_fleet_wait_event',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_wait_event'),
+  ('relation pgsentinel_fleet_stmt_delta',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_stmt_delta'),
+  ('relation pgsentinel_fleet_stmt_text',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_stmt_text'),
+  ('relation pgsentinel_fleet_statements',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_statements WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
   ('relation pgsentinel_fleet_servers',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_servers'),
   ('relation pgsentinel_fleet_samples',
@@ -520,7 +528,9 @@ INSERT INTO pgs_calls VALUES
   ('relation pgsentinel_fleet_ash',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_ash WHERE weight OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL'),
   ('relation pgsentinel_ring_samples',
-   'SELECT count(*) > 0 FROM %1$I.pgsentinel_ring_samples');
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_ring_samples'),
+  ('relation pgsentinel_ring_statements',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ring_statements WHERE seconds OPERATOR(pg_catalog.>) 0 AND query IS NOT NULL');
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_remove(text, boolean)',

@@ -7,7 +7,9 @@
 # The standby is promoted: the pull goes on, then it switches to logical
 # and its archive's copy (which holds the old primary's samples from before
 # the promotion) adds nothing already pulled nor anything of another
-# server.  keep_one_in = 1, so that every sample is archived.
+# server.  The statements history travels too: p1's deltas in the
+# repository are its archive's, not doubled when copied again; s1's pulled
+# deltas are its ring's.  keep_one_in = 1, so that every sample is archived.
 
 use strict;
 use warnings;
@@ -30,6 +32,9 @@ my $p2 = pgs_node('p2', conf => $conf . "max_wal_senders = 10\n", init_opts => {
 $p1->backup('bkp');
 my $s1 = PostgreSQL::Test::Cluster->new('s1');
 $s1->init_from_backup($p1, 'bkp', has_streaming => 1);
+# its statements ring holds minutes, not seconds: the test compares it
+# with what the repository pulled
+$s1->append_conf('postgresql.conf', "pgsentinel_pgssh.max_entries = 200000\n");
 $s1->start;
 my $repo = pgs_node('repo', conf => $conf);
 $repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
@@ -175,6 +180,123 @@ is( $repo->safe_psql('postgres',
 		"SELECT string_agg(server, ',' ORDER BY server) FROM pgsentinel_fleet_top_servers(now() - interval '1 hour', now())"),
 	'p1,p2,s1', 'top servers lists the fleet');
 
+# The statements history travels with the samples: after p1 ran a
+# statement, the repository's deltas of p1 are its archive's (sums of calls
+# per statement over the same readings), with their texts, and the fleet's
+# top statements show its calls.
+$p1->safe_psql('postgres',
+	join('', map { "SELECT pg_sleep(0.05) /* fleet statement */;\n" } 1 .. 10));
+my $stmt_newest = $p1->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_stat_statements_history');
+ok( $p1->poll_query_until('postgres',
+		"SELECT stmt_history_id = pgsentinel_history_id() AND stmt_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
+	'p1 archived the statements up to the newest reading');
+my $stmt_upto = $p1->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_stmt_delta');
+my $stmt_qid = $p1->safe_psql('postgres',
+	"SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1) /* fleet statement */%'");
+ok( $repo->poll_query_until('postgres',
+		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_statements WHERE server = 'p1'"),
+	'the repository has p1\'s statement deltas up to its newest');
+wait_repo('p1', newest_source($p1), 'with the statements');
+
+# Per statement of a server, over its readings up to $upto: sum of calls
+# and of rows, and the number of readings stored.
+sub stmt_sums
+{
+	my ($n, $rel, $upto, $where) = @_;
+	$where = $where ? "AND $where" : '';
+	return $n->safe_psql('postgres', qq{
+		SELECT count(*) || ' ' || md5(coalesce(string_agg(x, ',' ORDER BY x), '')) FROM (
+		  SELECT concat_ws(':', queryid, userid, dbid, toplevel, sum(calls), sum(rows), count(*)) AS x
+		    FROM $rel WHERE ash_time <= '$upto' $where
+		   GROUP BY queryid, userid, dbid, toplevel) s});
+}
+my $p1_sums = stmt_sums($p1, 'pgsentinel_statements_archive', $stmt_upto);
+is(stmt_sums($repo, 'pgsentinel_fleet_statements', $stmt_upto, "server = 'p1'"),
+	$p1_sums, 'p1: the repository\'s statement deltas are the source\'s');
+cmp_ok( $repo->safe_psql('postgres', qq{
+		SELECT sum(calls) FROM pgsentinel_fleet_statements
+		 WHERE server = 'p1' AND queryid = $stmt_qid AND query LIKE 'SELECT pg_sleep(\$1) /* fleet statement */%'}),
+	'>', 0, 'p1: the statement\'s deltas in the repository, with its text');
+my $stmt_window = "now() - interval '1 hour', '$stmt_upto'::timestamptz + interval '1 microsecond'";
+is( $repo->safe_psql('postgres', qq{
+		SELECT string_agg(DISTINCT calls || ' ' || round(ms_per_call::numeric, 3), ',')
+		  FROM pgsentinel_fleet_top_statements($stmt_window, server => 'p1', top_n => 1000)
+		 WHERE queryid = $stmt_qid}),
+	$p1->safe_psql('postgres', qq{
+		SELECT sum(calls) || ' ' || round((sum(exec_ms) / sum(calls))::numeric, 3)
+		  FROM pgsentinel_statements_archive
+		 WHERE queryid = $stmt_qid AND toplevel AND NOT reset
+		   AND ash_time >= now() - interval '1 hour' AND ash_time <= '$stmt_upto'}),
+	'fleet top statements: calls and ms per call as the source\'s archive has them');
+
+# The statements' tables copied again (left out of the publication and put
+# back by pgsentinel_fleet_publish(), the subscription refreshed with
+# copy_data): nothing doubled, and what was archived meanwhile comes too.
+my $p1sub = $repo->safe_psql('postgres',
+	"SELECT subscription FROM pgsentinel_fleet_servers WHERE name = 'p1'");
+$p1->safe_psql('postgres',
+	'ALTER PUBLICATION pgsentinel_fleet DROP TABLE pgsentinel_archive_stmt_delta, pgsentinel_archive_stmt_text');
+$repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION");
+$p1->safe_psql('postgres', 'SELECT pgsentinel_fleet_publish(); SELECT pgsentinel_fleet_publish()');
+is( $p1->safe_psql('postgres',
+		"SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pgsentinel_fleet' AND tablename LIKE '%stmt%'"),
+	'pgsentinel_archive_stmt_delta,pgsentinel_archive_stmt_text',
+	'pgsentinel_fleet_publish() adds the statements\' tables to an existing publication');
+$repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION WITH (copy_data = true)");
+ok( $repo->poll_query_until('postgres', qq{
+		SELECT count(*) = 6 AND bool_and(r.srsubstate = 'r')
+		  FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid
+		 WHERE s.subname = '$p1sub'}),
+	'the statements\' tables copied again');
+$stmt_newest = $p1->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_stat_statements_history');
+ok( $p1->poll_query_until('postgres',
+		"SELECT stmt_history_id = pgsentinel_history_id() AND stmt_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
+	'p1 archived the statements up to the newest reading, again');
+my $stmt_upto2 = $p1->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_stmt_delta');
+ok( $repo->poll_query_until('postgres',
+		"SELECT coalesce(max(ash_time) >= '$stmt_upto2', false) FROM pgsentinel_fleet_statements WHERE server = 'p1'"),
+	'the repository has p1\'s statement deltas up to its newest, again');
+is(stmt_sums($repo, 'pgsentinel_fleet_statements', $stmt_upto, "server = 'p1'"),
+	$p1_sums, 'p1: copied again, the statement deltas are not doubled');
+is(stmt_sums($repo, 'pgsentinel_fleet_statements', $stmt_upto2, "server = 'p1'"),
+	stmt_sums($p1, 'pgsentinel_statements_archive', $stmt_upto2),
+	'p1: and what it archived meanwhile is there');
+is( $repo->safe_psql('postgres', q{
+		SELECT (SELECT count(*) - count(DISTINCT (server_id, ash_time, queryid, dbid, userid, toplevel))
+		          FROM pgsentinel_fleet_stmt_delta)
+		       + (SELECT count(*) - count(DISTINCT (server_id, feed, day, queryid, dbid, userid))
+		          FROM pgsentinel_fleet_stmt_text)
+		       + (SELECT count(*) FROM pgsentinel_archive_stmt_delta_fleet)
+		       + (SELECT count(*) FROM pgsentinel_archive_stmt_text_fleet)}),
+	'0', 'no statement delta nor text twice; nothing left in the landing partitions');
+
+# The standby's statements history is pulled from its ring, with the texts
+# of its pg_stat_statements (the archive, its primary's, has none of a
+# statement run on the standby only; a comment is no part of a query id).
+$s1->safe_psql('postgres',
+	join('', map { "SELECT pg_sleep(0.05), 1 /* fleet standby statement */;\n" } 1 .. 10));
+my $s1_qid = $s1->safe_psql('postgres',
+	"SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1), \$2 /* fleet standby statement */%'");
+ok( $s1->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE queryid = $s1_qid AND calls = 10"),
+	's1 read the statement\'s ten calls');
+my $s1_stmt_upto = $s1->safe_psql('postgres',
+	"SELECT max(ash_time) FROM pgsentinel_ring_statements WHERE queryid = $s1_qid");
+my $s1_sums = stmt_sums($s1, 'pgsentinel_ring_statements', $s1_stmt_upto, "queryid = $s1_qid");
+ok( $repo->poll_query_until('postgres',
+		"SELECT coalesce(stmt_pulled_until >= '$s1_stmt_upto', false) FROM pgsentinel_fleet_server WHERE name = 's1'"),
+	'the repository pulled s1\'s statements up to the last reading of the statement');
+is(stmt_sums($repo, 'pgsentinel_fleet_statements', $s1_stmt_upto, "server = 's1' AND queryid = $s1_qid"),
+	$s1_sums, 's1: the pulled deltas of the statement are its ring\'s');
+cmp_ok( $repo->safe_psql('postgres', qq{
+		SELECT sum(calls) FROM pgsentinel_fleet_statements
+		 WHERE server = 's1' AND queryid = $s1_qid AND query LIKE 'SELECT pg_sleep(\$1), \$2 /* fleet standby statement */%'}),
+	'>', 0, 's1: the statement\'s deltas, with the text of its pg_stat_statements');
+is( $repo->safe_psql('postgres', q{
+		SELECT count(*) - count(DISTINCT (server_id, ash_time, queryid, dbid, userid, toplevel))
+		  FROM pgsentinel_fleet_stmt_delta}),
+	'0', 'pulled again and again: no statement delta twice');
+
 # The standby is promoted: the pull goes on.
 my $promoted_at = $s1->safe_psql('postgres', 'SELECT now()');
 $s1->promote;
@@ -197,6 +319,10 @@ my $s1_upto = newest_source($s1);
 wait_repo('s1', $s1_upto, 'logical after the switch');
 is(sample_list($repo, 'pgsentinel_fleet_samples', '-infinity', $pulled, "server = 's1'"),
 	$before, 's1: nothing added before the switch (the copy of the old primary\'s archive is not s1\'s)');
+is( $repo->safe_psql('postgres', qq{
+		SELECT count(*) FROM pgsentinel_fleet_stmt_delta d JOIN pgsentinel_fleet_servers f USING (server_id)
+		 WHERE f.name = 's1' AND d.feed <> 0 AND d.ash_time <= '$pulled'}),
+	'0', 's1: no statement delta of the old primary\'s archive either');
 is( sample_list($repo, 'pgsentinel_fleet_samples', "$pulled", $s1_upto, "server = 's1' AND sample_time > '$pulled'"),
 	sample_list($s1, 'pgsentinel_archive_sample', "$pulled", $s1_upto, "sample_time > '$pulled'"),
 	's1: after the switch, the samples it archived');

@@ -2,8 +2,9 @@
 # The fleet on two repository nodes (docs/fleet.md, "When the repository
 # outgrows one machine"): a server's partitions live on node B as foreign
 # partitions of node A's fleet tables.  A primary feeds A by logical
-# replication; its rows land on B, none on A; A's reports read them
-# through postgres_fdw and equal the source's own.
+# replication; its rows (samples and statements history) land on B, none
+# on A; A's reports read them through postgres_fdw and equal the source's
+# own.
 
 use strict;
 use warnings;
@@ -33,7 +34,7 @@ $a->safe_psql('postgres', "CREATE EXTENSION dblink; CREATE EXTENSION postgres_fd
 	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
 	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
 	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");
-for my $t (qw(sample activity text wait_event))
+for my $t (qw(sample activity text wait_event stmt_delta stmt_text))
 {
 	$a->safe_psql('postgres',
 		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t
@@ -68,7 +69,8 @@ is(sample_list($a, 'pgsentinel_fleet_samples'), sample_list($src, 'pgsentinel_ar
 is( $a->safe_psql('postgres', q{
 		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
 		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
-	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
+	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_stmt_delta_1:f,'
+	  . 'pgsentinel_fleet_stmt_text_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
 	'node A stores nothing of server 1: its partitions are foreign');
 my ($since, $until) = ($from, $upto);
 is( $a->safe_psql('postgres',
@@ -78,6 +80,27 @@ is( $a->safe_psql('postgres',
 like( $a->safe_psql('postgres',
 		"SELECT query FROM pgsentinel_fleet_top_statements('$since', '$until') WHERE query LIKE '%sharded%'"),
 	qr/sharded/, 'texts and activities are read on node B too');
+
+
+# The statements history goes to node B as well.
+$src->safe_psql('postgres',
+	join('', map { "SELECT pg_sleep(0.05) /* sharded statement */;\n" } 1 .. 5));
+my $stmt_newest = $src->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_stat_statements_history');
+ok( $src->poll_query_until('postgres',
+		"SELECT stmt_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
+	'the source archived its statements');
+my $stmt_upto = $src->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_stmt_delta');
+ok( $b->poll_query_until('postgres',
+		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_stmt_delta_1"),
+	'node B receives the source\'s statement deltas');
+is( $a->safe_psql('postgres', qq{
+		SELECT sum(calls) FROM pgsentinel_fleet_statements
+		 WHERE server = 'src' AND ash_time <= '$stmt_upto' AND query LIKE '%sharded statement%'
+		HAVING sum(calls) > 0}),
+	$src->safe_psql('postgres', qq{
+		SELECT coalesce(sum(calls), -1) FROM pgsentinel_statements_archive
+		 WHERE ash_time <= '$stmt_upto' AND query LIKE '%sharded statement%'}),
+	'node A reads them, with their texts, through its foreign partitions');
 
 pgs_stop_bg($bg);
 done_testing();

@@ -36,10 +36,12 @@ CREATE TABLE pgsentinel_fleet_server (
     -- samples at or before this time are not taken from this feed (the
     -- server was pulled until then, before it switched to logical)
     accept_after timestamptz,
-    -- pull: the foreign server, and the newest sample time pulled
+    -- pull: the foreign server, the newest sample time pulled, and the
+    -- newest statements' reading time pulled
     foreign_server name,
     pull_interval interval NOT NULL DEFAULT '10 seconds',
     pulled_until timestamptz,
+    stmt_pulled_until timestamptz,
     keep_one_in integer NOT NULL DEFAULT 1 CHECK (keep_one_in BETWEEN 1 AND 3600),
     last_pull timestamptz,
     last_error text,
@@ -113,9 +115,51 @@ CREATE TABLE pgsentinel_fleet_wait_event (
     wait_event text
 ) PARTITION BY LIST (server_id);
 
+-- The statements history (pgsentinel_archive_stmt_delta, _stmt_text):
+-- the source's columns after server_id and feed.  A delta is identified by
+-- (server_id, statement, reading time), whatever the feed, as a sample is
+-- by its time: a second copy of the same archive adds nothing.  The texts
+-- point into pgsentinel_fleet_text by (server_id, feed, day, text_id), as
+-- the activities do.
+CREATE TABLE pgsentinel_fleet_stmt_delta (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    ash_time timestamptz NOT NULL,
+    prev_ash_time timestamptz NOT NULL,
+    sample_id bigint NOT NULL,
+    queryid bigint NOT NULL,
+    calls bigint,
+    rows bigint,
+    exec_ms double precision,
+    plans bigint,
+    plan_ms double precision,
+    shared_blks_hit bigint,
+    shared_blks_read bigint,
+    shared_blks_dirtied bigint,
+    shared_blks_written bigint,
+    temp_blks_read bigint,
+    temp_blks_written bigint,
+    wal_bytes bigint,
+    userid oid NOT NULL,
+    dbid oid NOT NULL,
+    toplevel boolean NOT NULL,
+    reset boolean NOT NULL
+) PARTITION BY LIST (server_id);
+
+CREATE TABLE pgsentinel_fleet_stmt_text (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    day date NOT NULL,
+    queryid bigint NOT NULL,
+    dbid oid NOT NULL,
+    userid oid NOT NULL,
+    text_id integer
+) PARTITION BY LIST (server_id);
+
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
     pgsentinel_fleet_activity, pgsentinel_fleet_text,
-    pgsentinel_fleet_wait_event FROM PUBLIC;
+    pgsentinel_fleet_wait_event, pgsentinel_fleet_stmt_delta,
+    pgsentinel_fleet_stmt_text FROM PUBLIC;
 REVOKE ALL ON SEQUENCE pgsentinel_fleet_server_server_id_seq FROM PUBLIC;
 
 -- The repository's list of servers is its configuration: pg_dump keeps it
@@ -145,7 +189,8 @@ BEGIN
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
     FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
-                             'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event'] LOOP
+                             'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
+                             'pgsentinel_fleet_stmt_delta', 'pgsentinel_fleet_stmt_text'] LOOP
         p := t || '_' || server::text;
         IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
             -- two sessions may create it at once: the loser waits for the
@@ -160,10 +205,13 @@ BEGIN
                                CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
                                       WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
                                       WHEN 'pgsentinel_fleet_activity' THEN 'PRIMARY KEY (server_id, feed, day, activity_id)'
+                                      WHEN 'pgsentinel_fleet_stmt_delta' THEN 'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)'
+                                      WHEN 'pgsentinel_fleet_stmt_text' THEN 'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)'
                                       ELSE 'PRIMARY KEY (server_id, feed, day, text_id)' END,
                                server,
                                CASE t WHEN 'pgsentinel_fleet_wait_event' THEN ''
                                       WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
+                                      WHEN 'pgsentinel_fleet_stmt_delta' THEN ' PARTITION BY RANGE (ash_time)'
                                       ELSE ' PARTITION BY RANGE (day)' END);
                 IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
                     EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
@@ -184,7 +232,7 @@ BEGIN
                 PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
                 IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
                   BEGIN
-                    IF t = 'pgsentinel_fleet_sample' THEN
+                    IF t IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_stmt_delta') THEN
                         EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES FROM (%L) TO (%L)',
                                        s, p || '_' || to_char(d, 'YYYYMMDD'), s, p,
                                        timezone('UTC', d::timestamp),

@@ -9,9 +9,11 @@
 -- the archive table.  The repository's own archiver (an ordinary session)
 -- never fires it.
 
--- On a source: create the publication pgsentinel_fleet if missing, and
--- return its name.  The caller must own the archive tables (the role that
--- created the extension, or a superuser).
+-- On a source: create the publication pgsentinel_fleet if missing, add to
+-- it those of the archive tables it lacks (a publication made before the
+-- statements history travelled has only the samples' tables), and return
+-- its name.  The caller must own the archive tables (the role that created
+-- the extension, or a superuser).
 CREATE FUNCTION pgsentinel_fleet_publish()
 RETURNS name
 LANGUAGE plpgsql VOLATILE
@@ -19,6 +21,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     s name;
+    t text;
 BEGIN
     IF current_setting('wal_level') <> 'logical' THEN
         RAISE EXCEPTION 'wal_level is "%" on this server: logical replication needs "logical"',
@@ -37,9 +40,20 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
         EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_sample, '
                        '%1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
-                       '%1$I.pgsentinel_archive_wait_event '
+                       '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_stmt_delta, '
+                       '%1$I.pgsentinel_archive_stmt_text '
                        'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
     END IF;
+    FOREACH t IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
+                             'pgsentinel_archive_text', 'pgsentinel_archive_wait_event',
+                             'pgsentinel_archive_stmt_delta', 'pgsentinel_archive_stmt_text'] LOOP
+        IF NOT EXISTS (SELECT FROM pg_publication_rel r
+                         JOIN pg_publication p ON p.oid = r.prpubid
+                        WHERE p.pubname = 'pgsentinel_fleet'
+                          AND r.prrelid = to_regclass(format('%I.%I', s, t))) THEN
+            EXECUTE format('ALTER PUBLICATION pgsentinel_fleet ADD TABLE %I.%I', s, t);
+        END IF;
+    END LOOP;
     RETURN 'pgsentinel_fleet';
 END
 $$;
@@ -120,6 +134,27 @@ BEGIN
                                  ($3).wait_event
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'stmt_delta' THEN
+        IF NEW.ash_time <= after THEN
+            RETURN NULL;
+        END IF;
+        d := timezone('UTC', NEW.ash_time)::date;
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_stmt_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_stmt_delta
+                          SELECT $1, $2, ($3).*
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
+    ELSIF TG_ARGV[0] = 'stmt_text' THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_stmt_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+        END IF;
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_stmt_text
+                          SELECT $1, $2, ($3).day, ($3).queryid, ($3).dbid,
+                                 ($3).userid, ($3).text_id
+                        ON CONFLICT DO NOTHING', s)
+            USING srv, fd, NEW;
     END IF;
     RETURN NULL;
 END
@@ -136,10 +171,16 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_tex
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('text');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('wait_event');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_stmt_delta
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_delta');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_stmt_text
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_text');
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 
 -- The ring's samples as a relation, so that a repository can read them
 -- through postgres_fdw (the pull transport, 52_fleet_admin.sql).
@@ -147,3 +188,39 @@ CREATE VIEW pgsentinel_ring_samples AS
 SELECT p.sample_id, p.sample_time, p.sample_period, p.active_sessions
   FROM pgsentinel_samples() p;
 GRANT SELECT ON pgsentinel_ring_samples TO PUBLIC;
+
+-- The statements ring's history as a relation, for the same pulls: the
+-- deltas pg_stat_statements_history_deltas() computes over the whole ring
+-- (its visibility: a reader's rows only, unless pg_read_all_stats), of the
+-- readings in which a counter moved, as the archive keeps them, with the
+-- latest text the archive has of each statement.  The ring alone, never
+-- the archive: on a promoted standby the archive also holds its old
+-- primary's history, which is not this server's.
+CREATE VIEW pgsentinel_ring_statements AS
+SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
+       r.queryid, r.toplevel, r.seconds, r.reset, r.calls, r.rows,
+       r.exec_ms, r.plans, r.plan_ms, r.shared_blks_hit, r.shared_blks_read,
+       r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
+       r.temp_blks_written, r.wal_bytes,
+       (SELECT t.text
+          FROM pgsentinel_archive_stmt_text m
+          JOIN pgsentinel_archive_text t
+            ON t.day OPERATOR(pg_catalog.=) m.day
+           AND t.text_id OPERATOR(pg_catalog.=) m.text_id
+         WHERE m.queryid OPERATOR(pg_catalog.=) r.queryid
+           AND m.dbid OPERATOR(pg_catalog.=) r.dbid
+           AND m.userid OPERATOR(pg_catalog.=) r.userid
+         ORDER BY m.day DESC LIMIT 1) AS query
+  FROM pg_stat_statements_history_deltas('-infinity', 'infinity') r
+ WHERE r.reset
+    OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
+    OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0
+    OR r.plan_ms OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_hit OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_read OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_dirtied OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_written OPERATOR(pg_catalog.<>) 0
+    OR r.temp_blks_read OPERATOR(pg_catalog.<>) 0
+    OR r.temp_blks_written OPERATOR(pg_catalog.<>) 0
+    OR r.wal_bytes OPERATOR(pg_catalog.<>) 0;
+GRANT SELECT ON pgsentinel_ring_statements TO PUBLIC;

@@ -70,6 +70,7 @@ DECLARE
     fsrv name;
     sysid text;
     newest timestamptz;
+    newest_stmt timestamptz;
     opts text;
     uopts text;
     slot_made boolean := false;
@@ -125,16 +126,22 @@ BEGIN
                        END,
                        pg_catalog.pg_is_in_recovery(),
                        pg_catalog.current_setting('wal_level'),
-                       pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_samples') IS NOT NULL
+                       pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_samples') IS NOT NULL,
+                       (SELECT n2.nspname::pg_catalog.text
+                          FROM pg_catalog.pg_extension e2
+                          JOIN pg_catalog.pg_namespace n2 ON n2.oid OPERATOR(pg_catalog.=) e2.extnamespace
+                         WHERE e2.extname OPERATOR(pg_catalog.=) 'pg_stat_statements'),
+                       pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_statements') IS NOT NULL
                   FROM pg_catalog.pg_extension e
                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
                  WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'
                 UNION ALL
-                SELECT NULL, NULL, NULL, NULL, NULL, NULL
+                SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
                  WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
                                     WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel')
             $r$) AS t(schema text, version text, sysid text, standby boolean,
-                      wal_level text, fleet boolean)$q$, dbl)
+                      wal_level text, fleet boolean, pgss_schema text,
+                      ring_statements boolean)$q$, dbl)
             INTO probe USING conninfo;
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
         RAISE EXCEPTION 'cannot connect to fleet server "%": %', name, SQLERRM
@@ -188,6 +195,8 @@ BEGIN
         srv := old.server_id;
         EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
             INTO newest USING srv;
+        EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_stmt_delta x WHERE x.server_id = $1', s)
+            INTO newest_stmt USING srv;
     ELSE
         EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
             INTO srv;
@@ -213,7 +222,8 @@ BEGIN
             -- landing partitions for the days the repository has no partition
             -- of: the trigger moves every row out of them
             FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
-                                       'pgsentinel_archive_text'] LOOP
+                                       'pgsentinel_archive_text', 'pgsentinel_archive_stmt_delta',
+                                       'pgsentinel_archive_stmt_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
                     EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
                 END IF;
@@ -269,6 +279,31 @@ BEGIN
                             SERVER %I OPTIONS (schema_name %L, table_name ''pg_active_session_history'')',
                            s, fsrv || '_ash', fsrv, probe.schema);
             EXECUTE format('REVOKE ALL ON %I.%I, %I.%I FROM PUBLIC', s, fsrv || '_samples', s, fsrv || '_ash');
+            -- the statements ring's deltas (a source of an earlier 2.1 has no
+            -- view of them: its statements are not pulled), and the texts of
+            -- pg_stat_statements for the statements the source's archive has
+            -- no text of, when it is installed in that database
+            IF probe.ring_statements THEN
+                EXECUTE format('CREATE FOREIGN TABLE %I.%I (
+                                    ash_time timestamptz, prev_ash_time timestamptz, sample_id bigint,
+                                    userid oid, dbid oid, queryid bigint, toplevel boolean,
+                                    reset boolean, calls bigint, rows bigint,
+                                    exec_ms double precision, plans bigint,
+                                    plan_ms double precision, shared_blks_hit bigint,
+                                    shared_blks_read bigint, shared_blks_dirtied bigint,
+                                    shared_blks_written bigint, temp_blks_read bigint,
+                                    temp_blks_written bigint, wal_bytes numeric, query text)
+                                SERVER %I OPTIONS (schema_name %L, table_name ''pgsentinel_ring_statements'')',
+                               s, fsrv || '_statements', fsrv, probe.schema);
+                EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC', s, fsrv || '_statements');
+            END IF;
+            IF probe.ring_statements AND probe.pgss_schema IS NOT NULL THEN
+                EXECUTE format('CREATE FOREIGN TABLE %I.%I (
+                                    queryid bigint, dbid oid, userid oid, query text)
+                                SERVER %I OPTIONS (schema_name %L, table_name ''pg_stat_statements'')',
+                               s, fsrv || '_pgss', fsrv, probe.pgss_schema);
+                EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC', s, fsrv || '_pgss');
+            END IF;
         END IF;
 
         -- the server's row; the conninfo kept without its password (the
@@ -277,7 +312,7 @@ BEGIN
             INSERT INTO %I.pgsentinel_fleet_server AS f
                    (server_id, name, method, conninfo, system_identifier, remote_version,
                     subscription, slot_name, feed, accept_after, foreign_server,
-                    pull_interval, pulled_until, keep_one_in, retention)
+                    pull_interval, pulled_until, stmt_pulled_until, keep_one_in, retention)
             VALUES ($1, $2, $3,
                     regexp_replace($4, 'password\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']+)', 'password=********', 'g'),
                     $5::bigint, $6, $7, $8,
@@ -285,7 +320,7 @@ BEGIN
                                WHERE u.subname = $7
                                  AND u.subdbid = (SELECT d.oid FROM pg_database d
                                                    WHERE d.datname = current_database())), 0),
-                    $9, $10, $11, $9, $12, $13)
+                    $9, $10, $11, $9, $14, $12, $13)
             ON CONFLICT (server_id) DO UPDATE
                SET method = excluded.method, conninfo = excluded.conninfo,
                    system_identifier = excluded.system_identifier,
@@ -298,7 +333,7 @@ BEGIN
                    last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
             USING srv, name, method, conninfo, sysid, probe.version,
                   CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
-                  pull_interval, keep_one_in, retention;
+                  pull_interval, keep_one_in, retention, newest_stmt;
         EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- whatever failed or was cancelled after the slot was made on the
@@ -383,8 +418,9 @@ BEGIN
         END IF;
     END IF;
     IF f.removed IS NULL AND f.method = 'pull' AND f.foreign_server IS NOT NULL THEN
-        EXECUTE format('DROP FOREIGN TABLE IF EXISTS %I.%I, %I.%I', s, f.foreign_server || '_samples',
-                       s, f.foreign_server || '_ash');
+        EXECUTE format('DROP FOREIGN TABLE IF EXISTS %I.%I, %I.%I, %I.%I, %I.%I', s, f.foreign_server || '_samples',
+                       s, f.foreign_server || '_ash', s, f.foreign_server || '_statements',
+                       s, f.foreign_server || '_pgss');
         EXECUTE format('DROP USER MAPPING IF EXISTS FOR PUBLIC SERVER %I', f.foreign_server);
         EXECUTE format('DROP SERVER IF EXISTS %I', f.foreign_server);
     END IF;
@@ -394,7 +430,8 @@ BEGIN
             USING f.server_id;
     ELSE
         FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
-                                 'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event'] LOOP
+                                 'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
+                                 'pgsentinel_fleet_stmt_delta', 'pgsentinel_fleet_stmt_text'] LOOP
             -- (a partition on another node is a foreign table here; its
             -- rows stay there)
             EXECUTE format('DROP %s IF EXISTS %I.%I',

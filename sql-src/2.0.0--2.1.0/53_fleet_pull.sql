@@ -155,13 +155,127 @@ SELECT (SELECT count(*) FROM smp)::int8, (SELECT count(*) FROM samples)::int8,
 $sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
 
+-- The statements history of a pulled server: the deltas of its statements
+-- ring (pgsentinel_ring_statements) after the server's statements
+-- watermark (stmt_pulled_until, a reading time: the readings are appended
+-- in time order, and a reading's deltas depend on older readings only),
+-- stored as the archive stores them, with the text of each statement per
+-- day, numbered as the samples' texts (feed 0).  The texts come from the
+-- source's archive or, for a statement it has none of (one run on a
+-- standby only), from pg_stat_statements there, read only then.  What the
+-- ring overwrote before it was pulled is lost, as for the samples.  One
+-- statement stores them and moves the watermark; deltas already there
+-- (server, statement, reading time) are skipped.  Rows whose query id the
+-- source hides from the conninfo's role are not taken.
+--
+-- $1 server id, $2 watermark, $3 oldest time taken.  %1$I the schema, %2$I
+-- the foreign table of the deltas, %3$s the relation of pg_stat_statements'
+-- texts (queryid, dbid, userid, query).
+CREATE FUNCTION pgsentinel_fleet_pull_stmt_sql()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN $sql$
+WITH d AS MATERIALIZED (
+  SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
+         r.queryid, r.toplevel, r.reset, r.calls, r.rows, r.exec_ms, r.plans,
+         r.plan_ms, r.shared_blks_hit, r.shared_blks_read,
+         r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
+         r.temp_blks_written, r.wal_bytes, r.query,
+         timezone('UTC', r.ash_time)::date AS day
+    FROM %1$I.%2$I r
+   WHERE r.ash_time > greatest($2, $3) AND r.queryid IS NOT NULL),
+ keys AS MATERIALIZED (
+  SELECT DISTINCT ON (x.day, x.queryid, x.dbid, x.userid)
+         x.day, x.queryid, x.dbid, x.userid, x.query
+    FROM d x
+   ORDER BY x.day, x.queryid, x.dbid, x.userid, x.query IS NULL, x.ash_time DESC),
+ missing AS MATERIALIZED (
+  SELECT k.* FROM keys k
+   WHERE NOT EXISTS (SELECT FROM %1$I.pgsentinel_fleet_stmt_text m
+                      WHERE m.server_id = $1 AND m.feed = 0 AND m.day = k.day
+                        AND m.queryid = k.queryid AND m.dbid = k.dbid
+                        AND m.userid = k.userid)),
+ pgss AS MATERIALIZED (
+  SELECT p.queryid, p.dbid, p.userid, p.query
+    FROM %3$s p
+   WHERE (SELECT count(*) FROM missing m WHERE m.query IS NULL) > 0
+     AND p.queryid IS NOT NULL AND p.query IS NOT NULL),
+ found AS MATERIALIZED (
+  SELECT m.day, m.queryid, m.dbid, m.userid,
+         coalesce(m.query,
+                  (SELECT p.query FROM pgss p
+                    WHERE p.queryid = m.queryid AND p.dbid = m.dbid
+                      AND p.userid = m.userid LIMIT 1)) AS text
+    FROM missing m),
+ txt AS MATERIALIZED (
+  SELECT DISTINCT f.day, f.text, hashtextextended(f.text, 0) AS hash
+    FROM found f WHERE f.text IS NOT NULL),
+ txt_old AS MATERIALIZED (
+  SELECT x.day, x.text, o.text_id
+    FROM txt x JOIN %1$I.pgsentinel_fleet_text o
+      ON o.server_id = $1 AND o.feed = 0 AND o.day = x.day
+     AND o.hash = x.hash AND o.text = x.text),
+ txt_new AS (
+  INSERT INTO %1$I.pgsentinel_fleet_text (server_id, feed, day, text_id, hash, text)
+  SELECT $1, 0, x.day,
+         coalesce((SELECT max(o.text_id) FROM %1$I.pgsentinel_fleet_text o
+                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = x.day), 0)
+         + row_number() OVER (PARTITION BY x.day ORDER BY x.hash, x.text),
+         x.hash, x.text
+    FROM txt x
+   WHERE NOT EXISTS (SELECT FROM txt_old y WHERE y.day = x.day AND y.text = x.text)
+  RETURNING day, text, text_id),
+ txt_all AS MATERIALIZED (
+  SELECT day, text, text_id FROM txt_old
+  UNION ALL SELECT day, text, text_id FROM txt_new),
+ map AS (
+  INSERT INTO %1$I.pgsentinel_fleet_stmt_text (server_id, feed, day, queryid,
+         dbid, userid, text_id)
+  SELECT $1, 0, f.day, f.queryid, f.dbid, f.userid, a.text_id
+    FROM found f LEFT JOIN txt_all a ON a.day = f.day AND a.text = f.text
+  ON CONFLICT DO NOTHING
+  RETURNING 1),
+ ins AS (
+  INSERT INTO %1$I.pgsentinel_fleet_stmt_delta (server_id, feed, ash_time,
+         prev_ash_time, sample_id, queryid, calls, rows, exec_ms, plans,
+         plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+         shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
+         userid, dbid, toplevel, reset)
+  SELECT $1, 0, x.ash_time, x.prev_ash_time, x.sample_id, x.queryid,
+         CASE WHEN NOT x.reset THEN nullif(x.calls, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.rows, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.exec_ms, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.plans, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.plan_ms, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_hit, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_read, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_dirtied, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_written, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.temp_blks_read, 0) END,
+         CASE WHEN NOT x.reset THEN nullif(x.temp_blks_written, 0) END,
+         CASE WHEN NOT x.reset
+              THEN nullif(least(x.wal_bytes, 9223372036854775807), 0)::int8 END,
+         x.userid, x.dbid, x.toplevel, x.reset
+    FROM d x
+  ON CONFLICT DO NOTHING
+  RETURNING 1),
+ upd AS (
+  UPDATE %1$I.pgsentinel_fleet_server f
+     SET stmt_pulled_until = coalesce((SELECT max(x.ash_time) FROM d x), f.stmt_pulled_until)
+   WHERE f.server_id = $1
+  RETURNING 1)
+SELECT (SELECT count(*) FROM d)::int8, (SELECT count(*) FROM ins)::int8,
+       (SELECT count(*) FROM map)::int8
+$sql$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_stmt_sql() FROM PUBLIC;
+
 -- Pull now: the named server, or every pull server of the fleet (NULL).
 -- Takes up to 100 batches of 3600 samples per server.  An error on one
 -- server is kept in its last_error (pgsentinel_fleet_servers shows it) and
 -- the others go on; when one server was named, the error is raised.
 CREATE FUNCTION pgsentinel_fleet_pull(server text DEFAULT NULL)
 RETURNS TABLE (name text, samples_seen bigint, samples_stored bigint,
-               rows_stored bigint)
+               rows_stored bigint, statements_stored bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -169,6 +283,8 @@ DECLARE
     s name;
     f record;
     q text;
+    qs text;
+    texts text;
     seen bigint;
     stored bigint;
     nrows bigint;
@@ -191,6 +307,7 @@ BEGIN
         END IF;
     END IF;
     EXECUTE format('SELECT %I.pgsentinel_fleet_pull_sql()', s) INTO q;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_pull_stmt_sql()', s) INTO qs;
     -- partitions of the days a pull may fill: from two days ago to tomorrow
     FOR f IN EXECUTE format('SELECT f.server_id, f.name, f.keep_one_in, f.foreign_server
                                FROM %I.pgsentinel_fleet_server f
@@ -201,6 +318,7 @@ BEGIN
         samples_seen := 0;
         samples_stored := 0;
         rows_stored := 0;
+        statements_stored := 0;
         BEGIN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $3)', s)
                 USING f.server_id, timezone('UTC', floor_time)::date,
@@ -221,6 +339,22 @@ BEGIN
                 batches := batches + 1;
                 EXIT WHEN NOT more OR batches >= 100;
             END LOOP;
+            -- the statements history, after the samples (the server's row
+            -- is locked); a foreign server made without its foreign table
+            -- has none to pull
+            IF to_regclass(format('%I.%I', s, f.foreign_server || '_statements')) IS NOT NULL THEN
+                texts := CASE WHEN to_regclass(format('%I.%I', s, f.foreign_server || '_pgss')) IS NOT NULL
+                              THEN format('%I.%I', s, f.foreign_server || '_pgss')
+                              ELSE '(SELECT NULL::int8 AS queryid, NULL::oid AS dbid, NULL::oid AS userid, NULL::text AS query WHERE false)'
+                         END;
+                EXECUTE format('SELECT x.stmt_pulled_until FROM %I.pgsentinel_fleet_server x
+                                 WHERE x.server_id = $1 FOR UPDATE', s)
+                    INTO wm USING f.server_id;
+                EXECUTE format(qs, s, f.foreign_server || '_statements', texts)
+                    INTO seen, stored, nrows
+                    USING f.server_id, coalesce(wm, '-infinity'::timestamptz), floor_time;
+                statements_stored := stored;
+            END IF;
         EXCEPTION WHEN OTHERS THEN
             IF server IS NOT NULL THEN
                 RAISE;
@@ -274,7 +408,9 @@ BEGIN
           JOIN pg_class p ON p.relnamespace = $2
            AND p.relname IN ('pgsentinel_fleet_sample_' || v.server_id,
                              'pgsentinel_fleet_activity_' || v.server_id,
-                             'pgsentinel_fleet_text_' || v.server_id)
+                             'pgsentinel_fleet_text_' || v.server_id,
+                             'pgsentinel_fleet_stmt_delta_' || v.server_id,
+                             'pgsentinel_fleet_stmt_text_' || v.server_id)
           JOIN pg_inherits i ON i.inhparent = p.oid
           JOIN pg_class c ON c.oid = i.inhrelid
          WHERE c.relname ~ '_[0-9]{8}$'

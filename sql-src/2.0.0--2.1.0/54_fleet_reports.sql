@@ -77,10 +77,48 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
    AND qt.day OPERATOR(pg_catalog.=) a.day
    AND qt.text_id OPERATOR(pg_catalog.=) a.query_id;
 
+-- The statements history of every server, as pgsentinel_statements_archive
+-- shows one server's (the deltas of each reading whose counters moved,
+-- NULL counters on a reset interval), with the statement's text of the
+-- day, from the feed that brought the delta.  Whole rows: the userids are
+-- the source's.
+CREATE VIEW pgsentinel_fleet_statements AS
+SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
+       d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
+       extract(epoch FROM d.ash_time OPERATOR(pg_catalog.-) d.prev_ash_time)::pg_catalog.float8 AS seconds,
+       d.reset,
+       CASE WHEN NOT d.reset THEN coalesce(d.calls, 0) END AS calls,
+       CASE WHEN NOT d.reset THEN coalesce(d.rows, 0) END AS rows,
+       CASE WHEN NOT d.reset THEN coalesce(d.exec_ms, 0) END AS exec_ms,
+       CASE WHEN NOT d.reset THEN coalesce(d.plans, 0) END AS plans,
+       CASE WHEN NOT d.reset THEN coalesce(d.plan_ms, 0) END AS plan_ms,
+       CASE WHEN NOT d.reset THEN coalesce(d.shared_blks_hit, 0) END AS shared_blks_hit,
+       CASE WHEN NOT d.reset THEN coalesce(d.shared_blks_read, 0) END AS shared_blks_read,
+       CASE WHEN NOT d.reset THEN coalesce(d.shared_blks_dirtied, 0) END AS shared_blks_dirtied,
+       CASE WHEN NOT d.reset THEN coalesce(d.shared_blks_written, 0) END AS shared_blks_written,
+       CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_read, 0) END AS temp_blks_read,
+       CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_written, 0) END AS temp_blks_written,
+       CASE WHEN NOT d.reset THEN coalesce(d.wal_bytes, 0)::pg_catalog.numeric END AS wal_bytes,
+       t.text AS query
+  FROM pgsentinel_fleet_stmt_delta d
+  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) d.server_id
+  LEFT JOIN pgsentinel_fleet_stmt_text m
+    ON m.server_id OPERATOR(pg_catalog.=) d.server_id
+   AND m.feed OPERATOR(pg_catalog.=) d.feed
+   AND m.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', d.ash_time)::pg_catalog.date
+   AND m.queryid OPERATOR(pg_catalog.=) d.queryid
+   AND m.dbid OPERATOR(pg_catalog.=) d.dbid
+   AND m.userid OPERATOR(pg_catalog.=) d.userid
+  LEFT JOIN pgsentinel_fleet_text t
+    ON t.server_id OPERATOR(pg_catalog.=) m.server_id
+   AND t.feed OPERATOR(pg_catalog.=) m.feed
+   AND t.day OPERATOR(pg_catalog.=) m.day
+   AND t.text_id OPERATOR(pg_catalog.=) m.text_id;
+
 REVOKE ALL ON pgsentinel_fleet_servers, pgsentinel_fleet_samples,
-    pgsentinel_fleet_ash FROM PUBLIC;
+    pgsentinel_fleet_ash, pgsentinel_fleet_statements FROM PUBLIC;
 GRANT SELECT ON pgsentinel_fleet_servers, pgsentinel_fleet_samples,
-    pgsentinel_fleet_ash TO pg_read_all_stats;
+    pgsentinel_fleet_ash, pgsentinel_fleet_statements TO pg_read_all_stats;
 
 -- Average active sessions per server over time: one row per server and
 -- bucket (bucket NULL: one bucket, the whole window), as pgsentinel_aas
@@ -201,7 +239,11 @@ END;
 
 -- The statements with the most DB time across the fleet (or on one
 -- server), by query id and text (query ids differ between databases and
--- servers for the same text), with the servers they ran on.
+-- servers for the same text), with the servers they ran on; then, from
+-- the statements history of those servers (top-level executions of the
+-- query id, readings in the window), their calls and milliseconds per
+-- call: NULL where the repository has no reading of the statement (a
+-- pulled server, whose statements history is not copied).
 CREATE FUNCTION pgsentinel_fleet_top_statements(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -213,7 +255,9 @@ RETURNS TABLE (
     query text,
     db_time double precision,
     pct double precision,
-    servers text[])
+    servers text[],
+    calls bigint,
+    ms_per_call double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH r AS (
@@ -233,9 +277,27 @@ WITH r AS (
                OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(r.db_time) OVER (), 0::pg_catalog.float8) AS pct,
            r.servers
       FROM r
+), st AS (
+    SELECT d.server, d.queryid, pg_catalog.sum(d.calls) AS calls,
+           pg_catalog.sum(d.exec_ms) AS exec_ms
+      FROM pgsentinel_fleet_statements d
+     WHERE d.toplevel AND NOT d.reset
+       AND d.ash_time OPERATOR(pg_catalog.>=) since
+       AND d.ash_time OPERATOR(pg_catalog.<) until
+       AND d.queryid OPERATOR(pg_catalog.=) ANY (
+               SELECT ranked.queryid FROM ranked
+                WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8)
+     GROUP BY 1, 2
 )
-SELECT ranked.rank, ranked.queryid, ranked.query, ranked.db_time, ranked.pct, ranked.servers
+SELECT ranked.rank, ranked.queryid, ranked.query, ranked.db_time, ranked.pct, ranked.servers,
+       x.calls::pg_catalog.int8,
+       x.exec_ms OPERATOR(pg_catalog./) NULLIF(x.calls, 0::pg_catalog.numeric)::pg_catalog.float8
   FROM ranked
+  LEFT JOIN LATERAL (
+    SELECT pg_catalog.sum(st.calls) AS calls, pg_catalog.sum(st.exec_ms) AS exec_ms
+      FROM st
+     WHERE st.queryid OPERATOR(pg_catalog.=) ranked.queryid
+       AND st.server OPERATOR(pg_catalog.=) ANY (ranked.servers)) x ON true
  WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8
  ORDER BY ranked.rank;
 END;
