@@ -73,6 +73,28 @@ for my $n ([$p1, 'p1', 'logical'], [$p2, 'p2', 'logical'], [$s1, 's1', 'pull'])
 	"SELECT pgsentinel_fleet_add('p1', \$\$" . $p1->connstr('postgres') . "\$\$)");
 like($err, qr/fleet server "p1" exists already/, 'name taken: clear error');
 
+# A logical add makes a slot on the source, which a rollback on the
+# repository would not undo: not inside a transaction block; and a failure
+# after the slot was made (here: the server's row is refused, by a trigger
+# of the test's) drops the slot again.
+my $slots = "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'pgs\\_fleet\\_%'";
+my $p2_slots = $p2->safe_psql('postgres', $slots);
+($ret, $out, $err) = $repo->psql('postgres',
+	"BEGIN; SELECT pgsentinel_fleet_add('p2bis', \$\$" . $p2->connstr('postgres') . "\$\$); COMMIT");
+like($err, qr/cannot run inside a transaction block/, 'logical add refused inside a transaction block');
+$repo->safe_psql('postgres', q{
+	CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+	  $$BEGIN RAISE EXCEPTION 'refused by the test'; END$$;
+	CREATE TRIGGER refuse BEFORE INSERT ON pgsentinel_fleet_server
+	  FOR EACH ROW EXECUTE FUNCTION refuse()});
+($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('p2bis', \$\$" . $p2->connstr('postgres') . "\$\$)");
+like($err, qr/refused by the test/, 'a failure after the slot was made is reported');
+is($p2->safe_psql('postgres', $slots), $p2_slots, '... and the slot is dropped again on the source');
+is($repo->safe_psql('postgres', "SELECT count(*) FROM pg_subscription WHERE subname LIKE 'pgsentinel\\_fleet\\_%'"),
+	'2', '... and no subscription is left');
+$repo->safe_psql('postgres', 'DROP TRIGGER refuse ON pgsentinel_fleet_server; DROP FUNCTION refuse()');
+
 # The newest sample a source archived (or, for the standby, sampled).
 sub newest_source
 {
@@ -89,6 +111,30 @@ sub wait_repo
 	ok( $repo->poll_query_until('postgres',
 			"SELECT coalesce(max(sample_time) >= '$t', false) FROM pgsentinel_fleet_samples WHERE server = '$name'"),
 		"repository has $name up to the newest sample: $what");
+}
+
+# Where a comparison of a server's samples with its source's may start:
+# the repository's oldest sample of it, or for the standby, whose history
+# is its ring, 10 s after the ring's oldest sample (the ring goes on
+# overwriting while the test reads it).
+sub compare_from
+{
+	my ($name) = @_;
+	my $ring = $name eq 's1'
+	  ? "'" . $s1->safe_psql('postgres', 'SELECT pgsentinel_ring_start()') . "'::timestamptz + interval '10 seconds'"
+	  : "'-infinity'::timestamptz";
+	return $repo->safe_psql('postgres',
+		"SELECT greatest(min(sample_time), $ring) FROM pgsentinel_fleet_samples WHERE server = '$name'");
+}
+
+my %upto;    # per server, the newest sample the comparisons go to
+
+# The standby's ring holds less than a minute here: its comparisons end
+# at a newest sample taken now, and the repository is waited for up to it.
+sub refresh_standby
+{
+	$upto{s1} = newest_source($s1, 1);
+	wait_repo('s1', $upto{s1}, 'the standby, now');
 }
 
 # The list of samples in [$from, $to]: count and digest.
@@ -118,15 +164,15 @@ ok( $p1->poll_query_until('postgres',
 		"SELECT last_sample_time > '$stopped'::timestamptz + interval '2 seconds' FROM pgsentinel_archive_state"),
 	'p1 archives on while the repository is down');
 $repo->start;
-my %upto = (p1 => newest_source($p1), p2 => newest_source($p2), s1 => newest_source($s1, 1));
+%upto = (p1 => newest_source($p1), p2 => newest_source($p2), s1 => newest_source($s1, 1));
 wait_repo($_, $upto{$_}, 'after the restart') for qw(p1 p2 s1);
 
 for my $n ([$p1, 'p1', 'pgsentinel_archive_sample'], [$p2, 'p2', 'pgsentinel_archive_sample'],
 	[$s1, 's1', 'pgsentinel_samples()'])
 {
 	my $name = $n->[1];
-	my $from = $repo->safe_psql('postgres',
-		"SELECT min(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name'");
+	refresh_standby() if $name eq 's1';
+	my $from = compare_from($name);
 	is( sample_list($repo, 'pgsentinel_fleet_samples', $from, $upto{$name}, "server = '$name'"),
 		sample_list($n->[0], $n->[2], $from, $upto{$name}),
 		"$name: the repository's samples are the source's, none lost, none doubled");
@@ -145,8 +191,10 @@ is( $repo->safe_psql('postgres', q{
 for my $n ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1'])
 {
 	my $name = $n->[1];
+	refresh_standby() if $name eq 's1';
+	my $from = compare_from($name);
 	my ($since, $until) = split /\|/, $repo->safe_psql('postgres',
-		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
+		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name' AND sample_time >= '$from' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
 	my $fleet = $repo->safe_psql('postgres',
 		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_fleet_aas('$since', '$until', server => '$name')");
 	# a standby's own report mixes its primary's archive in: its ring is its history
