@@ -496,6 +496,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_rows(''hostile'', ''-infinity'', ''infinity''))'),
   ('function pgsentinel_fleet_samples_in(text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_samples_in(''hostile'', ''-infinity'', ''infinity''))'),
+  ('function pgsentinel_fleet_statement_deltas(text, timestamp with time zone, timestamp with time zone)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_statement_deltas(''hostile'', ''-infinity'', ''infinity''))'),
   ('function pgsentinel_fleet_server_id(text)',
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_server_id(''hostile'') IS NOT NULL'),
   ('function pgsentinel_fleet_tick()',

@@ -276,6 +276,16 @@ is( $repo->safe_psql('postgres', qq{
 		 WHERE queryid = $stmt_qid AND toplevel AND NOT reset
 		   AND ash_time >= now() - interval '1 hour' AND ash_time <= '$stmt_upto'}),
 	'fleet top statements: calls and ms per call as the source\'s archive has them');
+is( $repo->safe_psql('postgres', qq{
+		SELECT round(ms_per_call::numeric, 3)
+		  FROM pgsentinel_top_statements($stmt_window, 1000, server => 'p1')
+		 WHERE queryid = $stmt_qid}),
+	$p1->safe_psql('postgres', qq{
+		SELECT round((sum(exec_ms) / sum(calls))::numeric, 3)
+		  FROM pgsentinel_statements_archive
+		 WHERE queryid = $stmt_qid AND toplevel AND NOT reset
+		   AND ash_time >= now() - interval '1 hour' AND ash_time <= '$stmt_upto'}),
+	'p1: Top SQL on the repository (server => p1): ms per call from its statements history');
 
 # The statements' tables copied again (left out of the publication and put
 # back by pgsentinel_fleet_publish(), the subscription refreshed with

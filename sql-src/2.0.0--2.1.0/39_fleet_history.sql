@@ -110,3 +110,37 @@ BEGIN
         USING id, since, until;
 END
 $$;
+
+-- The statements history of a fleet server in [since, until], as
+-- pg_stat_statements_history_deltas() gives this server's: the intervals
+-- between two readings both in the window (the repository keeps those in
+-- which a counter moved).  No server: none.
+CREATE FUNCTION pgsentinel_fleet_statement_deltas(server text, since timestamptz,
+                                                  until timestamptz)
+RETURNS TABLE (queryid bigint, toplevel boolean, reset boolean,
+               ash_time timestamptz, prev_ash_time timestamptz,
+               calls bigint, rows bigint, exec_ms double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $$
+DECLARE
+    s name;
+    id integer;
+BEGIN
+    IF server IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+        INTO id USING server;
+    RETURN QUERY EXECUTE pg_catalog.format($q$
+        SELECT d.queryid, d.toplevel, d.reset, d.ash_time, d.prev_ash_time,
+               d.calls, d.rows, d.exec_ms
+          FROM %I.pgsentinel_fleet_statements d
+         WHERE d.server_id = $1 AND d.prev_ash_time >= $2 AND d.ash_time <= $3$q$, s)
+        USING id, since, until;
+END
+$$;

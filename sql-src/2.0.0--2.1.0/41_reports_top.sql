@@ -103,7 +103,7 @@ END;
 -- DB time and wait profile, and from the statements history (the ring's:
 -- the archive does not keep it) calls per second, milliseconds and rows
 -- per call over the window, NULL when it has no reading of the statement
--- (a fleet server's: the repository does not keep its statements history).
+-- (a fleet server's: the statements history the repository keeps of it).
 CREATE FUNCTION pgsentinel_top_statements(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -140,8 +140,16 @@ WITH t AS (
            pg_catalog.sum(d.rows) AS rows, pg_catalog.sum(d.exec_ms) AS exec_ms,
            extract(epoch FROM pg_catalog.max(d.ash_time)
                    OPERATOR(pg_catalog.-) pg_catalog.min(d.prev_ash_time))::pg_catalog.float8 AS secs
-      FROM pg_stat_statements_history_deltas(since, until) d
-     WHERE server IS NULL AND d.toplevel IS NOT FALSE AND NOT d.reset
+      FROM (SELECT x.queryid, x.toplevel, x.reset, x.ash_time, x.prev_ash_time,
+                   x.calls, x.rows, x.exec_ms
+              FROM pg_stat_statements_history_deltas(since, until) x
+             WHERE server IS NULL
+            UNION ALL
+            SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
+                   y.calls, y.rows, y.exec_ms
+              FROM pgsentinel_fleet_statement_deltas(server, since, until) y
+             WHERE server IS NOT NULL) d
+     WHERE d.toplevel IS NOT FALSE AND NOT d.reset
        AND d.queryid OPERATOR(pg_catalog.=) ANY (SELECT t.key::pg_catalog.int8 FROM t)
      GROUP BY d.queryid
 )
