@@ -30,11 +30,26 @@ END $$;
 
 SELECT pgs_wait_pgssh_state('ok');
 
--- A known workload: a function called 20 times, each call long enough to
--- be sampled.
+-- A known workload: a function called 20 times, each call at least 30 ms
+-- and until a sample saw it (a call no sample saw is never read: the
+-- history would stop one call short).  By its pid and ash_time, which a
+-- session under SET ROLE still sees of its own rows; by its query_start
+-- too when visible.
 CREATE FUNCTION pgssh_work() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '60 s';
 BEGIN
     PERFORM pg_sleep(0.03);
+    WHILE NOT EXISTS (SELECT FROM pg_active_session_history
+                      WHERE pid = pg_backend_pid()
+                        AND ash_time >= statement_timestamp()
+                        AND coalesce(query_start, statement_timestamp())
+                            = statement_timestamp()) LOOP
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'this session was not sampled within 60 s';
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
     RETURN 1;
 END $$;
 SELECT 'SELECT pgssh_work()' FROM generate_series(1, 20) \gexec
@@ -143,8 +158,9 @@ WHERE queryid = :work_queryid;
 CREATE ROLE regress_pgssh_bob;
 GRANT EXECUTE ON FUNCTION pgssh_work() TO regress_pgssh_bob;
 SET ROLE regress_pgssh_bob;
--- (long enough to be sampled on a busy host: under SET ROLE the session
--- may not read its own row to wait for it, as in pg_stat_activity)
+-- (under SET ROLE the session sees of its own rows only what
+-- pg_stat_activity would show: pgssh_work() waits for a sample by pid and
+-- ash_time)
 SELECT pgssh_work() AS as_bob, 'as bob' AS tag, pg_sleep(0.25) IS NULL AS slept;
 SELECT pgssh_work() AS as_bob, 'as bob' AS tag, pg_sleep(0.25) IS NULL AS slept;
 RESET ROLE;
@@ -241,3 +257,8 @@ FROM (SELECT sample_id, userid, count(*) OVER (PARTITION BY sample_id) AS n
                         WHERE query = 'SELECT pg_sleep($1)')
         AND userid::regrole::text LIKE 'regress_pgssh_u%') h;
 SELECT format('DROP ROLE regress_pgssh_u%s', i) FROM generate_series(1, 80) i \gexec
+-- Forget them: a reading of a statement returns a row per user that ran
+-- it, so while pg_stat_statements keeps 80 users' pg_sleep(), every sample
+-- of a later test's sleeper writes 80 rows and the statements ring turns
+-- over in seconds, under the tests that compare their readings.
+SELECT pg_stat_statements_reset() IS NOT NULL AS pgss_reset;

@@ -56,7 +56,10 @@ like(pgs_status($node, 'diagnosis'), qr/^ok/, 'diagnosis ok with rows');
 
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET pgsentinel_ash.sampling_period = 1; SELECT pg_reload_conf()");
-is(pgs_status($node, 'sampling_period'), '1', 'period 1 s after reload');
+# status shows the period the sampler published, once it handled the SIGHUP
+ok( $node->poll_query_until('postgres',
+		"SELECT sampling_period = 1 FROM pgsentinel_status()"),
+	'period 1 s after reload');
 # the worker has applied it when two consecutive samples are >= 0.9 s apart
 ok( $node->poll_query_until('postgres',
 		"SELECT coalesce(max(g) >= interval '0.9 s', false) FROM (SELECT ash_time, ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%') d) x WHERE g IS NOT NULL AND ash_time > now() - interval '10 s'"),
@@ -70,15 +73,24 @@ my ($n1, $e1, $t1) = $snap->();
 ok(pgs_wait_until_time($node, $t1, 3), 'waited 3 s at 1 s period');
 my ($n1b, $e1b) = $snap->();
 my $el1 = $e1b - $e1;
-cmp_ok($n1b - $n1, '<=', int($el1) + 1, sprintf("at 1 s: at most %d samples in %.2f s (got %d)", int($el1) + 1, $el1, $n1b - $n1));
+# Samples follow a plan (each planned a period after the one before, taken
+# at or after its planned time, less than a period late): a window of el
+# seconds holds those planned in (start - 1 s, end], at most int(el) + 2.
+# An extra sample (sampling on a wakeup, or at the old period) exceeds it.
+cmp_ok($n1b - $n1, '<=', int($el1) + 2, sprintf("at 1 s: at most %d samples in %.2f s (got %d)", int($el1) + 2, $el1, $n1b - $n1));
 cmp_ok($n1b - $n1, '>=', 1, "at 1 s: at least 1 sample in 3 s");
+# The median gap, not the smallest: a late sample is followed by one on
+# plan, less than a period after it.  A sampler still at 0.01 s, or one
+# sampling on wakeups, has a median gap far below 0.5 s.
 my $gap1 = $node->safe_psql('postgres',
-	"SELECT extract(epoch FROM min(g)) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time >= '$t1') d) x WHERE g IS NOT NULL");
-cmp_ok($gap1, '>=', 0.9, "at 1 s: consecutive samples at least 0.9 s apart (min gap $gap1)");
+	"SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY g)) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time >= '$t1') d) x WHERE g IS NOT NULL");
+cmp_ok($gap1, '>=', 0.5, "at 1 s: median gap between samples at least 0.5 s ($gap1)");
 
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET pgsentinel_ash.sampling_period = 0.05; SELECT pg_reload_conf()");
-is(pgs_status($node, 'sampling_period'), '0.05', 'period 0.05 s after reload');
+ok( $node->poll_query_until('postgres',
+		"SELECT sampling_period = 0.05 FROM pgsentinel_status()"),
+	'period 0.05 s after reload');
 # applied when a sample comes less than 0.3 s after the previous one
 ok( $node->poll_query_until('postgres',
 		"SELECT coalesce(bool_or(g < interval '0.3 s'), false) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time > now() - interval '5 s') d) x"),
@@ -87,16 +99,21 @@ my ($n2, $e2, $t2) = $snap->();
 ok(pgs_wait_until_time($node, $t2, 2), 'waited 2 s at 0.05 s period');
 my ($n2b, $e2b) = $snap->();
 my $el2 = $e2b - $e2;
-cmp_ok($n2b - $n2, '>=', 10, sprintf("at 0.05 s: at least 10 samples in %.2f s (got %d)", $el2, $n2b - $n2));
+# At least: a bound a sampler left at 1 s (4 samples in 2 s at most)
+# crosses, not a measure of the machine's speed (40 expected).
+cmp_ok($n2b - $n2, '>=', 5, sprintf("at 0.05 s: at least 5 samples in %.2f s (got %d)", $el2, $n2b - $n2));
 cmp_ok($n2b - $n2, '<=', int($el2 / 0.05) + 2, sprintf("at 0.05 s: at most %d samples in %.2f s", int($el2 / 0.05) + 2, $el2));
 my $gap2 = $node->safe_psql('postgres',
 	"SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY g)) FROM (SELECT ash_time - lag(ash_time) OVER (ORDER BY sample_id) AS g FROM (SELECT DISTINCT sample_id, ash_time FROM pg_active_session_history WHERE query LIKE '%sleeper1%' AND ash_time >= '$t2') d) x WHERE g IS NOT NULL");
-cmp_ok($gap2, '<', 0.2, "at 0.05 s: median gap between samples below 0.2 s ($gap2)");
+# (a sampler left at 1 s has a median gap of 1 s; 0.05 s expected)
+cmp_ok($gap2, '<', 0.5, "at 0.05 s: median gap between samples below 0.5 s ($gap2)");
 cmp_ok($gap2, '>=', 0.04, "at 0.05 s: median gap not below the period ($gap2)");
 
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET pgsentinel_ash.sampling_period = 0.01; SELECT pg_reload_conf()");
-is(pgs_status($node, 'sampling_period'), '0.01', 'back to 0.01 s');
+ok( $node->poll_query_until('postgres',
+		"SELECT sampling_period = 0.01 FROM pgsentinel_status()"),
+	'back to 0.01 s');
 
 # --- worker exits with an error (pg_terminate_backend): restarted ~10 s later
 

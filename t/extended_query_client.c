@@ -27,6 +27,26 @@ run(PGconn *conn, const char *label, const char *sql)
 	PQclear(res);
 }
 
+/*
+ * Was this session's statement sql seen in a sample?  The question's own
+ * text starts otherwise, so a row of it is never taken for one of sql.
+ */
+static int
+sampled(PGconn *conn, const char *sql)
+{
+	const char *params[1] = {sql};
+	PGresult   *res = PQexecParams(conn,
+								   "SELECT EXISTS (SELECT FROM pg_active_session_history"
+								   " WHERE pid = pg_backend_pid() AND query = $1)"
+								   " /* ext-sleep-check */",
+								   1, NULL, params, NULL, NULL, 0);
+	int			seen = PQresultStatus(res) == PGRES_TUPLES_OK &&
+		PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+
+	PQclear(res);
+	return seen;
+}
+
 /* A failing statement padded with a comment to len bytes of text. */
 static char *
 failing_statement(size_t len)
@@ -49,6 +69,7 @@ main(int argc, char **argv)
 	PGconn	   *conn;
 	size_t		big;
 	int			round;
+	int			i;
 
 	if (argc != 3)
 	{
@@ -79,8 +100,28 @@ main(int argc, char **argv)
 		run(conn, "nested", "SELECT pgs_ext_nested()");
 		free(sql);
 	}
-	/* a statement long enough to be sampled, after all of that */
-	run(conn, "sleep", "SELECT pg_sleep(0.5) /* ext-sleep */");
+	/*
+	 * A statement sampled after all of that: short sleeps until a sample saw
+	 * one (at most 60 s), however slow the sampler.
+	 */
+	for (i = 0; i < 600; i++)
+	{
+		const char *sleep = "SELECT pg_sleep(0.1) /* ext-sleep */";
+		PGresult   *res = PQexecParams(conn, sleep, 0, NULL, NULL, NULL, NULL, 0);
+
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			printf("sleep: %s\n", PQresStatus(PQresultStatus(res)));
+			PQclear(res);
+			break;
+		}
+		PQclear(res);
+		if (sampled(conn, sleep))
+		{
+			printf("sleep: sampled\n");
+			break;
+		}
+	}
 	/* and one in an explicit transaction that fails, then one more */
 	run(conn, "begin", "BEGIN");
 	run(conn, "fail in block", "SELECT pgs_ext_nested() / 0");
