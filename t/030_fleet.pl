@@ -34,7 +34,8 @@ my $s1 = PostgreSQL::Test::Cluster->new('s1');
 $s1->init_from_backup($p1, 'bkp', has_streaming => 1);
 # its statements ring holds minutes, not seconds: the test compares it
 # with what the repository pulled
-$s1->append_conf('postgresql.conf', "pgsentinel_pgssh.max_entries = 200000\n");
+$s1->append_conf('postgresql.conf',
+	"pgsentinel_pgssh.max_entries = 200000\npgsentinel_ash.max_entries = 200000\n");
 $s1->start;
 my $repo = pgs_node('repo', conf => $conf);
 $repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
@@ -115,13 +116,13 @@ sub wait_repo
 
 # Where a comparison of a server's samples with its source's may start:
 # the repository's oldest sample of it, or for the standby, whose history
-# is its ring, 10 s after the ring's oldest sample (the ring goes on
+# is its ring, 1 s after the ring's oldest sample (the ring goes on
 # overwriting while the test reads it).
 sub compare_from
 {
 	my ($name) = @_;
 	my $ring = $name eq 's1'
-	  ? "'" . $s1->safe_psql('postgres', 'SELECT pgsentinel_ring_start()') . "'::timestamptz + interval '10 seconds'"
+	  ? "'" . $s1->safe_psql('postgres', 'SELECT pgsentinel_ring_start()') . "'::timestamptz + interval '1 second'"
 	  : "'-infinity'::timestamptz";
 	return $repo->safe_psql('postgres',
 		"SELECT greatest(min(sample_time), $ring) FROM pgsentinel_fleet_samples WHERE server = '$name'");
@@ -129,7 +130,8 @@ sub compare_from
 
 my %upto;    # per server, the newest sample the comparisons go to
 
-# The standby's ring holds less than a minute here: its comparisons end
+# The standby's ring holds a few minutes here (not the hours of a real
+# one, at 10 ms sampling): its comparisons end
 # at a newest sample taken now, and the repository is waited for up to it.
 sub refresh_standby
 {

@@ -200,7 +200,11 @@ BEGIN
               -- the lock does not refresh this session's view of the
               -- catalog: the other's table may still look missing
               BEGIN
-                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I (%s) FOR VALUES IN (%s)%s',
+                -- made apart, then attached: ATTACH PARTITION takes a lock
+                -- on the parent that inserts do not wait for (CREATE TABLE
+                -- ... PARTITION OF takes an exclusive one, and deadlocked
+                -- with an apply worker inserting into two of these parents)
+                EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I, %s)%s',
                                s, p, s, t,
                                CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
                                       WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
@@ -208,7 +212,6 @@ BEGIN
                                       WHEN 'pgsentinel_fleet_stmt_delta' THEN 'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)'
                                       WHEN 'pgsentinel_fleet_stmt_text' THEN 'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)'
                                       ELSE 'PRIMARY KEY (server_id, feed, day, text_id)' END,
-                               server,
                                CASE t WHEN 'pgsentinel_fleet_wait_event' THEN ''
                                       WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
                                       WHEN 'pgsentinel_fleet_stmt_delta' THEN ' PARTITION BY RANGE (ash_time)'
@@ -216,6 +219,8 @@ BEGIN
                 IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
                     EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
                 END IF;
+                EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES IN (%s)',
+                               s, t, s, p, server);
                 created := created + 1;
               EXCEPTION WHEN duplicate_table THEN
                 NULL;
@@ -232,14 +237,17 @@ BEGIN
                 PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
                 IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
                   BEGIN
+                    -- made apart, then attached (above)
+                    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I)',
+                                   s, p || '_' || to_char(d, 'YYYYMMDD'), s, p);
                     IF t IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_stmt_delta') THEN
-                        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES FROM (%L) TO (%L)',
-                                       s, p || '_' || to_char(d, 'YYYYMMDD'), s, p,
+                        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                                       s, p, s, p || '_' || to_char(d, 'YYYYMMDD'),
                                        timezone('UTC', d::timestamp),
                                        timezone('UTC', (d + 1)::timestamp));
                     ELSE
-                        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES FROM (%L) TO (%L)',
-                                       s, p || '_' || to_char(d, 'YYYYMMDD'), s, p, d, d + 1);
+                        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                                       s, p, s, p || '_' || to_char(d, 'YYYYMMDD'), d, d + 1);
                     END IF;
                     created := created + 1;
                   EXCEPTION WHEN duplicate_table THEN
