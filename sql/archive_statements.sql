@@ -240,8 +240,12 @@ FROM pgsentinel_statements_archive WHERE queryid = :qid4;
 CREATE ROLE regress_pgs_stmt_reader LOGIN;
 SELECT current_user AS su \gset
 \c - regress_pgs_stmt_reader
+-- (each call's final reading waited for: a slow statements worker may
+-- otherwise read the three calls once, and one reading has no delta)
 SELECT pgs_stmt_work(7);
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
 SELECT pgs_stmt_work(8);
+SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
 SELECT pgs_stmt_work(9);
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid));
 SELECT max(sample_id) AS d FROM pg_stat_statements_history \gset
