@@ -190,6 +190,10 @@ WHERE query = 'SELECT pgs_stmt_work($1), $2, $3' AND toplevel \gset
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
 SELECT pgs_stmt_work(2), 3, 3;
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
+-- (archived before the reset, with its text: a statement first archived
+-- after it has none that day, section 3b)
+SELECT max(sample_id) AS b3a FROM pg_stat_statements_history \gset
+SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b3a));
 SELECT pg_stat_statements_reset() IS NOT NULL AS pgss_reset;
 SELECT count(*) AS pgss_entries FROM pg_stat_statements
 WHERE queryid IN (:qid, :qid3);
