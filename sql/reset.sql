@@ -44,6 +44,9 @@ SELECT min(sample_id) > :before_max AS ids_go_on FROM pg_stat_statements_history
 -- texts: three statements with texts of their own are sampled, then a
 -- cursor over this session's sleeping rows (no sort: rows are read as they
 -- are fetched) reads one row, the history is reset, and it reads the rest.
+-- The row read before the reset is the oldest: a statement sampled before
+-- the three (its text not counted) makes sure it is none of theirs.
+SELECT 0 AS zero FROM pgs_sleep_until_sampled() /* read first */;
 SELECT 1 AS one FROM pgs_sleep_until_sampled() /* before the reset: one */;
 SELECT 2 AS two FROM pgs_sleep_until_sampled() /* before the reset: two */;
 SELECT 3 AS three FROM pgs_sleep_until_sampled() /* before the reset: three */;
