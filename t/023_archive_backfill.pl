@@ -34,9 +34,14 @@ ok( $node->poll_query_until('postgres', q{
 		SELECT count(*) >= 5 FROM pg_active_session_history
 		WHERE query LIKE '%bf-waiter%' AND wait_event_type = 'Lock' AND queryid IS NULL}),
 	'the waiter is sampled without a query id');
-# The archiver goes on meanwhile with what came before.
-my $first = $node->safe_psql('postgres', q{
-	SELECT min(sample_id) FROM pg_active_session_history WHERE query LIKE '%bf-waiter%'});
+# The archiver goes on meanwhile with what came before.  (The waiter's rows
+# are told by its pid: the polls' own texts name bf-waiter too, and one of
+# them may be sampled before the waiter's statement began.)
+my $waiter_pid = $node->safe_psql('postgres', q{
+	SELECT min(pid) FROM pg_active_session_history
+	WHERE query LIKE '%bf-waiter%' AND wait_event_type = 'Lock'});
+my $first = $node->safe_psql('postgres',
+	"SELECT min(sample_id) FROM pg_active_session_history WHERE pid = $waiter_pid");
 ok( $node->poll_query_until('postgres',
 		"SELECT last_sample_id = $first - 1 FROM pgsentinel_archive_state"),
 	'the samples before the waiter are archived');
