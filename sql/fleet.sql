@@ -161,6 +161,20 @@ SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_serve
                                    current_date - 40, current_date - 40) AS old_day_made;
 SELECT string_agg(regexp_replace(relname, '_[0-9]+_[0-9]{8}$', '_N_DAY'), ', ' ORDER BY relname) AS old_day
   FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
+-- a day whose tables are in use (another session inserting: an apply
+-- worker) is not waited for but dropped at a later tick
+SELECT fleet_ext.dblink_connect('fleet_holder', :'here' || ' dbname=' || current_database());
+SELECT fleet_ext.dblink_exec('fleet_holder', format(
+         'BEGIN; LOCK TABLE ONLY %I.pgsentinel_fleet_sample_%s IN ROW EXCLUSIVE MODE',
+         current_schema(), server_id))
+  FROM pgsentinel_fleet_server WHERE name = 'self';
+SET statement_timeout = '60s';
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+RESET statement_timeout;
+SELECT string_agg(regexp_replace(relname, '_[0-9]+_[0-9]{8}$', '_N_DAY'), ', ' ORDER BY relname) AS old_day_left
+  FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
+SELECT fleet_ext.dblink_exec('fleet_holder', 'COMMIT');
+SELECT fleet_ext.dblink_disconnect('fleet_holder');
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 SELECT count(*) AS old_day_left FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
 SELECT pgsentinel_fleet_pull('nope');

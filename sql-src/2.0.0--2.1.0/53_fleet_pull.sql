@@ -401,9 +401,15 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    -- retention: whole days of one server, never a DELETE
+    -- Retention: whole days of one server, never a DELETE.  A day is
+    -- dropped only if its table and the server's table above it can be
+    -- locked at once, else at a later tick: an apply worker inserts into
+    -- several of these tables in one transaction, and a DROP waiting for
+    -- one of them while holding another could deadlock with it.
     FOR f IN EXECUTE format($q$
-        SELECT format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
+        SELECT format('LOCK TABLE ONLY %%I.%%I, %%I.%%I IN ACCESS EXCLUSIVE MODE NOWAIT',
+                      $1, p.relname, $1, c.relname) AS lock,
+               format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
           FROM %1$I.pgsentinel_fleet_server v
           JOIN pg_class p ON p.relnamespace = $2
            AND p.relname IN ('pgsentinel_fleet_sample_' || v.server_id,
@@ -418,7 +424,12 @@ BEGIN
                <= (timezone('UTC', now() - v.retention))::date
          ORDER BY c.relname$q$, s)
         USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s) LOOP
-        EXECUTE f.ddl;
+        BEGIN
+            EXECUTE f.lock;
+            EXECUTE f.ddl;
+        EXCEPTION WHEN lock_not_available THEN
+            NULL;
+        END;
     END LOOP;
     RETURN pulled;
 END
