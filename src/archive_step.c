@@ -33,6 +33,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -486,6 +487,13 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
  * (sessions' and blocking trees' rollups both ways).
  * $2 is the schema's OID.  Returns the DDL of those
  * missing; $3 is the schema's name.
+ *
+ * A partition is made apart, then attached: ATTACH PARTITION takes a lock
+ * on the parent that neither readers nor inserts wait for, nor it for
+ * them, where CREATE TABLE ... PARTITION OF takes an exclusive one: it
+ * would wait for the longest report reading the archive, with every new
+ * reader and the archive's steps queued behind it, and could deadlock
+ * with a repository's apply worker inserting into two parents.
  */
 static const char *const create_sql =
 "WITH days AS ("
@@ -519,23 +527,26 @@ static const char *const create_sql =
 "                 ('pgsentinel_rollup_hour_observed'),"
 "                 ('pgsentinel_rollup_session_hour'),"
 "                 ('pgsentinel_rollup_blocking_hour')) p(parent))"
-"SELECT format('CREATE TABLE %I.%I PARTITION OF %I.%I"
-"               FOR VALUES FROM (%L) TO (%L)',"
-"              $3, w.name, $3, w.parent, w.lo, w.hi)"
-"  FROM want w"
+"SELECT x.ddl"
+"  FROM want w,"
+"       LATERAL (VALUES (1, format('CREATE TABLE %I.%I (LIKE %I.%I)',"
+"                                  $3, w.name, $3, w.parent)),"
+"                       (2, format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I"
+"                                   FOR VALUES FROM (%L) TO (%L)',"
+"                                  $3, w.parent, $3, w.name, w.lo, w.hi))) x(step, ddl)"
 " WHERE NOT EXISTS (SELECT FROM pg_class c"
 "                    WHERE c.relname = w.name AND c.relnamespace = $2)"
-" ORDER BY w.name";
+" ORDER BY w.name, x.step";
 
 /*
  * The partitions past their retention: raw days ending before $1, minute
  * rollup days ending before $2, hour rollup months ending before $3.
  * Partitions are recognized by their parent and their name's date suffix;
  * other tables attached by a user are left alone.  $4 is the schema's
- * OID, $5 its name.
+ * OID, $5 its name.  Returns the DDL, the partition and its parent.
  */
 static const char *const drop_sql =
-"SELECT format('DROP TABLE %I.%I', $5, c.relname)"
+"SELECT format('DROP TABLE %I.%I', $5, c.relname), c.oid, p.oid"
 "  FROM pg_inherits i"
 "  JOIN pg_class c ON c.oid = i.inhrelid"
 "  JOIN pg_class p ON p.oid = i.inhparent"
@@ -564,28 +575,81 @@ static const char *const drop_sql =
 "       ELSE false END"
 " ORDER BY c.relname";
 
-/* Run each statement a query returned (one text column). */
+/*
+ * Run each statement a query returned (a text column).  With locked, the
+ * query also returns a partition and its parent (OIDs): its statement runs
+ * only if both can be locked at once, and is left for a later call
+ * otherwise; *skipped counts those left.  Waiting for one while holding
+ * the other could deadlock with a session inserting into both parents,
+ * and the exclusive lock a DROP waits for would queue every reader behind
+ * the longest one.  Returns the statements run.
+ */
 static int
-run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args)
+run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args,
+				 bool locked, int *skipped)
 {
 	List	   *ddl = NIL;
+	List	   *partitions = NIL;
+	List	   *parents = NIL;
 	ListCell   *lc;
+	ListCell   *lc_part = NULL;
+	ListCell   *lc_parent = NULL;
 	int			ret;
+	int			run = 0;
 	uint64		i;
 
 	ret = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
 	for (i = 0; i < SPI_processed; i++)
-		ddl = lappend(ddl, SPI_getvalue(SPI_tuptable->vals[i],
-										SPI_tuptable->tupdesc, 1));
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		ddl = lappend(ddl, SPI_getvalue(tuple, desc, 1));
+		if (locked)
+		{
+			partitions = lappend_oid(partitions,
+									 DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull)));
+			parents = lappend_oid(parents,
+								  DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull)));
+		}
+	}
+	if (locked)
+	{
+		lc_part = list_head(partitions);
+		lc_parent = list_head(parents);
+	}
 	foreach(lc, ddl)
 	{
+		if (locked)
+		{
+			Oid			partition = lfirst_oid(lc_part);
+			Oid			parent = lfirst_oid(lc_parent);
+			bool		free;
+
+			lc_part = lnext(partitions, lc_part);
+			lc_parent = lnext(parents, lc_parent);
+			free = ConditionalLockRelationOid(parent, AccessExclusiveLock);
+			if (free &&
+				!ConditionalLockRelationOid(partition, AccessExclusiveLock))
+			{
+				UnlockRelationOid(parent, AccessExclusiveLock);
+				free = false;
+			}
+			if (!free)
+			{
+				(*skipped)++;
+				continue;
+			}
+		}
 		ret = SPI_execute((char *) lfirst(lc), false, 0);
 		if (ret != SPI_OK_UTILITY)
 			elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
+		run++;
 	}
-	return list_length(ddl);
+	return run;
 }
 
 /* Midnight UTC of the day of t, as a date. */
@@ -600,13 +664,14 @@ utc_day(TimestampTz t)
 
 /*
  * Create the partitions from the day of "from" to tomorrow, and drop those
- * past their retention (settings in minutes, counted from now).  Returns
- * the partitions created and dropped.  Same caller rules as
- * pgs_archive_step(), but schema is the name, not quoted.
+ * past their retention (settings in minutes, counted from now) that no
+ * one else holds; *busy counts those left to a later call.  Returns the
+ * partitions created, and those dropped in *dropped.  Same caller rules
+ * as pgs_archive_step(), but schema is the name, not quoted.
  */
 int
 pgs_archive_partitions(const char *schema, Oid nspid, TimestampTz from,
-					   int *dropped)
+					   int *dropped, int *busy)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	Oid			create_types[3] = {DATEOID, OIDOID, TEXTOID};
@@ -618,14 +683,18 @@ pgs_archive_partitions(const char *schema, Oid nspid, TimestampTz from,
 	create_args[0] = utc_day(from);
 	create_args[1] = ObjectIdGetDatum(nspid);
 	create_args[2] = CStringGetTextDatum(schema);
-	created = run_returned_ddl(create_sql, 3, create_types, create_args);
+	/* two statements a partition */
+	created = run_returned_ddl(create_sql, 3, create_types, create_args,
+							   false, NULL) / 2;
 
 	drop_args[0] = utc_day(now - (int64) pgs_archive_retention_min * USECS_PER_MINUTE);
 	drop_args[1] = utc_day(now - (int64) pgs_archive_minute_retention_min * USECS_PER_MINUTE);
 	drop_args[2] = utc_day(now - (int64) pgs_archive_hour_retention_min * USECS_PER_MINUTE);
 	drop_args[3] = ObjectIdGetDatum(nspid);
 	drop_args[4] = CStringGetTextDatum(schema);
-	*dropped = run_returned_ddl(drop_sql, 5, drop_types, drop_args);
+	*busy = 0;
+	*dropped = run_returned_ddl(drop_sql, 5, drop_types, drop_args,
+								true, busy);
 	return created;
 }
 

@@ -381,6 +381,7 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due,
 				TimestampTz from = oldest_ring_sample();
 				TimestampTz stmt_from = pgs_archive_statements_oldest();
 				int			dropped;
+				int			busy;
 				int			created;
 
 				/* (an extension created again, an error): step anyway */
@@ -393,11 +394,11 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due,
 				created = pgs_archive_partitions(schema, nspid,
 												 Max(from == 0 ? start : from,
 													 oldest_kept),
-												 &dropped);
-				if (created > 0 || dropped > 0)
+												 &dropped, &busy);
+				if (created > 0 || dropped > 0 || busy > 0)
 					ereport(DEBUG1,
-							(errmsg("pgsentinel archiver created %d and dropped %d partitions",
-									created, dropped)));
+							(errmsg("pgsentinel archiver created %d and dropped %d partitions, %d in use left for later",
+									created, dropped, busy)));
 			}
 			end_work();
 			*partitions_due = false;

@@ -799,7 +799,7 @@ extern void pgs_archive_step(const char *schema, int keep_one_in,
 							 int max_samples, TimestampTz oldest_kept,
 							 PgsArchiveStepResult *result);
 extern int	pgs_archive_partitions(const char *schema, Oid nspid,
-								   TimestampTz from, int *dropped);
+								   TimestampTz from, int *dropped, int *busy);
 extern TimestampTz pgs_archive_oldest_kept(void);
 
 /* archive_statements.c */

@@ -295,7 +295,49 @@ $node->safe_psql('postgres', qq{
 	INSERT INTO pgsentinel_archive_text VALUES (to_date('$old', 'YYYYMMDD'), 1, 0, 'old text');
 	INSERT INTO pgsentinel_rollup_minute (bucket, db_time, rows)
 	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp), 1, 1)});
+# The archiver waits for no reader of the archive: while a long query
+# holds the samples' and texts' tables, a missing day is made (attached)
+# and archiving goes on; those tables' days past retention are left for a
+# later pass, the others dropped.
+my $tomorrow = $node->safe_psql('postgres',
+	"SELECT to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD')");
+$node->safe_psql('postgres', "DROP TABLE pgsentinel_archive_sample_$tomorrow");
+my $reader = pgs_start_bg($node,
+	'BEGIN; SELECT count(*) FROM pgsentinel_archive_sample; '
+	  . 'SELECT count(*) FROM pgsentinel_archive_text; '
+	  . 'SELECT pg_sleep(600) /* archive-reader */;');
+ok(pgs_wait_sessions($node, 1, '%archive-reader%'), 'a reader holds the archive');
+my $before_reader = $node->safe_psql('postgres',
+	'SELECT last_sample_id FROM pgsentinel_archive_state');
 # a reload makes the archiver look after its partitions at once
+$node->reload;
+ok( $node->poll_query_until('postgres', qq{
+		SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NOT NULL
+		   AND (SELECT count(*) FROM pg_class
+		         WHERE relname IN ('pgsentinel_archive_activity_$old',
+		                           'pgsentinel_archive_stmt_delta_$old',
+		                           'pgsentinel_archive_stmt_text_$old')) = 0
+		   AND (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)}),
+	'with a reader holding the archive, a day is made, others dropped, archiving goes on');
+is( $node->safe_psql('postgres', qq{
+		SELECT string_agg(relname, ', ' ORDER BY relname) FROM pg_class
+		 WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old')}),
+	"pgsentinel_archive_sample_$old, pgsentinel_archive_text_$old",
+	'the days of the tables in use are left');
+is( $node->safe_psql('postgres', qq{
+		SELECT (SELECT count(*) FROM pg_inherits
+		         WHERE inhrelid = 'pgsentinel_archive_sample_$tomorrow'::regclass
+		           AND inhparent = 'pgsentinel_archive_sample'::regclass),
+		       (SELECT count(*) FROM pg_index
+		         WHERE indrelid = 'pgsentinel_archive_sample_$tomorrow'::regclass)
+		       = (SELECT count(*) FROM pg_index
+		           WHERE indrelid = 'pgsentinel_archive_sample'::regclass)}),
+	'1|t', 'the day made is a partition of the samples, with their indexes');
+$node->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%archive-reader%' AND pid <> pg_backend_pid()"
+);
+pgs_stop_bg($reader);
+# once nobody holds them, the next pass drops them
 $node->reload;
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old', 'pgsentinel_archive_stmt_delta_$old', 'pgsentinel_archive_stmt_text_$old')"),
