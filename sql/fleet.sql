@@ -155,19 +155,22 @@ SELECT count(*) = 1 AS own_reports_work FROM pgsentinel_aas();
 RESET ROLE;
 DROP ROLE regress_fleet_reader;
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
--- retention: a day past it goes from every table partitioned by day
+-- retention: a day past it goes from every table partitioned by day.  The
+-- archiver ticks too (every 100 ms here): the day is made while another
+-- session holds the server's tables (inserting, as an apply worker does),
+-- so that no tick can drop it before it is looked at.  A tick does not
+-- wait for them (statement_timeout: a tick that waited would fail) but
+-- leaves the day to a later tick, which drops it once they are free.
 SELECT to_char(current_date - 40, 'YYYYMMDD') AS old_day \gset
-SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
-                                   current_date - 40, current_date - 40) AS old_day_made;
-SELECT string_agg(regexp_replace(relname, '_[0-9]+_[0-9]{8}$', '_N_DAY'), ', ' ORDER BY relname) AS old_day
-  FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
--- a day whose tables are in use (another session inserting: an apply
--- worker) is not waited for but dropped at a later tick
 SELECT fleet_ext.dblink_connect('fleet_holder', :'here' || ' dbname=' || current_database());
 SELECT fleet_ext.dblink_exec('fleet_holder', format(
-         'BEGIN; LOCK TABLE ONLY %I.pgsentinel_fleet_sample_%s IN ROW EXCLUSIVE MODE',
+         'BEGIN; LOCK TABLE ONLY %1$I.pgsentinel_fleet_sample_%2$s, %1$I.pgsentinel_fleet_activity_%2$s,
+                 %1$I.pgsentinel_fleet_text_%2$s, %1$I.pgsentinel_fleet_stmt_delta_%2$s,
+                 %1$I.pgsentinel_fleet_stmt_text_%2$s IN ROW EXCLUSIVE MODE',
          current_schema(), server_id))
   FROM pgsentinel_fleet_server WHERE name = 'self';
+SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
+                                   current_date - 40, current_date - 40) AS old_day_made;
 SET statement_timeout = '60s';
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 RESET statement_timeout;
@@ -176,7 +179,8 @@ SELECT string_agg(regexp_replace(relname, '_[0-9]+_[0-9]{8}$', '_N_DAY'), ', ' O
 SELECT fleet_ext.dblink_exec('fleet_holder', 'COMMIT');
 SELECT fleet_ext.dblink_disconnect('fleet_holder');
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
-SELECT count(*) AS old_day_left FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
+SELECT pgs_wait_for(format('NOT EXISTS (SELECT FROM pg_class WHERE relname LIKE %L)',
+                           'pgsentinel\_fleet\_%\_' || :'old_day'));
 SELECT pgsentinel_fleet_pull('nope');
 SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
 
