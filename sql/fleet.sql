@@ -181,6 +181,34 @@ SELECT fleet_ext.dblink_disconnect('fleet_holder');
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 SELECT pgs_wait_for(format('NOT EXISTS (SELECT FROM pg_class WHERE relname LIKE %L)',
                            'pgsentinel\_fleet\_%\_' || :'old_day'));
+-- a day dropped by another tick after this one listed it is skipped: an
+-- event trigger drops the samples' day when the tick drops the first one
+-- (the activities'), all in this transaction so that no other tick sees
+-- the day
+CREATE FUNCTION fleet_drop_ahead() RETURNS event_trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('fleet_test.drop_ahead', true) = 'on' THEN
+        PERFORM set_config('fleet_test.drop_ahead', 'off', true);
+        EXECUTE 'DROP TABLE ' || current_setting('fleet_test.sample_day');
+    END IF;
+END $$;
+CREATE EVENT TRIGGER fleet_drop_ahead ON sql_drop EXECUTE FUNCTION fleet_drop_ahead();
+BEGIN;
+SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
+                                   current_date - 40, current_date - 40) AS old_day_made;
+SELECT set_config('fleet_test.sample_day',
+                  format('%I.%I', current_schema(), 'pgsentinel_fleet_sample_' || server_id || '_' || :'old_day'),
+                  true) IS NOT NULL AS set,
+       set_config('fleet_test.drop_ahead', 'on', true) AS drop_ahead
+  FROM pgsentinel_fleet_server WHERE name = 'self';
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+SELECT current_setting('fleet_test.drop_ahead') AS drop_ahead,
+       count(*) AS old_day_left
+  FROM pg_class WHERE relname LIKE 'pgsentinel\_fleet\_%\_' || :'old_day';
+COMMIT;
+DROP EVENT TRIGGER fleet_drop_ahead;
+DROP FUNCTION fleet_drop_ahead();
 SELECT pgsentinel_fleet_pull('nope');
 SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
 

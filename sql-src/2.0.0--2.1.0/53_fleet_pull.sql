@@ -405,7 +405,8 @@ BEGIN
     -- dropped only if its table and the server's table above it can be
     -- locked at once, else at a later tick: an apply worker inserts into
     -- several of these tables in one transaction, and a DROP waiting for
-    -- one of them while holding another could deadlock with it.
+    -- one of them while holding another could deadlock with it.  A day
+    -- another tick (the archiver's) dropped since it was listed is gone.
     FOR f IN EXECUTE format($q$
         SELECT format('LOCK TABLE ONLY %%I.%%I, %%I.%%I IN ACCESS EXCLUSIVE MODE NOWAIT',
                       $1, p.relname, $1, c.relname) AS lock,
@@ -427,7 +428,7 @@ BEGIN
         BEGIN
             EXECUTE f.lock;
             EXECUTE f.ddl;
-        EXCEPTION WHEN lock_not_available THEN
+        EXCEPTION WHEN lock_not_available OR undefined_table THEN
             NULL;
         END;
     END LOOP;
