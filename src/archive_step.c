@@ -529,7 +529,8 @@ static const char *const create_sql =
 "                 ('pgsentinel_rollup_blocking_hour')) p(parent))"
 "SELECT x.ddl"
 "  FROM want w,"
-"       LATERAL (VALUES (1, format('CREATE TABLE %I.%I (LIKE %I.%I)',"
+"       LATERAL (VALUES (1, format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS"
+"                                   INCLUDING STORAGE INCLUDING COMPRESSION)',"
 "                                  $3, w.name, $3, w.parent)),"
 "                       (2, format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I"
 "                                   FOR VALUES FROM (%L) TO (%L)',"
@@ -543,10 +544,11 @@ static const char *const create_sql =
  * rollup days ending before $2, hour rollup months ending before $3.
  * Partitions are recognized by their parent and their name's date suffix;
  * other tables attached by a user are left alone.  $4 is the schema's
- * OID, $5 its name.  Returns the DDL, the partition and its parent.
+ * OID, $5 its name.  Returns the DDL (IF EXISTS: one dropped by another
+ * session since it was listed is gone), the partition and its parent.
  */
 static const char *const drop_sql =
-"SELECT format('DROP TABLE %I.%I', $5, c.relname), c.oid, p.oid"
+"SELECT format('DROP TABLE IF EXISTS %I.%I', $5, c.relname), c.oid, p.oid"
 "  FROM pg_inherits i"
 "  JOIN pg_class c ON c.oid = i.inhrelid"
 "  JOIN pg_class p ON p.oid = i.inhparent"
@@ -627,18 +629,24 @@ run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args,
 		{
 			Oid			partition = lfirst_oid(lc_part);
 			Oid			parent = lfirst_oid(lc_parent);
-			bool		free;
+			bool		got;
 
 			lc_part = lnext(partitions, lc_part);
 			lc_parent = lnext(parents, lc_parent);
-			free = ConditionalLockRelationOid(parent, AccessExclusiveLock);
-			if (free &&
-				!ConditionalLockRelationOid(partition, AccessExclusiveLock))
+
+			/*
+			 * The partition first: an exclusive lock is logged for standbys,
+			 * which hold it to the commit even if released here, and the
+			 * old partition is the one no standby reader minds.
+			 */
+			got = ConditionalLockRelationOid(partition, AccessExclusiveLock);
+			if (got &&
+				!ConditionalLockRelationOid(parent, AccessExclusiveLock))
 			{
-				UnlockRelationOid(parent, AccessExclusiveLock);
-				free = false;
+				UnlockRelationOid(partition, AccessExclusiveLock);
+				got = false;
 			}
-			if (!free)
+			if (!got)
 			{
 				(*skipped)++;
 				continue;

@@ -61,6 +61,8 @@
 #define ARCHIVE_SIZE_EVERY_MS	(60 * 1000)
 /* Partitions are looked after at most this often (and at start). */
 #define ARCHIVE_PARTITIONS_EVERY_MS	(10 * 60 * 1000)
+/* Expired partitions in use are tried again this often. */
+#define ARCHIVE_BUSY_RETRY_MS	(60 * 1000)
 /* Shorter than the default 1 s: the archiver detects a deadlock first. */
 #define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
 
@@ -335,11 +337,12 @@ archive_bytes(Oid nspid)
 
 /*
  * One cycle.  Returns false when it could not archive (the state says
- * why).
+ * why).  After a partitions pass that left expired partitions in use,
+ * *busy_retry is when to try them again (0 otherwise).
  */
 static bool
-archive_cycle(bool *partitions_due, TimestampTz *size_due,
-			  uint64 *stmt_written)
+archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
+			  TimestampTz *size_due, uint64 *stmt_written)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	/* what outlives the cycle's transactions, freed whatever happens */
@@ -395,6 +398,9 @@ archive_cycle(bool *partitions_due, TimestampTz *size_due,
 												 Max(from == 0 ? start : from,
 													 oldest_kept),
 												 &dropped, &busy);
+				*busy_retry = busy == 0 ? 0 :
+					TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												ARCHIVE_BUSY_RETRY_MS);
 				if (created > 0 || dropped > 0 || busy > 0)
 					ereport(DEBUG1,
 							(errmsg("pgsentinel archiver created %d and dropped %d partitions, %d in use left for later",
@@ -509,6 +515,7 @@ pgsentinel_archiver_main(Datum main_arg)
 {
 	bool		partitions_due = true;
 	TimestampTz partitions_at = 0;
+	TimestampTz busy_retry = 0;
 	TimestampTz size_due = 0;
 	/* the statements ring's rows written as of the last statements step */
 	uint64		stmt_written = PG_UINT64_MAX;
@@ -556,7 +563,10 @@ pgsentinel_archiver_main(Datum main_arg)
 			partitions_due = true;
 			partitions_at = now;
 		}
-		(void) archive_cycle(&partitions_due, &size_due, &stmt_written);
+		if (busy_retry != 0 && now >= busy_retry)
+			partitions_due = true;
+		(void) archive_cycle(&partitions_due, &busy_retry, &size_due,
+							 &stmt_written);
 		/* a repository pulls its fleet's standbys (fleet.c) */
 		pgs_fleet_tick();
 

@@ -273,14 +273,29 @@ like(pgs_status($node, 'diagnosis'), qr/overwrote \d+ samples/, 'diagnosis names
 
 # 8. Retention: raw days older than pgsentinel_archive.retention are dropped
 # whole, texts and activities with them; the minute rollups of those days
-# (kept 30 days) stay.
+# (kept 30 days) stay.  And the archiver waits for no reader of the
+# archive: while a long query holds the samples' and texts' tables, a
+# missing day is made (attached) and archiving goes on; those tables' days
+# past retention are left for a later pass, the others dropped.  (The
+# reader holds its locks before the old days are made: no pass can drop
+# those two before the test looks.)
 my $old = $node->safe_psql('postgres',
 	"SELECT to_char(timezone('UTC', now())::date - 10, 'YYYYMMDD')");
+my $tomorrow = $node->safe_psql('postgres',
+	"SELECT to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD')");
+$node->safe_psql('postgres', "DROP TABLE pgsentinel_archive_sample_$tomorrow");
+my $reader = pgs_start_bg($node,
+	'BEGIN; LOCK TABLE pgsentinel_archive_sample, pgsentinel_archive_text IN ACCESS SHARE MODE; '
+	  . 'SELECT pg_sleep(600) /* archive-reader */;');
+ok(pgs_wait_sessions($node, 1, '%archive-reader%'), 'a reader holds the archive');
+# (attached: CREATE TABLE ... PARTITION OF would wait for the reader)
 $node->safe_psql('postgres', qq{
-	CREATE TABLE pgsentinel_archive_sample_$old PARTITION OF pgsentinel_archive_sample
+	CREATE TABLE pgsentinel_archive_sample_$old (LIKE pgsentinel_archive_sample);
+	ALTER TABLE pgsentinel_archive_sample ATTACH PARTITION pgsentinel_archive_sample_$old
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
-	CREATE TABLE pgsentinel_archive_text_$old PARTITION OF pgsentinel_archive_text
+	CREATE TABLE pgsentinel_archive_text_$old (LIKE pgsentinel_archive_text);
+	ALTER TABLE pgsentinel_archive_text ATTACH PARTITION pgsentinel_archive_text_$old
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
 	CREATE TABLE pgsentinel_archive_activity_$old PARTITION OF pgsentinel_archive_activity
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
@@ -295,18 +310,6 @@ $node->safe_psql('postgres', qq{
 	INSERT INTO pgsentinel_archive_text VALUES (to_date('$old', 'YYYYMMDD'), 1, 0, 'old text');
 	INSERT INTO pgsentinel_rollup_minute (bucket, db_time, rows)
 	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp), 1, 1)});
-# The archiver waits for no reader of the archive: while a long query
-# holds the samples' and texts' tables, a missing day is made (attached)
-# and archiving goes on; those tables' days past retention are left for a
-# later pass, the others dropped.
-my $tomorrow = $node->safe_psql('postgres',
-	"SELECT to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD')");
-$node->safe_psql('postgres', "DROP TABLE pgsentinel_archive_sample_$tomorrow");
-my $reader = pgs_start_bg($node,
-	'BEGIN; SELECT count(*) FROM pgsentinel_archive_sample; '
-	  . 'SELECT count(*) FROM pgsentinel_archive_text; '
-	  . 'SELECT pg_sleep(600) /* archive-reader */;');
-ok(pgs_wait_sessions($node, 1, '%archive-reader%'), 'a reader holds the archive');
 my $before_reader = $node->safe_psql('postgres',
 	'SELECT last_sample_id FROM pgsentinel_archive_state');
 # a reload makes the archiver look after its partitions at once
@@ -333,12 +336,13 @@ is( $node->safe_psql('postgres', qq{
 		       = (SELECT count(*) FROM pg_index
 		           WHERE indrelid = 'pgsentinel_archive_sample'::regclass)}),
 	'1|t', 'the day made is a partition of the samples, with their indexes');
+# (the reader's backend gone, its locks with it, before the reload)
 $node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%archive-reader%' AND pid <> pg_backend_pid()"
+	"SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE query LIKE '%archive-reader%' AND pid <> pg_backend_pid()"
 );
 pgs_stop_bg($reader);
-# once nobody holds them, the next pass drops them
-$node->reload;
+# once nobody holds them, the archiver's next try (a minute after it left
+# them, no reload) drops them
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old', 'pgsentinel_archive_stmt_delta_$old', 'pgsentinel_archive_stmt_text_$old')"),
 	'raw partitions past retention dropped, texts and statements included');
