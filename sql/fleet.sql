@@ -85,6 +85,18 @@ SELECT srvoptions @> '{connect_timeout=10}' AS connect_timeout
 -- pg_stat_statements (for the texts)
 SELECT string_agg(regexp_replace(relname, '[0-9]+', 'N'), ', ' ORDER BY relname) AS foreign_tables
   FROM pg_class WHERE relkind = 'f' AND relname LIKE 'pgsentinel\_fleet\_%';
+-- the archiver's tick (every 100 ms here) pulls a server added at once:
+-- wait for that pull, then for samples and statements' readings it did not
+-- take, so that this pull has some
+SELECT pgs_wait_for('(SELECT last_pull IS NOT NULL FROM pgsentinel_fleet_server WHERE name = ''self'')');
+SELECT pgs_wait_for($c$
+  EXISTS (SELECT FROM pgsentinel_samples()
+           WHERE sample_time > (SELECT coalesce(pulled_until, '-infinity')
+                                  FROM pgsentinel_fleet_server WHERE name = 'self'))
+  AND EXISTS (SELECT FROM pgsentinel_ring_statements
+               WHERE queryid IS NOT NULL
+                 AND ash_time > (SELECT coalesce(stmt_pulled_until, '-infinity')
+                                   FROM pgsentinel_fleet_server WHERE name = 'self'))$c$);
 SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_stored,
        statements_stored > 0 AS statements_pulled
   FROM pgsentinel_fleet_pull('self');

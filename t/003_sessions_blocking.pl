@@ -25,8 +25,9 @@ my $sleepers = pgs_start_sleepers($node, $nsleep, 120, 'sleep200');
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM (SELECT sample_id FROM pg_active_session_history WHERE wait_event = 'PgSleep' AND query LIKE '%sleep200%' GROUP BY sample_id HAVING count(*) >= $nsleep) s"),
 	"a sample holds all $nsleep sleeping sessions");
+# (the sleepers' own statement: this query's text names them too)
 my $first_full = $node->safe_psql('postgres',
-	"SELECT min(sample_id) FROM (SELECT sample_id FROM pg_active_session_history WHERE query LIKE '%sleep200%' GROUP BY sample_id HAVING count(*) >= $nsleep) s");
+	"SELECT min(sample_id) FROM (SELECT sample_id FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(120) /* sleep200%' GROUP BY sample_id HAVING count(DISTINCT pid) >= $nsleep) s");
 # Two seconds to measure the rate (for the record, below), and at least 20
 # samples after the first full one, waited for: a slow machine takes
 # longer, it is not a failure.

@@ -32,6 +32,7 @@ like(pgs_status($node, 'diagnosis'), qr/^ok; the ring has wrapped/,
 	'diagnosis says the ring has wrapped');
 
 # all checks on one copy of the ring
+my $taken_before = pgs_status($node, 'samples_taken');
 my $res = $node->safe_psql('postgres', q{
 WITH h AS MATERIALIZED (
   SELECT sample_id, pid, ash_time, query, ord
@@ -53,13 +54,16 @@ SELECT
   (SELECT nsleep <= 5 FROM s ORDER BY sample_id LIMIT 1),
   (SELECT count(*) FROM s WHERE ntime <> 1)
 });
+my $taken_during = pgs_status($node, 'samples_taken') - $taken_before;
 my ($rows, $dups, $ordered, $contig, $incomplete, $oldest_ok, $torn) =
   split /\|/, $res;
 # The copy is taken in 128 kB chunks, the lock released in between: a sample
 # written meanwhile overwrites the oldest rows, and the copy then keeps only
-# the newest contiguous part (src/ring.c, cursor_fetch).  One sample is 5
-# rows; a reader this short can lose at most a couple of them.
-cmp_ok($rows, '>=', 990, "the view returns the newest rows ($rows)");
+# the newest contiguous part (src/ring.c, cursor_fetch).  A sample is 5 rows
+# (7 with the readers): the copy loses at most the samples written while it
+# ran, however slow the machine.
+cmp_ok($rows, '>=', 1000 - 7 * ($taken_during + 1),
+	"the view returns the newest rows ($rows; $taken_during samples taken meanwhile)");
 cmp_ok($rows, '<=', 1000, 'never more than the capacity');
 is($dups, '0', 'no duplicate (pid, sample_id)');
 is($ordered, 't', 'rows come oldest first: sample_id and ash_time never go back');

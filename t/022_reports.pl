@@ -17,7 +17,10 @@ use PgsTest;
 
 my $node = pgs_node('reports',
 	conf => "pgsentinel_ash.sampling_period = 0.05\npgsentinel_ash.track_idle_trans = on\n"
-	  . "pgsentinel_archive.interval = 200ms\n");
+	  . "pgsentinel_archive.interval = 200ms\n"
+	  # every sample archived: the answers below average ten samples, not
+	  # the one or two in ten the default keeps
+	  . "pgsentinel_archive.keep_one_in = 1\n");
 $node->safe_psql('postgres',
 	'CREATE TABLE rep_t (id int PRIMARY KEY, v int); INSERT INTO rep_t VALUES (1, 0)');
 
