@@ -34,6 +34,7 @@ SELECT wait_event_type, wait_event, cmdtype,
        queryid <> nested_queryid AS ids_differ
 FROM pg_active_session_history
 WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep'
+ORDER BY sample_id DESC -- the call above's, not an older sleep's
 LIMIT 1;
 SELECT count(*) > 0 AS top_level_id_matches_pgss
 FROM pg_active_session_history h

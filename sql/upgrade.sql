@@ -26,6 +26,7 @@ SELECT pgs_sleep_until_sampled();
 SELECT wait_event_type, wait_event, cmdtype, state, queryid IS NOT NULL AS has_queryid
 FROM pg_active_session_history
 WHERE pid = pg_backend_pid() AND wait_event = 'PgSleep'
+ORDER BY ash_time DESC -- the call above's, not an older sleep's
 LIMIT 1;
 SELECT count(*) >= 0 AS statements_history_readable FROM pg_stat_statements_history;
 SELECT pid = pg_backend_pid() AS own_pid, queryid IS NOT NULL AS has_queryid, query, cmdtype
