@@ -14,6 +14,13 @@ SELECT has_table_privilege('public', 'pg_active_session_history', 'SELECT');
 
 -- A session burning CPU is sampled with 'CPU' as wait event type and name.
 SELECT pgs_spin_until_sampled();
+-- A sample taken while the statement was still parsed (a loaded machine)
+-- has no query id yet: the sampler completes it at a later sample.
+SELECT pgs_wait_for($$NOT EXISTS (
+    SELECT FROM pg_active_session_history
+    WHERE pid = pg_backend_pid()
+      AND top_level_query = 'SELECT pgs_spin_until_sampled();'
+      AND (queryid IS NULL OR cmdtype = 'UNKNOWN'))$$);
 SELECT wait_event_type, wait_event, state, cmdtype, backend_type,
        usename = current_user AS own_user, datname = current_database() AS own_db,
        application_name, client_port, client_addr,
