@@ -17,17 +17,21 @@ SELECT pg_stat_statements_reset() IS NOT NULL AS pgss_reset;
 SELECT pgs_wait_for($$(SELECT archive_state FROM pgsentinel_status()) = 'ok'$$);
 SELECT pgs_wait_for($$(SELECT pgssh_state FROM pgsentinel_status()) = 'ok'$$);
 
--- One call of this statement stays active until a sample saw it.
+-- One call of this statement stays active until a sample saw it executed
+-- (a row sampled while it was parsed has no query id: the statements
+-- history would not read its counters).
 CREATE FUNCTION pgs_stmt_work(n int) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
+    body_start timestamptz := clock_timestamp();
     deadline timestamptz := clock_timestamp() + interval '60 s';
 BEGIN
     LOOP
         PERFORM pg_sleep(0.01);
         EXIT WHEN EXISTS (SELECT FROM pg_active_session_history
                           WHERE pid = pg_backend_pid()
-                            AND query_start = statement_timestamp());
+                            AND query_start = statement_timestamp()
+                            AND ash_time >= body_start);
         IF clock_timestamp() > deadline THEN
             RAISE EXCEPTION 'this session was not sampled within 60 s';
         END IF;

@@ -37,12 +37,13 @@ SELECT pgs_wait_pgssh_state('ok');
 -- too when visible.
 CREATE FUNCTION pgssh_work() RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
+    body_start timestamptz := clock_timestamp();  -- executed: has its query id
     deadline timestamptz := clock_timestamp() + interval '60 s';
 BEGIN
     PERFORM pg_sleep(0.03);
     WHILE NOT EXISTS (SELECT FROM pg_active_session_history
                       WHERE pid = pg_backend_pid()
-                        AND ash_time >= statement_timestamp()
+                        AND ash_time >= body_start
                         AND coalesce(query_start, statement_timestamp())
                             = statement_timestamp()) LOOP
         IF clock_timestamp() > deadline THEN

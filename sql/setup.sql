@@ -60,10 +60,14 @@ END $$;
 
 -- Burn CPU until this session is seen on CPU in the history.  The sample
 -- seen is left in pgs.seen_sample: rows sampled after the function returned
--- (its statement still ending) are not those of the running function.
+-- (its statement still ending) are not those of the running function, and
+-- rows sampled before its body began (ash_time: when the sampler began
+-- reading the sessions) are of its statement being parsed or planned, with
+-- no query id or command type yet.
 CREATE FUNCTION pgs_spin_until_sampled() RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
+    body_start timestamptz := clock_timestamp();
     deadline timestamptz := clock_timestamp() + interval '60 s';
     x float8 := 0;
     seen bigint;
@@ -74,7 +78,7 @@ BEGIN
         END LOOP;
         SELECT max(sample_id) INTO seen FROM pg_active_session_history
         WHERE pid = pg_backend_pid() AND wait_event_type = 'CPU'
-          AND query_start = statement_timestamp();
+          AND query_start = statement_timestamp() AND ash_time >= body_start;
         PERFORM set_config('pgs.seen_sample', seen::text, false);
         EXIT WHEN seen IS NOT NULL;
         IF clock_timestamp() > deadline THEN

@@ -2,10 +2,13 @@
  *
  * queryid_backfill.c
  *		Query ids completed after the fact.  A statement that waits for a
- *		lock while it is parsed and analysed has no query id yet.  Its rows
- *		are remembered (pid, query_start, ring position) and completed at a
- *		later sample, once core has published the query id of that same
- *		execution, or once its backend has answered the sampler's request.
+ *		lock while it is parsed and analysed has no query id yet, and one
+ *		sampled while it is planned has no command type yet (that comes
+ *		with ExecutorStart or ProcessUtility).  Its rows are remembered
+ *		(pid, query_start, ring position) and completed at a later sample,
+ *		once core has published the query id of that same execution and
+ *		the backend its command type, or once its backend has answered the
+ *		sampler's request.
  *
  * This file owns both sides of that request (see PgsBackendSlot): the
  * sampler sets the request word of the backend's slot and reads the answer
@@ -46,6 +49,7 @@ typedef struct PendingBackfill
 	int32		pid;
 	int32		procno;			/* its PGPROC number, asked for the query id */
 	TimestampTz query_start;
+	uint64		queryid;		/* its query id, 0 while parsed */
 	uint32		text_hash;		/* pgs_statement_text_hash() of its text */
 } PendingBackfill;
 
@@ -59,6 +63,7 @@ typedef struct BackfillDecision
 	int64		sample_id;		/* the sample it is of */
 	int32		pid;			/* the statement: pid and start */
 	TimestampTz query_start;
+	uint64		known_queryid;	/* and its pending row's query id, if any */
 	bool		fill;			/* complete the rows with queryid, cmdtype */
 	bool		keep;			/* and keep them pending */
 	uint64		queryid;
@@ -278,9 +283,9 @@ pgs_room_for_pending(void)
 
 /*
  * Remember a row whose statement has no query id yet (it is being parsed:
- * waiting for a lock, most of the time), and ask its backend for the query
- * id: it answers at its next statement, and the answer outlives the
- * statement (see PgsBackendSlot).
+ * waiting for a lock, most of the time) or no command type yet (it is
+ * being planned), and ask its backend for them: it answers at its next
+ * statement, and the answer outlives the statement (see PgsBackendSlot).
  */
 void
 pgs_remember_pending(const AshRow *row, const SessionCopy *local,
@@ -311,6 +316,7 @@ pgs_remember_pending(const AshRow *row, const SessionCopy *local,
 	p->pid = row->pid;
 	p->procno = pgs_proc_number(proc);
 	p->query_start = row->query_start;
+	p->queryid = row->queryid;
 	p->text_hash = text->hash;
 	npending++;
 	pgs_request_query_id(p->procno, p->query_start);
@@ -340,6 +346,7 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 	SessionCopy *be;
 	PGPROC	   *proc;
 	bool		running;
+	bool		same_start;
 	PgsQueryIdAnswer answer;
 
 	d->fill = false;
@@ -361,7 +368,12 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 	if (be == NULL)
 		return;					/* gone: cannot be known any more */
 	running = be->state == STATE_RUNNING || be->state == STATE_FASTPATH;
-	if (be->activity_start != p->query_start)
+	same_start = be->activity_start == p->query_start;
+	if (p->queryid != 0)
+		d->queryid = p->queryid;
+	else if (same_start)
+		d->queryid = be->query_id;
+	else
 	{
 		/*
 		 * A newer statement start; with the extended query protocol, the
@@ -372,7 +384,7 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 			pgs_query_id_requested(p->procno, p->pid, p->query_start);
 		return;
 	}
-	if (be->query_id == 0)
+	if (d->queryid == 0)
 	{
 		/*
 		 * Still being analysed; or it ended without a query id (an error, a
@@ -382,8 +394,13 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 		d->keep = running;
 		return;
 	}
+
+	/*
+	 * The command type is the one the backend published for that query id:
+	 * a query id stands for one command type, so the backend's last
+	 * top-level statement may tell it even after the statement ended.
+	 */
 	d->fill = true;
-	d->queryid = be->query_id;
 	d->cmdtype = PGS_CMD_UNKNOWN;
 	proc = pgs_session_proc(be);
 	if (proc &&
@@ -394,8 +411,13 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 		else if (slot_copy->nested && slot_copy->exec_queryid == d->queryid)
 			d->cmdtype = slot_copy->exec_cmdtype;
 	}
-	/* analysed but not executing yet: the command type comes later */
-	d->keep = d->cmdtype == PGS_CMD_UNKNOWN && running;
+	/*
+	 * Analysed but not executing yet: the command type comes later, from
+	 * the slot or from the backend's answer once it executes.
+	 */
+	d->keep = d->cmdtype == PGS_CMD_UNKNOWN && running &&
+		(same_start ||
+		 pgs_query_id_requested(p->procno, p->pid, p->query_start));
 }
 
 /*
@@ -451,12 +473,14 @@ pgs_find_backfills(PgsBackfill **fills, uint64 ash_written, int64 sample_id)
 		if (p->procno >= 0 && p->procno < pgs_state->nslots)
 			d = &decisions[p->procno];
 		if (d == &one || d->sample_id != sample_id ||
-			d->pid != p->pid || d->query_start != p->query_start)
+			d->pid != p->pid || d->query_start != p->query_start ||
+			d->known_queryid != p->queryid)
 		{
 			decide(p, d);
 			d->sample_id = sample_id;
 			d->pid = p->pid;
 			d->query_start = p->query_start;
+			d->known_queryid = p->queryid;
 		}
 		if (d->fill)
 		{

@@ -474,8 +474,9 @@ take_sample(TimestampTz now)
 		row->period_us = (uint32) period;
 		nrows++;
 
-		/* remember rows whose statement has no query id yet */
-		if (row->queryid == 0 && row->query_start != 0 &&
+		/* remember rows whose statement has no query id or type yet */
+		if ((row->queryid == 0 || row->cmdtype == PGS_CMD_UNKNOWN) &&
+			row->query_start != 0 &&
 			row->backend_type == B_BACKEND && query_ids_on &&
 			pgs_room_for_pending())
 			pgs_remember_pending(row, &sessions[sampled[i]], row_index);

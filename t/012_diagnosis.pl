@@ -179,10 +179,10 @@ $bare->safe_psql('postgres', 'CREATE EXTENSION pgsentinel');
 my $bg = pgs_start_bg($bare, 'SELECT pg_sleep(600) /* nopgss */');
 ok(pgs_wait_sessions($bare, 1, '%nopgss%'), 'session sleeps (no pg_stat_statements)');
 ok( $bare->poll_query_until('postgres',
-		"SELECT count(*) >= 2 FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* nopgss%'"),
+		"SELECT count(*) >= 2 FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* nopgss%' AND wait_event = 'PgSleep'"),
 	'sampled without pg_stat_statements');
 is( $bare->safe_psql('postgres',
-		"SELECT bool_and(queryid IS NOT NULL AND queryid = (SELECT query_id FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(600) /* nopgss%')) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* nopgss%'"),
+		"SELECT bool_and(queryid IS NOT NULL AND queryid = (SELECT query_id FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(600) /* nopgss%')) FROM pg_active_session_history WHERE query LIKE 'SELECT pg_sleep(600) /* nopgss%' AND wait_event = 'PgSleep'"),
 	't', 'rows have the query id core computes (compute_query_id)');
 ok( $bare->poll_query_until('postgres',
 		"SELECT diagnosis ~ '^ok.*pg_stat_statements' FROM pgsentinel_status()"),

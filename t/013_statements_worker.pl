@@ -75,11 +75,13 @@ ok($node->poll_query_until('postgres', "SELECT pgssh_state = 'ok' FROM pgsentine
 $node->safe_psql('postgres', q{
 CREATE FUNCTION relaunch_probe() RETURNS void LANGUAGE plpgsql AS $$
 DECLARE deadline timestamptz := clock_timestamp() + interval '60 s';
+        body_start timestamptz := clock_timestamp();  -- executed: has its query id
 BEGIN
   LOOP
     PERFORM pg_sleep(0.01);
     EXIT WHEN EXISTS (SELECT 1 FROM pg_active_session_history
-                      WHERE pid = pg_backend_pid() AND query_start = statement_timestamp())
+                      WHERE pid = pg_backend_pid() AND query_start = statement_timestamp()
+                        AND ash_time >= body_start)
            OR clock_timestamp() > deadline;
   END LOOP;
 END $$});

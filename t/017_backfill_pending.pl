@@ -59,9 +59,10 @@ sub lock_rows_get_query_id
 {
 	my ($tag, $pgss_text, $what) = @_;
 	ok( $node->poll_query_until('postgres', qq{
-			SELECT bool_and(queryid IS NOT NULL) FROM pg_active_session_history
+			SELECT bool_and(queryid IS NOT NULL AND cmdtype <> 'UNKNOWN')
+			FROM pg_active_session_history
 			WHERE query LIKE '%$tag%' AND wait_event_type = 'Lock'}),
-		"$what: the lock-wait rows have a query id");
+		"$what: the lock-wait rows have a query id and command type");
 	is( $node->safe_psql('postgres', qq{
 			SELECT count(DISTINCT a.queryid) = 1 AND bool_and(a.queryid = s.queryid)
 				AND bool_and(a.cmdtype = 'UPDATE')
