@@ -83,6 +83,16 @@ typedef struct SubxactDepth
 static SubxactDepth subxact_stack[MAX_SUBXACT_TRACKED];
 static int	subxact_top = 0;
 
+/*
+ * The statement start of the client's top-level utility statement while it
+ * runs, else 0.  A utility that runs a query (CREATE TABLE AS, EXPLAIN
+ * ANALYZE, COPY (query) TO) may give the executor the client's own query
+ * string: that query is nested in the utility, not the client's next
+ * statement.  An error leaves it set; the client's next message starts at
+ * another time, to which it does not apply.
+ */
+static TimestampTz top_utility_start = 0;
+
 /* pgs_xact_callback is registered (once a non-top statement was seen) */
 static bool xact_callback_registered = false;
 
@@ -299,11 +309,15 @@ next_ExecutorStart(QueryDesc *queryDesc, int eflags)
 /*
  * Is this the client's own statement?  Its source text is the client's
  * query string; with the extended query protocol it is a copy of it (the
- * portal's), equal in content, and no other statement is open then.
+ * portal's), equal in content, and no other statement is open then.  Not
+ * the query a top-level utility statement of that string runs.
  */
 static bool
 is_client_statement(const char *source)
 {
+	if (top_utility_start != 0 &&
+		top_utility_start == GetCurrentStatementStartTimestamp())
+		return false;
 	return source == debug_query_string ||
 		(nest_depth == 0 && source != NULL && debug_query_string != NULL &&
 		 strcmp(source, debug_query_string) == 0);
@@ -361,15 +375,20 @@ pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   ParamListInfo params, QueryEnvironment *queryEnv,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
-	statement_opened(context == PROCESS_UTILITY_TOPLEVEL,
-					 pgs_queryid_from(pstmt->queryId), PGS_CMD_UTILITY,
+	bool		top = context == PROCESS_UTILITY_TOPLEVEL;
+
+	statement_opened(top, pgs_queryid_from(pstmt->queryId), PGS_CMD_UTILITY,
 					 queryString, pstmt->stmt_location, pstmt->stmt_len);
+	if (top)
+		top_utility_start = GetCurrentStatementStartTimestamp();
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 							params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	if (top)
+		top_utility_start = 0;
 	statement_closed();
 }
 

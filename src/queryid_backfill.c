@@ -355,7 +355,9 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 	switch (backend_answer(p, &answer))
 	{
 		case ANSWER_CANNOT_TELL:
-			return;
+			if (p->queryid == 0)
+				return;
+			break;				/* the slot may still tell its command type */
 		case ANSWER_FOUND:
 			d->fill = true;
 			d->queryid = answer.queryid;
@@ -400,7 +402,6 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 	 * a query id stands for one command type, so the backend's last
 	 * top-level statement may tell it even after the statement ended.
 	 */
-	d->fill = true;
 	d->cmdtype = PGS_CMD_UNKNOWN;
 	proc = pgs_session_proc(be);
 	if (proc &&
@@ -411,6 +412,8 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 		else if (slot_copy->nested && slot_copy->exec_queryid == d->queryid)
 			d->cmdtype = slot_copy->exec_cmdtype;
 	}
+	/* a row that has its query id changes only with its command type */
+	d->fill = p->queryid == 0 || d->cmdtype != PGS_CMD_UNKNOWN;
 	/*
 	 * Analysed but not executing yet: the command type comes later, from
 	 * the slot or from the backend's answer once it executes.
