@@ -376,6 +376,7 @@ pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
 	bool		top = context == PROCESS_UTILITY_TOPLEVEL;
+	TimestampTz outer_utility_start = top_utility_start;
 
 	statement_opened(top, pgs_queryid_from(pstmt->queryId), PGS_CMD_UTILITY,
 					 queryString, pstmt->stmt_location, pstmt->stmt_len);
@@ -387,8 +388,7 @@ pgs_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
-	if (top)
-		top_utility_start = 0;
+	top_utility_start = outer_utility_start;
 	statement_closed();
 }
 
