@@ -425,7 +425,8 @@ decide(const PendingBackfill *p, BackfillDecision *d)
 
 /*
  * The oldest sample taken after newer_than with rows still waiting for
- * their query id, and its time in *sample_time; 0 when no such row waits.
+ * their query id or command type, and its time in *sample_time; 0 when no
+ * such row waits.
  */
 int64
 pgs_oldest_pending_sample(TimestampTz *sample_time, TimestampTz newer_than)
