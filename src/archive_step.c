@@ -577,6 +577,14 @@ static const char *const drop_sql =
 "       ELSE false END"
 " ORDER BY c.relname";
 
+/* A statement run_returned_ddl() runs, and what it must lock first. */
+typedef struct ReturnedDdl
+{
+	char	   *ddl;
+	Oid			partition;		/* with locked only */
+	Oid			parent;
+} ReturnedDdl;
+
 /*
  * Run each statement a query returned (a text column).  With locked, the
  * query also returns a partition and its parent (OIDs): its statement runs
@@ -590,12 +598,8 @@ static int
 run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args,
 				 bool locked, int *skipped)
 {
-	List	   *ddl = NIL;
-	List	   *partitions = NIL;
-	List	   *parents = NIL;
-	ListCell   *lc;
-	ListCell   *lc_part = NULL;
-	ListCell   *lc_parent = NULL;
+	ReturnedDdl *todo;
+	uint64		ntodo;
 	int			ret;
 	int			run = 0;
 	uint64		i;
@@ -603,47 +607,40 @@ run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args,
 	ret = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
-	for (i = 0; i < SPI_processed; i++)
+	/* copied out: running a statement frees SPI_tuptable */
+	ntodo = SPI_processed;
+	todo = palloc0(sizeof(ReturnedDdl) * Max(ntodo, 1));
+	for (i = 0; i < ntodo; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
 
-		ddl = lappend(ddl, SPI_getvalue(tuple, desc, 1));
+		todo[i].ddl = SPI_getvalue(tuple, desc, 1);
 		if (locked)
 		{
-			partitions = lappend_oid(partitions,
-									 DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull)));
-			parents = lappend_oid(parents,
-								  DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull)));
+			todo[i].partition =
+				DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+			todo[i].parent =
+				DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
 		}
 	}
-	if (locked)
+	for (i = 0; i < ntodo; i++)
 	{
-		lc_part = list_head(partitions);
-		lc_parent = list_head(parents);
-	}
-	foreach(lc, ddl)
-	{
+		/*
+		 * The partition first: an exclusive lock is logged for standbys,
+		 * which hold it to the commit even if released here, and the old
+		 * partition is the one no standby reader minds.
+		 */
 		if (locked)
 		{
-			Oid			partition = lfirst_oid(lc_part);
-			Oid			parent = lfirst_oid(lc_parent);
-			bool		got;
+			bool		got = ConditionalLockRelationOid(todo[i].partition,
+														 AccessExclusiveLock);
 
-			lc_part = lnext(partitions, lc_part);
-			lc_parent = lnext(parents, lc_parent);
-
-			/*
-			 * The partition first: an exclusive lock is logged for standbys,
-			 * which hold it to the commit even if released here, and the
-			 * old partition is the one no standby reader minds.
-			 */
-			got = ConditionalLockRelationOid(partition, AccessExclusiveLock);
 			if (got &&
-				!ConditionalLockRelationOid(parent, AccessExclusiveLock))
+				!ConditionalLockRelationOid(todo[i].parent, AccessExclusiveLock))
 			{
-				UnlockRelationOid(partition, AccessExclusiveLock);
+				UnlockRelationOid(todo[i].partition, AccessExclusiveLock);
 				got = false;
 			}
 			if (!got)
@@ -652,11 +649,12 @@ run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args,
 				continue;
 			}
 		}
-		ret = SPI_execute((char *) lfirst(lc), false, 0);
+		ret = SPI_execute(todo[i].ddl, false, 0);
 		if (ret != SPI_OK_UTILITY)
 			elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
 		run++;
 	}
+	pfree(todo);
 	return run;
 }
 
