@@ -20,7 +20,8 @@
  * pgsentinel_status() with its remedy; the next cycle tries again from the
  * same watermark, as far back as the ring still holds.
  *
- * SIGTERM ends the worker quietly (exit code 0), as the statements worker.
+ * SIGTERM cancels the step under way, rolled back whole, and ends the worker
+ * quietly (exit code 0), as the statements worker (db_worker.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -182,28 +183,6 @@ archiver_exit(int code, Datum arg)
 	pgs_unlock_exclusive();
 }
 
-/* Open a transaction with SPI, a snapshot and our search path. */
-static void
-begin_work(void)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
-							 true, ERROR, false);
-}
-
-static void
-end_work(void)
-{
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
 /* The schema an extension is in (core exports no such lookup before 16). */
 static Oid
 extension_schema(Oid extoid)
@@ -362,18 +341,18 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 		TimestampTz oldest_kept = pgs_archive_oldest_kept();
 		bool		found;
 
-		begin_work();
+		pgs_db_work_begin();
 		if (RecoveryInProgress())
 		{
 			set_state(PGS_ARCHIVE_STANDBY,
 					  "standby: the primary archives");
-			end_work();
+			pgs_db_work_commit();
 			ok = false;
 		}
 		else if (!(found = find_archive(&nspid, &schema, partitions_due,
 									 cycle_cxt)))
 		{
-			end_work();
+			pgs_db_work_commit();
 			ok = false;
 		}
 		else
@@ -406,7 +385,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 							(errmsg("pgsentinel archiver created %d and dropped %d partitions, %d in use left for later",
 									created, dropped, busy)));
 			}
-			end_work();
+			pgs_db_work_commit();
 			*partitions_due = false;
 
 			quoted = MemoryContextStrdup(cycle_cxt, quote_identifier(schema));
@@ -415,7 +394,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			{
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 
-				begin_work();
+				pgs_db_work_begin();
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
 				/* one step at a time: a manual one waits for ours */
 				snprintf(lock_sql, sizeof(lock_sql),
@@ -434,7 +413,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 					*size_due = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 															ARCHIVE_SIZE_EVERY_MS);
 				}
-				end_work();
+				pgs_db_work_commit();
 
 				(void) pgs_lock_exclusive();
 				pgs_state->archive_samples += r.samples_kept;
@@ -462,14 +441,14 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 				PgsArchiveStmtResult sr;
 
-				begin_work();
+				pgs_db_work_begin();
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive statements");
 				snprintf(lock_sql, sizeof(lock_sql),
 						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",
 						 quoted);
 				SPI_execute(lock_sql, false, 0);
 				pgs_archive_statements_step(quoted, oldest_kept, &sr);
-				end_work();
+				pgs_db_work_commit();
 				*stmt_written = sr.ring_written;
 			}
 
@@ -495,11 +474,14 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
-		snprintf(msg, sizeof(msg), "archiving failed: %s (%s)",
-				 edata->message, remedy(edata->sqlerrcode));
-		set_state(PGS_ARCHIVE_FAILING, msg);
+		pgs_db_work_abort();
+		/* a step cancelled by SIGTERM did not fail: the worker exits */
+		if (!ShutdownRequestPending)
+		{
+			snprintf(msg, sizeof(msg), "archiving failed: %s (%s)",
+					 edata->message, remedy(edata->sqlerrcode));
+			set_state(PGS_ARCHIVE_FAILING, msg);
+		}
 		FreeErrorData(edata);
 		*partitions_due = true;
 		ok = false;
@@ -521,7 +503,7 @@ pgsentinel_archiver_main(Datum main_arg)
 	uint64		stmt_written = PG_UINT64_MAX;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGTERM, pgs_db_worker_sigterm);
 	BackgroundWorkerUnblockSignals();
 
 	(void) pgs_lock_exclusive();
@@ -568,7 +550,8 @@ pgsentinel_archiver_main(Datum main_arg)
 		(void) archive_cycle(&partitions_due, &busy_retry, &size_due,
 							 &stmt_written);
 		/* a repository pulls its fleet's standbys (fleet.c) */
-		pgs_fleet_tick();
+		if (!ShutdownRequestPending)
+			pgs_fleet_tick();
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -4,16 +4,44 @@
  *		What the two workers that connect to pgsentinel.db_name (the
  *		statements worker and the archiver) share: the sampler launches
  *		each and launches it again when it exits, after a delay that
- *		doubles while it keeps exiting; each opens its session the same way.
+ *		doubles while it keeps exiting; each opens its session the same way,
+ *		runs its work in transactions the same way, and ends the same way on
+ *		SIGTERM.
+ *
+ * SIGTERM (a fast or smart shutdown, pg_terminate_backend) must never wait
+ * for the work under way: an archiving step may hold thousands of samples,
+ * a statements step reads the whole statements ring, a partition may wait
+ * for a lock.  So while a worker's transaction runs (pgs_db_work_begin()
+ * to pgs_db_work_commit() or pgs_db_work_abort()), SIGTERM also cancels the
+ * statement it runs, as pg_cancel_backend does: the next
+ * CHECK_FOR_INTERRUPTS() -- in a lock wait, an executor loop, a ring
+ * reader's loop -- raises "canceling statement", the worker's error
+ * handler rolls the whole transaction back (rows and watermark together:
+ * nothing is archived twice or lost, the next start goes on from the
+ * watermark) and its loop exits with code 0, quietly.  Outside a
+ * transaction SIGTERM only sets ShutdownRequestPending and the latch, as
+ * SignalHandlerForShutdownRequest does, and the loop exits at its top: a
+ * cancel there would have no handler to catch it and would end the worker
+ * with a FATAL.  The one wait this cannot end is a libpq call that core's
+ * dblink makes without checking for interrupts (PostgreSQL 15 and 16): a
+ * fleet pull from a source that does not answer, bounded by the pull's
+ * connect_timeout and keepalives (fleet.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <signal.h>
+
+#include "access/xact.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "pgsentinel.h"
@@ -22,6 +50,86 @@
 #define RELAUNCH_MAX_MS			(5 * 60 * 1000)
 /* A lock on one of our tables or pg_stat_statements is waited for this long. */
 #define DB_WORKER_LOCK_TIMEOUT	"10s"
+
+/* A transaction of the worker runs: SIGTERM cancels it. */
+static volatile sig_atomic_t work_running = false;
+
+/* Ask the running statement to stop at its next CHECK_FOR_INTERRUPTS(). */
+static void
+cancel_work(void)
+{
+	QueryCancelPending = true;
+	InterruptPending = true;
+}
+
+/* The SIGTERM handler of the workers: see the head of this file. */
+void
+pgs_db_worker_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	ShutdownRequestPending = true;
+	if (work_running)
+		cancel_work();
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/*
+ * Start a transaction of the worker with SPI, a snapshot and a search path
+ * of pg_catalog alone.  A shutdown requested just before it cancels it at
+ * once.
+ */
+void
+pgs_db_work_begin(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	work_running = true;
+	if (ShutdownRequestPending)
+		cancel_work();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, ERROR, false);
+}
+
+/*
+ * No cancel may outlive the transaction: one left pending would be raised
+ * where no handler catches it.  The shutdown it stood for stays in
+ * ShutdownRequestPending.  work_running is cleared first, so that a SIGTERM
+ * arriving in between cannot set the cancel again.
+ */
+static void
+work_done(void)
+{
+	work_running = false;
+	QueryCancelPending = false;
+}
+
+/* Commit the worker's transaction. */
+void
+pgs_db_work_commit(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	work_done();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * Roll the worker's transaction back, from its error handler (after
+ * FlushErrorState()).
+ */
+void
+pgs_db_work_abort(void)
+{
+	work_done();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
 
 /*
  * Called by the sampler after each sample: launch the worker of l if it

@@ -19,6 +19,7 @@
 #include "access/xlog.h"
 #include "executor/spi.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -63,13 +64,7 @@ pgs_fleet_tick(void)
 	{
 		char	   *call = NULL;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		(void) set_config_option("search_path", "pg_catalog, pg_temp",
-								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
-								 true, ERROR, false);
+		pgs_db_work_begin();
 		(void) set_config_option("statement_timeout", FLEET_TICK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, ERROR, false);
@@ -81,10 +76,7 @@ pgs_fleet_tick(void)
 			if (SPI_execute(call, false, 0) != SPI_OK_SELECT)
 				elog(ERROR, "pgsentinel fleet tick: unexpected result");
 		}
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		pgs_db_work_commit();
 	}
 	PG_CATCH();
 	{
@@ -93,10 +85,11 @@ pgs_fleet_tick(void)
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
-		ereport(LOG,
-				(errmsg("pgsentinel fleet tick failed: %s", edata->message)));
+		pgs_db_work_abort();
+		/* a tick cancelled by SIGTERM did not fail: the worker exits */
+		if (!ShutdownRequestPending)
+			ereport(LOG,
+					(errmsg("pgsentinel fleet tick failed: %s", edata->message)));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();

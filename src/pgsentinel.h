@@ -793,6 +793,10 @@ typedef enum PgsLaunch
 extern PgsLaunch pgs_supervise_db_worker(PgsWorkerLauncher *l, bool healthy);
 extern void pgs_db_worker_connect(const char *appname);
 extern void pgs_db_worker_set(const char *name, const char *value);
+extern void pgs_db_worker_sigterm(SIGNAL_ARGS);
+extern void pgs_db_work_begin(void);
+extern void pgs_db_work_commit(void);
+extern void pgs_db_work_abort(void);
 
 /* archive_step.c */
 extern void pgs_archive_step(const char *schema, int keep_one_in,

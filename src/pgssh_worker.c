@@ -23,10 +23,10 @@
  * at most every RECHECK_MIN_MS while requests wait, every RECHECK_MS
  * otherwise.
  *
- * SIGTERM (server shutdown, pg_terminate_backend) ends the worker at the top
- * of its loop, quietly, with exit code 0: the sampler launches it again if
- * the server is not shutting down.  Its own session has a lock_timeout, so
- * that a reading can never hold a shutdown up.
+ * SIGTERM (server shutdown, pg_terminate_backend) cancels a reading under
+ * way (db_worker.c) and ends the worker at the top of its loop, quietly,
+ * with exit code 0: the sampler launches it again if the server is not
+ * shutting down.
  *
  * A reading costs about 2 us per pg_stat_statements entry, whatever is
  * kept (pg_stat_statements(false) builds every entry).  So that a large
@@ -384,18 +384,13 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 		TimestampTz start = GetCurrentTimestamp();
 		int			n = 0;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		SPI_connect();
-		PushActiveSnapshot(GetTransactionSnapshot());
+		pgs_db_work_begin();
 
 		ok = read_plan != NULL || prepare_read_plan();
 		if (ok && have_request)
 			n = read_counters(nkeys, sample_id, ash_time);
 
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		pgs_db_work_commit();
 
 		if (ok)
 		{
@@ -416,15 +411,19 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		AbortCurrentTransaction();
+		pgs_db_work_abort();
 		if (read_plan != NULL)
 		{
 			SPI_freeplan(read_plan);
 			read_plan = NULL;
 		}
-		snprintf(msg, sizeof(msg), "reading pg_stat_statements failed: %s",
-				 edata->message);
-		pgssh_set_state(PGSSH_FAILING, msg);
+		/* a reading cancelled by SIGTERM did not fail: the worker exits */
+		if (!ShutdownRequestPending)
+		{
+			snprintf(msg, sizeof(msg), "reading pg_stat_statements failed: %s",
+					 edata->message);
+			pgssh_set_state(PGSSH_FAILING, msg);
+		}
 		FreeErrorData(edata);
 		ok = false;
 	}
@@ -454,7 +453,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	int64		rest_us = 0;	/* for how long */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGTERM, pgs_db_worker_sigterm);
 	BackgroundWorkerUnblockSignals();
 
 	/* the request a previous worker did not take is ours to serve */
