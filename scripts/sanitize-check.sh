@@ -2,7 +2,8 @@
 # scripts/sanitize-check.sh -- the pg_regress and isolation suites under
 # AddressSanitizer and UndefinedBehaviorSanitizer (PostgreSQL 15).
 #
-#   scripts/sanitize-check.sh [--rebuild-pg]        (or: make sanitize-check)
+#   scripts/sanitize-check.sh [--rebuild-pg] [--build-only]
+#                                                   (or: make sanitize-check)
 #
 # 1. PostgreSQL 15 built from Debian's source package (the upstream tarball
 #    that `apt-get source postgresql-15` fetches; root adds a deb-src entry,
@@ -35,6 +36,10 @@
 # Signed overflow is not checked: PostgreSQL compiles with -fwrapv (defined
 # wrap-around), and so does the extension.
 #
+# --build-only does step 1 alone (scripts/test-all.sh runs it beside the
+# other suites, so that the sanitizer suite finds the build made) and exits
+# 0 when the build is there.
+#
 # Output: pg_regress's own summaries, the reports found, then as the last line
 # "N passed, N failed" (one per pg_regress / isolation test; one more failure
 # per suite with a sanitizer report or crash; a build failure counts as one).
@@ -56,9 +61,11 @@ set -uo pipefail
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 
 REBUILD=
+BUILD_ONLY=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rebuild-pg) REBUILD=1; shift ;;
+	--build-only) BUILD_ONLY=1; shift ;;
 	-h | --help) sed -n '2,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown argument: $1" >&2; exit 2 ;;
 	esac
@@ -397,6 +404,7 @@ else
 	san_ensure_build_deps
 	san_build_pg
 fi
+[ -z "$BUILD_ONLY" ] || exit 0
 
 echo
 pgs_log "building pgsentinel with $SAN_PGC in $DIR"

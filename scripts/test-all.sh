@@ -36,15 +36,16 @@
 # root) and checks the picture; one pass or failure per check it prints.
 # --no-chromium skips it.
 #
-# When PostgreSQL 15 is tested, one more suite: scripts/sanitize-check.sh
+# When PostgreSQL 15 is tested, one more suite, last: scripts/sanitize-check.sh
 # (also `make sanitize-check`) runs the pg_regress and isolation tests again
 # on a PostgreSQL 15 built from source with AddressSanitizer and UBSan (built
-# once into /opt/pgsentinel-deps/pg15-sanitize, then reused) and fails on any
-# sanitizer report or crash even when every test passes.  --no-sanitize skips
+# once into /opt/pgsentinel-deps/pg15-sanitize, then reused; the build runs
+# niced beside the other suites from the start) and fails on any sanitizer
+# report or crash even when every test passes.  --no-sanitize skips
 # it; --sanitize-only runs it alone (and installs nothing into the system
 # PostgreSQL).
 #
-# Last, as root, scripts/test-debian.sh builds the Debian package
+# Before the sanitizer suite, as root, scripts/test-debian.sh builds the Debian package
 # postgresql-15-pgsentinel with dpkg-buildpackage from `git archive HEAD`,
 # installs it, runs a sample on a cluster using the packaged library and
 # removes it (--no-debian skips it).
@@ -149,16 +150,37 @@ fi
 pgs_setup_user
 pgs_prepare_build_root
 
-# On an interrupt, stop the running suite (the process group of its timeout)
-# and the CPU load.
+# On an interrupt, stop the running suite (the process group of its timeout),
+# the sanitizer build beside it and the CPU load.
 SUITE_PID=
 LOAD_PIDS=()
+SAN_BUILD_PID=
 stop_cpu_load() {
 	[ ${#LOAD_PIDS[@]} -eq 0 ] || kill "${LOAD_PIDS[@]}" 2>/dev/null
 	LOAD_PIDS=()
 }
-trap 'stop_cpu_load; pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
-trap stop_cpu_load EXIT
+stop_background() {
+	stop_cpu_load
+	[ -z "$SAN_BUILD_PID" ] || kill -- -"$SAN_BUILD_PID" 2>/dev/null
+	SAN_BUILD_PID=
+}
+trap 'stop_background; pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
+trap stop_background EXIT
+
+# The sanitizer build of PostgreSQL 15 (about 15 minutes of both cores, once
+# per machine) shares nothing with the suites before the sanitizer suite:
+# it runs beside them from the start, niced so that they keep the CPU they
+# ask for, and the sanitizer suite waits for it (sanitize-check.sh's lock).
+# Two apt-get runs at once wait for each other instead of failing.
+if [ "$SANITIZE" = yes ]; then
+	APT_CONFIG=$PGS_BUILD_ROOT/apt-wait.conf
+	echo 'DPkg::Lock::Timeout "600";' >"$APT_CONFIG"
+	export APT_CONFIG
+	pgs_log "PostgreSQL 15 sanitizer build beside the suites (log: $PGS_BUILD_ROOT/pg15-sanitize-build.log)"
+	setsid nice -n 10 bash "$PGS_REPO/scripts/sanitize-check.sh" --build-only \
+		>"$PGS_BUILD_ROOT/pg15-sanitize-build.log" 2>&1 </dev/null &
+	SAN_BUILD_PID=$!
+fi
 if [ "$CPU_LOAD" = yes ]; then
 	# each spinner also ends when this script is gone, however it ended
 	for _ in $(seq "$(nproc)"); do
@@ -345,6 +367,20 @@ show_failure() {
 # PostgreSQL 15 with ASan/UBSan, builds the extension with it and runs the
 # pg_regress and isolation tests; its last line is "N passed, N failed".
 run_sanitize() {
+	if [ -n "$SAN_BUILD_PID" ]; then
+		# (bounded by the run's time, as a suite is)
+		local t0=$SECONDS
+		pgs_log "waiting for the sanitizer build beside the suites"
+		while kill -0 "$SAN_BUILD_PID" 2>/dev/null &&
+			{ [ "$TOTAL_TIMEOUT" = 0 ] || [ $((TOTAL_TIMEOUT - (SECONDS - START))) -gt 120 ]; }; do
+			sleep 5
+		done
+		kill -0 "$SAN_BUILD_PID" 2>/dev/null && kill -- -"$SAN_BUILD_PID" 2>/dev/null
+		wait "$SAN_BUILD_PID" ||
+			{ pgs_warn "the sanitizer build failed: last lines of its log"; tail -20 "$PGS_BUILD_ROOT/pg15-sanitize-build.log"; }
+		pgs_log "the sanitizer build is done ($((SECONDS - t0)) s waited)"
+		SAN_BUILD_PID=
+	fi
 	run_script_suite "PostgreSQL 15 sanitizer (regress + isolation)" pg15-sanitize \
 		"$SANITIZE_TIMEOUT" "$PGS_BUILD_ROOT/pg15-sanitize" \
 		bash "$PGS_REPO/scripts/sanitize-check.sh"
@@ -499,16 +535,11 @@ for v in "${VERSIONS[@]}"; do
 	SUMMARY+=("PostgreSQL $v: $((SECONDS - vstart)) s in total")
 done
 
-if [ "$SANITIZE" != no ]; then
-	for RUN in $(seq "$REPEAT"); do
-		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
-		run_sanitize
-	done
-fi
-# The Debian package (scripts/test-debian.sh), last: it installs
+# The Debian package (scripts/test-debian.sh), after the versions' suites
+# (before the sanitizer suite, whose build may still be running): it installs
 # postgresql-15-pgsentinel into the system's PostgreSQL 15 for a moment,
 # under the same install lock as the suites above, removes it and puts back
-# what it found there; nothing is installed after it.  Root only.
+# what it found there; nothing is installed into it after.  Root only.
 if [ "$DEBIAN" = yes ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]]; then
 	if pgs_is_root; then
 		run_script_suite "Debian package postgresql-15-pgsentinel" debian 1200 "" \
@@ -516,6 +547,12 @@ if [ "$DEBIAN" = yes ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]]; then
 	else
 		pgs_log "Debian package: not tested (needs root to install it; --no-debian to say so)"
 	fi
+fi
+if [ "$SANITIZE" != no ]; then
+	for RUN in $(seq "$REPEAT"); do
+		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
+		run_sanitize
+	done
 fi
 stop_cpu_load
 
