@@ -24,8 +24,8 @@
  * cancel there would have no handler to catch it and would end the worker
  * with a FATAL.  The one wait this cannot end is a libpq call that core's
  * dblink makes without checking for interrupts (PostgreSQL 15 and 16): a
- * fleet pull from a source that does not answer, bounded by the pull's
- * connect_timeout and keepalives (fleet.c).
+ * fleet pull from a source that stops answering in the middle of a query
+ * holds the worker until its connection fails (docs/fleet.md).
  *
  *-------------------------------------------------------------------------
  */
