@@ -195,9 +195,11 @@ cmp_ok( $node->safe_psql('postgres', q{
 
 # --- 4. a large ring saved at shutdown --------------------------------------
 
+push @sleepers, pgs_start_sleepers($node, 100, 3600, 'ring');
+ok( $node->poll_query_until('postgres',
+		"SELECT ash_rows >= 200000 FROM pgsentinel_status()"),
+	'the ring holds hundreds of thousands of rows');
 my $rows = pgs_status($node, 'ash_rows');
-note "the ring holds $rows rows";
-cmp_ok($rows, '>=', 100000, 'the ring holds hundreds of thousands of rows');
 stop_fast("a ring of $rows rows saved", 30);
 $node->start;
 cmp_ok(pgs_status($node, 'ash_rows'), '>=', $rows, 'the ring came back whole');
