@@ -71,6 +71,25 @@ DROP SERVER :"taken";
 -- a loopback pull: this server is its own fleet's "self".  The ring is
 -- emptied first: a full ring would overwrite the oldest pulled samples
 -- before they are compared with it below.
+-- A role that may create in the extension's schema plants overloads of our
+-- helpers that an untyped literal or NULL would prefer: the superuser's
+-- pgsentinel_fleet_add() below must not run them (docs/security.md).
+CREATE ROLE regress_fleet_mallory;
+GRANT CREATE ON SCHEMA public TO regress_fleet_mallory;
+SET ROLE regress_fleet_mallory;
+CREATE FUNCTION public.pgsentinel_fleet_needs(extension text) RETURNS name
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE 'ALTER ROLE regress_fleet_mallory SUPERUSER';
+    RETURN (SELECT n.nspname FROM pg_catalog.pg_extension e
+              JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = extension);
+END$$;
+CREATE FUNCTION public.pgsentinel_fleet_partitions(server integer, first_day text, last_day text)
+RETURNS integer
+LANGUAGE plpgsql AS $$BEGIN EXECUTE 'ALTER ROLE regress_fleet_mallory SUPERUSER'; RETURN 0; END$$;
+RESET ROLE;
+
 SELECT pgsentinel_reset() IS NOT NULL AS reset;
 SELECT pgs_wait_samples(5);
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
@@ -78,6 +97,11 @@ SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
 SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, removed
   FROM pgsentinel_fleet_servers;
+SELECT rolsuper AS mallory_became_superuser FROM pg_roles WHERE rolname = 'regress_fleet_mallory';
+DROP FUNCTION public.pgsentinel_fleet_needs(text),
+    public.pgsentinel_fleet_partitions(integer, text, text);
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_mallory;
+DROP ROLE regress_fleet_mallory;
 -- a pull gives up on a source that does not answer (connect_timeout)
 SELECT srvoptions @> '{connect_timeout=10}' AS connect_timeout
   FROM pg_foreign_server WHERE srvname LIKE 'pgsentinel\_fleet\_%';

@@ -399,14 +399,14 @@ BEGIN ATOMIC
 WITH obs AS (
     SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed,
            pgsentinel_window_seconds(since, until) AS secs
-      FROM pgsentinel_observed(since, until, 'hour', server) s
+      FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(by) IS NOT DISTINCT FROM by
 ), r AS (
     SELECT pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
            pg_catalog.sum(h.db_time) AS db_time
-      FROM pgsentinel_load(since, until, 'hour', by, dbname, username,
+      FROM pgsentinel_load(since, until, 'hour'::pg_catalog.text, by, dbname, username,
                            application, client, backend, query_id, wait_class,
                            event, session_pid, server) h
      GROUP BY 1
@@ -554,14 +554,14 @@ WITH w AS (
 ), l AS (
     SELECT w.label, w.since, w.ord,
            (SELECT pg_catalog.sum(h.db_time)
-              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour', NULL,
+              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour'::pg_catalog.text, NULL::pg_catalog.text,
                                    dbname, username, application, client,
                                    backend, query_id, wait_class, event,
                                    session_pid, server) h) AS db_time,
            o.observed, o.peak
       FROM w CROSS JOIN LATERAL (
            SELECT pg_catalog.sum(x.observed) AS observed, pg_catalog.max(x.peak) AS peak
-             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour', server) x) o
+             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour'::pg_catalog.text, server) x) o
 ), filtered AS (
     -- with a filter, the peak counts the rows of each sample that pass it,
     -- which no rollup keeps: read from rows

@@ -114,32 +114,32 @@ BEGIN
             'load', (SELECT to_jsonb(l) FROM (
                 SELECT a.db_time, a.aas, a.observed, a.coverage,
                        (SELECT coalesce(sum(o.samples), 0)::bigint
-                          FROM %1$I.pgsentinel_observed($1, $2, 'hour', $8) o) AS samples,
+                          FROM %1$I.pgsentinel_observed($1, $2, 'hour'::pg_catalog.text, $8) o) AS samples,
                        CASE WHEN $5 IS NULL
-                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour', $8) o)
+                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour'::pg_catalog.text, $8) o)
                             ELSE (SELECT max(c) FROM (SELECT count(*) AS c
                                                         FROM %1$I.pgsentinel_ash($1, $2, $5, server => $8)
                                                        GROUP BY ash_time, sample_id) x) END AS peak,
                        (SELECT count(DISTINCT pid)
-                          FROM %1$I.pgsentinel_load($1, $2, 'hour', 'session', $5, server => $8)) AS sessions
-                  FROM %1$I.pgsentinel_aas($1, $2, NULL, $5, server => $8) a) l),
+                          FROM %1$I.pgsentinel_load($1, $2, 'hour'::pg_catalog.text, 'session'::pg_catalog.text, $5, server => $8)) AS sessions
+                  FROM %1$I.pgsentinel_aas($1, $2, NULL::pg_catalog.text, $5, server => $8) a) l),
             'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
-                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5, server => $8) t),
+                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class'::pg_catalog.text, $5, server => $8) t),
             'top_events', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event', $3, $5, server => $8) t),
+                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event'::pg_catalog.text, $3, $5, server => $8) t),
             'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                  FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5, server => $8) t),
             'top_sessions', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                               FROM %1$I.pgsentinel_top($1, $2, 'session', $3, $5, server => $8) t),
+                               FROM %1$I.pgsentinel_top($1, $2, 'session'::pg_catalog.text, $3, $5, server => $8) t),
             'top_applications', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                                   FROM %1$I.pgsentinel_top($1, $2, 'application', $3, $5, server => $8) t),
+                                   FROM %1$I.pgsentinel_top($1, $2, 'application'::pg_catalog.text, $3, $5, server => $8) t),
             'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                  FROM %1$I.pgsentinel_blocking_trees($1, $2, $5, $8) t),
             'series', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                  'bucket_start', t.bucket_start, 'wait_class', t.key,
                                  'aas', t.aas, 'coverage', t.coverage)
                                ORDER BY t.bucket_start, t.key), '[]')
-                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class', $5, server => $8) t))
+                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class'::pg_catalog.text, $5, server => $8) t))
         $q$, s)
         INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version;
 

@@ -127,7 +127,7 @@ BEGIN
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'wait_event' THEN
         IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_wait_event_' || srv)) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_wait_event
                           SELECT $1, $2, ($3).wait_event_id, ($3).wait_event_type,
@@ -211,7 +211,7 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
            AND m.dbid OPERATOR(pg_catalog.=) r.dbid
            AND m.userid OPERATOR(pg_catalog.=) r.userid
          ORDER BY m.day DESC LIMIT 1) AS query
-  FROM pg_stat_statements_history_deltas('-infinity', 'infinity') r
+  FROM pg_stat_statements_history_deltas('-infinity'::pg_catalog.timestamptz, 'infinity'::pg_catalog.timestamptz) r
  WHERE r.reset
     OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
     OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0

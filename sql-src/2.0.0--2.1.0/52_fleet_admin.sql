@@ -102,9 +102,9 @@ BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
-    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink'')', s) INTO dbl;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
     IF method = 'pull' THEN
-        EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw'')', s) INTO fdw;
+        EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw''::pg_catalog.name)', s) INTO fdw;
     END IF;
 
     -- one server per name; a removed one comes back with its history
@@ -334,7 +334,7 @@ BEGIN
             USING srv, name, method, conninfo, sysid, probe.version,
                   CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
                   pull_interval, keep_one_in, retention, newest_stmt;
-        EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+        EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- whatever failed or was cancelled after the slot was made on the
         -- source (this transaction rolls back, the slot would not): it
