@@ -71,6 +71,40 @@ DROP SERVER :"taken";
 -- a loopback pull: this server is its own fleet's "self".  The ring is
 -- emptied first: a full ring would overwrite the oldest pulled samples
 -- before they are compared with it below.
+-- A role that may create in the extension's schema creates, before the
+-- server is added, the table pgsentinel would make for it, with a table of
+-- its own attached that is named like another user's: pgsentinel refuses
+-- the name rather than take that table for its own, and its retention
+-- drops nothing of another role (docs/security.md).
+CREATE ROLE regress_fleet_squatter;
+GRANT CREATE ON SCHEMA public TO regress_fleet_squatter;
+CREATE SCHEMA regress_squatter_own AUTHORIZATION regress_fleet_squatter;
+CREATE TABLE public.sales_20200101 (amount numeric);
+SELECT 'pgsentinel_fleet_sample_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS squatted
+  FROM pgsentinel_fleet_server_server_id_seq \gset
+SET ROLE regress_fleet_squatter;
+CREATE TABLE public.:"squatted" (server_id integer, sample_time timestamptz)
+    PARTITION BY RANGE (sample_time);
+CREATE TABLE regress_squatter_own.sales_20200101 PARTITION OF public.:"squatted"
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+RESET ROLE;
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''squatted'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+SELECT to_regclass('public.sales_20200101') IS NOT NULL AS other_users_table_kept;
+SELECT count(*) AS squatted_server_added FROM pgsentinel_fleet_servers WHERE name = 'squatted';
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pgsentinel_fleet_servers WHERE name = 'squatted') THEN
+        PERFORM pgsentinel_fleet_remove('squatted', false);
+    END IF;
+END $$;
+DROP TABLE IF EXISTS public.sales_20200101;
+DROP TABLE IF EXISTS public.:"squatted";
+DROP SCHEMA regress_squatter_own CASCADE;
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_squatter;
+DROP ROLE regress_fleet_squatter;
+
 -- A role that may create in the extension's schema plants overloads of our
 -- helpers that an untyped literal or NULL would prefer: the superuser's
 -- pgsentinel_fleet_add() below must not run them (docs/security.md).

@@ -226,6 +226,16 @@ BEGIN
                                        'pgsentinel_archive_stmt_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
                     EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
+                ELSIF NOT EXISTS (SELECT FROM pg_inherits i
+                                    JOIN pg_class c ON c.oid = i.inhrelid
+                                    JOIN pg_class pc ON pc.oid = i.inhparent
+                                   WHERE c.oid = to_regclass(format('%I.%I', s, sub || '_fleet'))
+                                     AND pc.oid = to_regclass(format('%I.%I', s, sub))
+                                     AND pc.relowner = c.relowner) THEN
+                    RAISE EXCEPTION 'relation "%.%" is not the partition pgsentinel makes there', s, sub || '_fleet'
+                        USING ERRCODE = 'duplicate_table',
+                              DETAIL = format('It is not a partition of %I.%I with its owner: another role created it under a name pgsentinel uses.', s, sub),
+                              HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
                 END IF;
             END LOOP;
             sub := 'pgsentinel_fleet_' || srv::text;
