@@ -571,6 +571,7 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_pull_stmt_sql()',
    'SELECT %1$I.pgsentinel_fleet_pull_stmt_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_redirect()', NULL),
+  ('function pgsentinel_fleet_refuse()', NULL),
   ('function pgsentinel_fleet_rows(text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_rows(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_samples_in(text, timestamp with time zone, timestamp with time zone)',
