@@ -105,6 +105,20 @@ DROP SCHEMA regress_squatter_own CASCADE;
 REVOKE CREATE ON SCHEMA public FROM regress_fleet_squatter;
 DROP ROLE regress_fleet_squatter;
 
+-- An overload with defaults under one of our names (it makes our calls of
+-- that name ambiguous): the setup is refused, the function named.
+CREATE ROLE regress_fleet_overloader;
+GRANT CREATE ON SCHEMA public TO regress_fleet_overloader;
+SET ROLE regress_fleet_overloader;
+CREATE FUNCTION public.pgsentinel_fleet_conninfo(conninfo text, strict boolean DEFAULT false)
+RETURNS TABLE (key text, value text) LANGUAGE sql AS 'SELECT NULL::text, NULL::text';
+RESET ROLE;
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''overloaded'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+DROP FUNCTION public.pgsentinel_fleet_conninfo(text, boolean);
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_overloader;
+DROP ROLE regress_fleet_overloader;
+
 -- A role that may create in the extension's schema plants overloads of our
 -- helpers that an untyped literal or NULL would prefer: the superuser's
 -- pgsentinel_fleet_add() below must not run them (docs/security.md).

@@ -74,6 +74,7 @@ DECLARE
     opts text;
     uopts text;
     slot_made boolean := false;
+    intruders text;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
         RAISE EXCEPTION 'invalid fleet server name "%"', name
@@ -102,6 +103,28 @@ BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
+    -- a function another role created in our schema under one of our
+    -- names, with defaults, makes our calls of that name ambiguous: not a
+    -- schema to set up a fleet in (pgsentinel_status() names them too)
+    SELECT string_agg(format('%I.%I(%s)', s, p.proname, pg_get_function_identity_arguments(p.oid)),
+                      ', ' ORDER BY p.proname, p.oid)
+      INTO intruders
+      FROM pg_extension e
+      JOIN pg_proc p ON p.pronamespace = e.extnamespace
+     WHERE e.extname = 'pgsentinel' AND p.pronargdefaults > 0
+       AND p.proname IN (SELECT m.proname FROM pg_depend d JOIN pg_proc m ON m.oid = d.objid
+                          WHERE d.classid = 'pg_proc'::regclass
+                            AND d.refclassid = 'pg_extension'::regclass
+                            AND d.refobjid = e.oid AND d.deptype = 'e')
+       AND NOT EXISTS (SELECT FROM pg_depend d
+                        WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                          AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e');
+    IF intruders IS NOT NULL THEN
+        RAISE EXCEPTION 'functions named like pgsentinel''s are in its schema: %', intruders
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'They are not part of the extension: another role created them, and they make pgsentinel''s calls of those names ambiguous.',
+                  HINT = 'Drop them after checking what they are, and let only trusted roles create in that schema (docs/security.md).';
+    END IF;
     EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
     IF method = 'pull' THEN
         EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw''::pg_catalog.name)', s) INTO fdw;
