@@ -453,6 +453,8 @@ INSERT INTO pgs_calls VALUES
            AND (pgs_fleet_here() IS NULL OR %1$I.pgsentinel_report(server => ''hostile'') LIKE ''%%server hostile%%'')'),
   ('function pgsentinel_report_html(jsonb)',
    'SELECT %1$I.pgsentinel_report(format => ''html'', cpus => 2) LIKE ''%%<svg %%'''),
+  ('function pgsentinel_series_bucket(timestamp with time zone, timestamp with time zone, interval)',
+   'SELECT %1$I.pgsentinel_series_bucket(now() - interval ''1 hour'', now(), interval ''1 minute'') = interval ''1 minute'''),
   ('function pgsentinel_samples_in(timestamp with time zone, timestamp with time zone, text)',
    'SELECT count(*) > 0 FROM %1$I.pgsentinel_samples_in()'),
   ('function pgsentinel_window_pieces(timestamp with time zone, timestamp with time zone, text)',

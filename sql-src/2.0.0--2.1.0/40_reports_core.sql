@@ -107,6 +107,33 @@ SELECT coalesce(
         OPERATOR(pg_catalog./) greatest(n, 1))::pg_catalog.int4));
 END;
 
+-- The bucket given to a series, checked (NULL: none given).
+-- At most 100000 buckets: a series is computed and returned whole, and
+-- one of ten years at one second would not end.
+CREATE FUNCTION pgsentinel_series_bucket(since timestamptz, until timestamptz,
+                                         bucket interval)
+RETURNS interval
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF bucket IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF bucket <= interval '0' THEN
+        RAISE EXCEPTION 'the bucket of a series must be positive, not %', bucket
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give e.g. bucket => ''1 minute'', or leave it out for an automatic one.';
+    END IF;
+    IF extract(epoch FROM until - since) / extract(epoch FROM bucket) > 100000 THEN
+        RAISE EXCEPTION 'a bucket of % cuts this window into more than 100000 buckets', bucket
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Give a longer bucket or a shorter window, or leave bucket out for an automatic one.';
+    END IF;
+    RETURN bucket;
+END
+$$;
+
 -- The rows of the history in a window, filtered: the base of every report.
 -- server: a fleet server of this repository (its rows in the repository),
 -- or NULL: this server's own history.
@@ -457,7 +484,8 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH p0 AS (
-    SELECT coalesce(bucket, pgsentinel_auto_bucket(since, until, 60)) AS step,
+    SELECT coalesce(pgsentinel_series_bucket(since, until, bucket),
+                    pgsentinel_auto_bucket(since, until, 60)) AS step,
            timestamptz '2000-01-01 00:00:00+00' AS origin
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND pgsentinel_dimension(by) IS NOT DISTINCT FROM by
