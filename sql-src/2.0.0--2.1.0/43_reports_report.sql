@@ -215,7 +215,7 @@ BEGIN
                                         coalesce(round(r.ms_per_call::numeric, 2)::text, '-'),
                                         coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
                                         r.wait_profile,
-                                        left(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), 100));
+                                        left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
     END LOOP;
 
     out := out || E'\n== Top sessions\n';
@@ -224,7 +224,7 @@ BEGIN
                       wait_profile text) LOOP
         out := out || pg_catalog.format(E'  pid %-8s %8s AAS %6s%%  %s; %s\n', r.key,
                                         round(r.aas::numeric, 2), round(r.pct::numeric, 1),
-                                        r.description, r.wait_profile);
+                                        regexp_replace(regexp_replace(r.description, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), r.wait_profile);
     END LOOP;
 
     out := out || E'\n== Blocking trees\n';
@@ -237,18 +237,18 @@ BEGIN
                       sessions bigint, levels int, db_time float8, aas float8) LOOP
         IF r.depth = 0 THEN
             out := out || pg_catalog.format(E'  root blocker pid %s (%s, %s): %s sessions behind it, %s s of DB time (%s AAS), %s levels\n      %s\n',
-                                            r.pid, coalesce(r.usename, '?'),
+                                            r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             coalesce(r.state, 'state unknown'), r.sessions,
                                             round(r.db_time::numeric, 1),
                                             round(r.aas::numeric, 2), r.levels,
-                                            coalesce(left(regexp_replace(r.query, '\s+', ' ', 'g'), 100),
+                                            coalesce(left(regexp_replace(regexp_replace(r.query, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100),
                                                      '(its statement was not sampled)'));
         ELSE
             out := out || pg_catalog.format(E'  %s pid %s (%s) waited %s s on %s behind %s: %s\n',
-                                            repeat('  ', r.depth), r.pid, coalesce(r.usename, '?'),
+                                            repeat('  ', r.depth), r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             round(r.db_time::numeric, 1), coalesce(r.wait_event, '?'),
                                             array_to_string(r.blocked_by, ','),
-                                            left(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), 60));
+                                            left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 60));
         END IF;
     END LOOP;
     RETURN out;
