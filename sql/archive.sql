@@ -310,3 +310,27 @@ DROP ROLE regress_pgs_archive_reader;
 
 DROP FUNCTION pgs_wait_archived(bigint), pgs_stay_active(int),
     pgs_active_window(text, int);
+
+-- 7. A name squatted by another role is never taken for our partition.
+-- Tomorrow's raw partition is dropped and a role allowed to create in the
+-- schema makes a view of its name; the archiver (restarted: it makes the
+-- partitions it lacks at start) says what is in the way and archives
+-- again once it is gone (docs/security.md).
+SELECT 'pgsentinel_archive_sample_' ||
+       to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD') AS tomorrow \gset
+DROP TABLE :"tomorrow";
+CREATE ROLE regress_pgs_squatter;
+GRANT CREATE ON SCHEMA public TO regress_pgs_squatter;
+SET ROLE regress_pgs_squatter;
+CREATE VIEW :"tomorrow" AS SELECT 1 AS x;
+RESET ROLE;
+SELECT pg_terminate_backend(archive_worker_pid) AS restarted FROM pgsentinel_status();
+SELECT pgs_wait_for($$(SELECT archive_state FROM pgsentinel_status()) = 'failing'$$);
+SELECT regexp_replace(archive_message, '[0-9]{8}', 'YYYYMMDD') AS message
+  FROM pgsentinel_status();
+SELECT c.relkind FROM pg_class c WHERE c.relname = :'tomorrow';
+DROP VIEW :"tomorrow";
+SELECT pgs_wait_for($$(SELECT archive_state FROM pgsentinel_status()) = 'ok'$$);
+SELECT c.relkind, c.relispartition FROM pg_class c WHERE c.relname = :'tomorrow';
+REVOKE CREATE ON SCHEMA public FROM regress_pgs_squatter;
+DROP ROLE regress_pgs_squatter;

@@ -71,6 +71,73 @@ DROP SERVER :"taken";
 -- a loopback pull: this server is its own fleet's "self".  The ring is
 -- emptied first: a full ring would overwrite the oldest pulled samples
 -- before they are compared with it below.
+-- A role that may create in the extension's schema creates, before the
+-- server is added, the table pgsentinel would make for it, with a table of
+-- its own attached that is named like another user's: pgsentinel refuses
+-- the name rather than take that table for its own, and its retention
+-- drops nothing of another role (docs/security.md).
+CREATE ROLE regress_fleet_squatter;
+GRANT CREATE ON SCHEMA public TO regress_fleet_squatter;
+CREATE SCHEMA regress_squatter_own AUTHORIZATION regress_fleet_squatter;
+CREATE TABLE public.sales_20200101 (amount numeric);
+SELECT 'pgsentinel_fleet_sample_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS squatted
+  FROM pgsentinel_fleet_server_server_id_seq \gset
+SET ROLE regress_fleet_squatter;
+CREATE TABLE public.:"squatted" (server_id integer, sample_time timestamptz)
+    PARTITION BY RANGE (sample_time);
+CREATE TABLE regress_squatter_own.sales_20200101 PARTITION OF public.:"squatted"
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+RESET ROLE;
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''squatted'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
+SELECT to_regclass('public.sales_20200101') IS NOT NULL AS other_users_table_kept;
+SELECT count(*) AS squatted_server_added FROM pgsentinel_fleet_servers WHERE name = 'squatted';
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pgsentinel_fleet_servers WHERE name = 'squatted') THEN
+        PERFORM pgsentinel_fleet_remove('squatted', false);
+    END IF;
+END $$;
+DROP TABLE IF EXISTS public.sales_20200101;
+DROP TABLE IF EXISTS public.:"squatted";
+DROP SCHEMA regress_squatter_own CASCADE;
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_squatter;
+DROP ROLE regress_fleet_squatter;
+
+-- An overload with defaults under one of our names (it makes our calls of
+-- that name ambiguous): the setup is refused, the function named.
+CREATE ROLE regress_fleet_overloader;
+GRANT CREATE ON SCHEMA public TO regress_fleet_overloader;
+SET ROLE regress_fleet_overloader;
+CREATE FUNCTION public.pgsentinel_fleet_conninfo(conninfo text, strict boolean DEFAULT false)
+RETURNS TABLE (key text, value text) LANGUAGE sql AS 'SELECT NULL::text, NULL::text';
+RESET ROLE;
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''overloaded'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+DROP FUNCTION public.pgsentinel_fleet_conninfo(text, boolean);
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_overloader;
+DROP ROLE regress_fleet_overloader;
+
+-- A role that may create in the extension's schema plants overloads of our
+-- helpers that an untyped literal or NULL would prefer: the superuser's
+-- pgsentinel_fleet_add() below must not run them (docs/security.md).
+CREATE ROLE regress_fleet_mallory;
+GRANT CREATE ON SCHEMA public TO regress_fleet_mallory;
+SET ROLE regress_fleet_mallory;
+CREATE FUNCTION public.pgsentinel_fleet_needs(extension text) RETURNS name
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE 'ALTER ROLE regress_fleet_mallory SUPERUSER';
+    RETURN (SELECT n.nspname FROM pg_catalog.pg_extension e
+              JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = extension);
+END$$;
+CREATE FUNCTION public.pgsentinel_fleet_partitions(server integer, first_day text, last_day text)
+RETURNS integer
+LANGUAGE plpgsql AS $$BEGIN EXECUTE 'ALTER ROLE regress_fleet_mallory SUPERUSER'; RETURN 0; END$$;
+RESET ROLE;
+
 SELECT pgsentinel_reset() IS NOT NULL AS reset;
 SELECT pgs_wait_samples(5);
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
@@ -78,6 +145,11 @@ SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
 SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, removed
   FROM pgsentinel_fleet_servers;
+SELECT rolsuper AS mallory_became_superuser FROM pg_roles WHERE rolname = 'regress_fleet_mallory';
+DROP FUNCTION public.pgsentinel_fleet_needs(text),
+    public.pgsentinel_fleet_partitions(integer, text, text);
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_mallory;
+DROP ROLE regress_fleet_mallory;
 -- a pull gives up on a source that does not answer (connect_timeout)
 SELECT srvoptions @> '{connect_timeout=10}' AS connect_timeout
   FROM pg_foreign_server WHERE srvname LIKE 'pgsentinel\_fleet\_%';

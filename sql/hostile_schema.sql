@@ -320,6 +320,85 @@ RETURNS SETOF record
 LANGUAGE plpgsql AS $$ BEGIN PERFORM pgs_trap.gotcha('pg_stat_statements_history_deltas(VARIADIC timestamptz[])'); END $$;
 RESET ROLE;
 
+-- The attacker overloads our own functions with the types that an
+-- untyped literal or NULL prefers (text), and with those that implicitly
+-- cast to ours: for every number of arguments a call may pass (ours take
+-- defaults), each argument in turn (named as ours, for calls in named
+-- notation), and all of them as text.  A call of ours that passes an
+-- argument not of exactly the declared type would choose the plant
+-- (docs/security.md).  Plants identical to ours, or to a call of ours
+-- that omits defaults, would only make the call ambiguous: not planted.
+CREATE TEMP TABLE pgs_own AS
+SELECT p.proname::text AS name, ARRAY(SELECT unnest(p.proargtypes::oid[])) AS types,
+       -- (PL/pgSQL refuses an input named as an output column)
+       ARRAY(SELECT CASE WHEN n = ANY (p.proargnames[p.pronargs + 1:]) THEN NULL ELSE n END
+             FROM unnest(p.proargnames[1:p.pronargs]) WITH ORDINALITY a(n, i)
+             ORDER BY i) AS names,
+       p.pronargs - p.pronargdefaults AS required,
+       p.proretset AS retset,
+       -- (a row type of ours would tie the plant to the extension)
+       CASE WHEN EXISTS (SELECT 1 FROM pg_type t JOIN pgs_members r
+                           ON r.classid = 'pg_class'::regclass AND r.objid = t.typrelid
+                         WHERE t.oid = p.prorettype)
+            THEN 'SETOF record' ELSE pg_get_function_result(p.oid) END AS result
+FROM pgs_members m JOIN pg_proc p
+  ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+WHERE p.pronargs > 0 AND p.prokind = 'f'
+  AND p.prorettype NOT IN ('trigger'::regtype, 'fdw_handler'::regtype);
+CREATE TEMP TABLE pgs_own_plants AS
+WITH k AS (
+  SELECT o.*, k FROM pgs_own o, generate_series(o.required, cardinality(o.types)) k
+  WHERE k > 0),
+variant AS (
+  -- all text
+  SELECT k.name, k.names, k.retset, k.result,
+         array_fill('text'::regtype::oid, ARRAY[k.k]) AS types
+  FROM k
+  UNION
+  -- one argument of another type
+  SELECT k.name, k.names, k.retset, k.result,
+         k.types[1:i - 1] || t.type || k.types[i + 1:k.k]
+  FROM k, generate_series(1, k.k) i,
+       LATERAL (SELECT 'text'::regtype::oid AS type
+                UNION
+                SELECT c.castsource FROM pg_cast c
+                WHERE c.casttarget = k.types[i] AND c.castcontext = 'i'
+                  AND c.castsource IN (SELECT type FROM pgs_types)) t)
+SELECT DISTINCT v.name, v.types, v.names[1:cardinality(v.types)] AS names,
+       v.retset, v.result
+FROM variant v
+WHERE NOT EXISTS (SELECT 1 FROM pgs_own o
+                  WHERE o.name = v.name
+                    AND o.types[1:cardinality(v.types)] = v.types
+                    AND cardinality(v.types) >= o.required);
+GRANT SELECT ON pgs_own_plants TO regress_pgs_attacker;
+SET pg_stat_statements.track = none;
+SET ROLE regress_pgs_attacker;
+DO $do$
+DECLARE
+    v record;
+    sig text;
+BEGIN
+    FOR v IN SELECT * FROM pgs_own_plants ORDER BY name, types LOOP
+        SELECT string_agg(coalesce(quote_ident(nullif(v.names[i], '')) || ' ', '') || v.types[i]::regtype::text, ', ' ORDER BY i)
+          INTO sig FROM generate_series(1, cardinality(v.types)) i;
+        EXECUTE format($f$
+            CREATE FUNCTION pgs_trap.%I(%s) RETURNS %s
+            LANGUAGE plpgsql AS $b$
+            BEGIN
+                PERFORM pgs_trap.gotcha(%L);
+                RETURN%s;
+            END $b$ $f$,
+            v.name, sig, v.result,
+            format('function %s(%s)', v.name,
+                   (SELECT string_agg(t::regtype::text, ', ') FROM unnest(v.types) t)),
+            CASE WHEN v.retset OR v.result = 'void' THEN '' ELSE ' NULL' END);
+    END LOOP;
+END $do$;
+RESET ROLE;
+RESET pg_stat_statements.track;
+SELECT count(*) > 100 AS own_names_planted FROM pgs_own_plants;
+
 -- Every member of the extension, called or read.  A member without a call
 -- fails this test: add one.  %1$I is the installation schema.
 CREATE TEMP TABLE pgs_calls (member text PRIMARY KEY, call text,
@@ -364,9 +443,9 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_dimension(text)',
    'SELECT %1$I.pgsentinel_dimension(''statement'') = ''statement'''),
   ('function pgsentinel_dimension_key(text, text, text, bigint, integer, text, text, text, text, text)',
-   'SELECT %1$I.pgsentinel_dimension_key(''wait_event'', ''IO'', ''DataFileRead'', 1, 2, ''d'', ''u'', ''a'', ''c'', ''b'') = ''IO:DataFileRead'''),
+   'SELECT %1$I.pgsentinel_dimension_key(''wait_event'', ''IO'', ''DataFileRead'', 1::bigint, 2, ''d'', ''u'', ''a'', ''c'', ''b'') = ''IO:DataFileRead'''),
   ('function pgsentinel_html_table(jsonb, text[], text[])',
-   'SELECT %1$I.pgsentinel_html_table(''[{"a": 1.234, "b": "<x>"}]'', ''{a,b}'', ''{A,B}'') LIKE ''%%1.23%%&lt;x&gt;%%'''),
+   'SELECT %1$I.pgsentinel_html_table(''[{"a": 1.234, "b": "<x>"}]''::jsonb, ''{a,b}''::text[], ''{A,B}''::text[]) LIKE ''%%1.23%%&lt;x&gt;%%'''),
   ('function pgsentinel_periods(timestamp with time zone, text, text, text, text, text, bigint, text, text, integer, text)',
    'SELECT count(*) = 8 FROM %1$I.pgsentinel_periods()'),
   ('function pgsentinel_report(timestamp with time zone, timestamp with time zone, text, integer, integer, text, text)',
@@ -374,6 +453,8 @@ INSERT INTO pgs_calls VALUES
            AND (pgs_fleet_here() IS NULL OR %1$I.pgsentinel_report(server => ''hostile'') LIKE ''%%server hostile%%'')'),
   ('function pgsentinel_report_html(jsonb)',
    'SELECT %1$I.pgsentinel_report(format => ''html'', cpus => 2) LIKE ''%%<svg %%'''),
+  ('function pgsentinel_series_bucket(timestamp with time zone, timestamp with time zone, interval)',
+   'SELECT %1$I.pgsentinel_series_bucket(now() - interval ''1 hour'', now(), interval ''1 minute'') = interval ''1 minute'''),
   ('function pgsentinel_samples_in(timestamp with time zone, timestamp with time zone, text)',
    'SELECT count(*) > 0 FROM %1$I.pgsentinel_samples_in()'),
   ('function pgsentinel_window_pieces(timestamp with time zone, timestamp with time zone, text)',
@@ -393,7 +474,7 @@ INSERT INTO pgs_calls VALUES
   -- the handler runs when the ring is read, above
   ('function pgsentinel_fdw_handler()', NULL),
   ('function pgsentinel_fdw_validator(text[], oid)',
-   'SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fdw_validator(''{}'', ''pg_foreign_table''::regclass)) v'),
+   'SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fdw_validator(''{}''::text[], ''pg_foreign_table''::regclass::oid)) v'),
   ('foreign-data wrapper pgsentinel_fdw', NULL),
   ('server pgsentinel_server', NULL),
   ('function pgsentinel_samples()',
@@ -431,7 +512,7 @@ INSERT INTO pgs_calls VALUES
   ('relation pgsentinel_rollup_blocking_hour',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_rollup_blocking_hour'),
   ('function pgsentinel_blocking_parts(jsonb, text)',
-   'SELECT count(*) > 0 FROM %1$I.pgsentinel_blocking_parts(''[{"ash_time": "2020-01-01 10:00:00+00", "sample_id": 1, "pid": 2, "weight": 1, "usesysid": 10, "state": "active", "blocking": [3], "blockerpid": 3, "blocker_state": "idle", "blocker_usesysid": 10}]'', ''minute'')'),
+   'SELECT count(*) > 0 FROM %1$I.pgsentinel_blocking_parts(''[{"ash_time": "2020-01-01 10:00:00+00", "sample_id": 1, "pid": 2, "weight": 1, "usesysid": 10, "state": "active", "blocking": [3], "blockerpid": 3, "blocker_state": "idle", "blocker_usesysid": 10}]''::jsonb, ''minute'')'),
   ('relation pgsentinel_blocking_minute',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_blocking_minute WHERE db_time OPERATOR(pg_catalog.>=) 0'),
   ('relation pgsentinel_rollup_blocking_minute',
@@ -476,11 +557,11 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_aas(timestamp with time zone, timestamp with time zone, interval, text)',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_aas()'),
   ('function pgsentinel_fleet_add(text, text, text, integer, interval, interval)',
-   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_add(''hostile'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour'') IS NOT NULL'),
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_add(''hostile'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour''::interval) IS NOT NULL'),
   ('function pgsentinel_fleet_conninfo(text)',
    'SELECT count(*) = 2 FROM %1$I.pgsentinel_fleet_conninfo(''host=h dbname=''''d b'''''')'),
   ('function pgsentinel_fleet_needs(name)',
-   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_needs(''dblink'') IS NOT NULL'),
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_needs(''dblink''::name) IS NOT NULL'),
   ('function pgsentinel_fleet_partitions(integer, date, date)',
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_partitions((SELECT f.server_id FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile''), pg_catalog.now()::date, pg_catalog.now()::date) IS NOT NULL'),
   ('function pgsentinel_fleet_publish()',
@@ -492,12 +573,13 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_pull_stmt_sql()',
    'SELECT %1$I.pgsentinel_fleet_pull_stmt_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_redirect()', NULL),
+  ('function pgsentinel_fleet_refuse()', NULL),
   ('function pgsentinel_fleet_rows(text, timestamp with time zone, timestamp with time zone)',
-   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_rows(''hostile'', ''-infinity'', ''infinity''))'),
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_rows(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_samples_in(text, timestamp with time zone, timestamp with time zone)',
-   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_samples_in(''hostile'', ''-infinity'', ''infinity''))'),
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_samples_in(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_statement_deltas(text, timestamp with time zone, timestamp with time zone)',
-   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_statement_deltas(''hostile'', ''-infinity'', ''infinity''))'),
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_statement_deltas(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_server_id(text)',
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_server_id(''hostile'') IS NOT NULL'),
   ('function pgsentinel_fleet_tick()',
@@ -694,7 +776,7 @@ DROP EXTENSION pgsentinel;
 SET client_min_messages = warning;
 DROP SCHEMA pgs_trap CASCADE;
 RESET client_min_messages;
-DROP TABLE pgs_names, pgs_types;
+DROP TABLE pgs_names, pgs_types, pgs_own, pgs_own_plants;
 DROP ROLE regress_pgs_attacker;
 DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait();
 DROP FUNCTION pgs_fleet_here();

@@ -263,6 +263,9 @@ SELECT * FROM pgsentinel_aas(NULL, '2020-01-01 10:00');
 SELECT * FROM pgsentinel_aas('2020-01-01 10:02', '2020-01-01 10:00');
 SELECT * FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'colour');
 SELECT * FROM pgsentinel_aas_series(until => NULL);
+-- a series is bounded: more than 100000 buckets is refused, with what to do
+SELECT count(*) FROM pgsentinel_aas_series(now() - interval '10 years', now(), interval '1 second');
+SELECT count(*) FROM pgsentinel_aas_series(now() - interval '1 hour', now(), interval '0');
 
 -- The series by 20 s: the 5 s period (10:00:20) and keep_one_in 10
 -- (10:00:40) give the same aas as 1 s samples would; every class in every

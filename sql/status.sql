@@ -38,3 +38,19 @@ FROM pgsentinel_status();
 -- Rows in the ring match the view.
 SELECT (SELECT count(*) FROM pg_active_session_history) >= s.ash_rows AS view_has_ring_rows
 FROM pgsentinel_status() s;
+
+-- A function another role created in the extension's schema under one of
+-- its names (with defaults, it makes pgsentinel's calls of that name
+-- ambiguous) is named in the diagnosis, with what to do.
+CREATE ROLE regress_pgs_overloader;
+GRANT CREATE ON SCHEMA public TO regress_pgs_overloader;
+SET ROLE regress_pgs_overloader;
+CREATE FUNCTION public.pgsentinel_history_id(x integer DEFAULT 0) RETURNS bigint
+LANGUAGE sql AS 'SELECT 0::bigint';
+RESET ROLE;
+SELECT regexp_replace(diagnosis, '^.*?; (1 function)', '\1') AS diagnosis
+  FROM pgsentinel_status();
+DROP FUNCTION public.pgsentinel_history_id(integer);
+REVOKE CREATE ON SCHEMA public FROM regress_pgs_overloader;
+DROP ROLE regress_pgs_overloader;
+SELECT diagnosis !~ 'named like pgsentinel' AS not_named_any_more FROM pgsentinel_status();

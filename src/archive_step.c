@@ -326,7 +326,7 @@ static const char *const step_sql =
 "         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,"
 "         last_time, usesysid, usename, state, wait_event_type, wait_event,"
 "         query)"
-"  SELECT b.* FROM bl_rows r, %1$s.pgsentinel_blocking_parts(r.rows, 'hour') b"
+"  SELECT b.* FROM bl_rows r, %1$s.pgsentinel_blocking_parts(r.rows, 'hour'::text) b"
 "  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)"
 "  DO UPDATE SET depth = greatest(t.depth, excluded.depth),"
 "                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)"
@@ -351,7 +351,7 @@ static const char *const step_sql =
 "         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,"
 "         last_time, usesysid, usename, state, wait_event_type, wait_event,"
 "         query)"
-"  SELECT b.* FROM bl_rows r, %1$s.pgsentinel_blocking_parts(r.rows, 'minute') b"
+"  SELECT b.* FROM bl_rows r, %1$s.pgsentinel_blocking_parts(r.rows, 'minute'::text) b"
 "  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)"
 "  DO UPDATE SET depth = greatest(t.depth, excluded.depth),"
 "                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)"
@@ -492,7 +492,10 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
  * every day (UTC) from $1 to tomorrow, rollups by hour for their months
  * (sessions' and blocking trees' rollups both ways).
  * $2 is the schema's OID.  Returns the DDL of those
- * missing; $3 is the schema's name.
+ * missing; $3 is the schema's name.  A relation of a partition's name that
+ * is not that partition (attached to its parent, with the parent's owner)
+ * was created by another role: it is never taken for ours, and its DDL is
+ * an error that names it (docs/security.md).
  *
  * A partition is made apart, then attached: ATTACH PARTITION takes a lock
  * on the parent that neither readers nor inserts wait for, nor it for
@@ -534,15 +537,26 @@ static const char *const create_sql =
 "                 ('pgsentinel_rollup_session_hour'),"
 "                 ('pgsentinel_rollup_blocking_hour')) p(parent))"
 "SELECT x.ddl"
-"  FROM want w,"
-"       LATERAL (VALUES (1, format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS"
-"                                   INCLUDING STORAGE INCLUDING COMPRESSION)',"
-"                                  $3, w.name, $3, w.parent)),"
-"                       (2, format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I"
-"                                   FOR VALUES FROM (%L) TO (%L)',"
-"                                  $3, w.parent, $3, w.name, w.lo, w.hi))) x(step, ddl)"
-" WHERE NOT EXISTS (SELECT FROM pg_class c"
-"                    WHERE c.relname = w.name AND c.relnamespace = $2)"
+"  FROM want w"
+"  LEFT JOIN pg_class c ON c.relname = w.name AND c.relnamespace = $2,"
+"       LATERAL (VALUES (1, CASE WHEN c.oid IS NULL"
+"                           THEN format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS"
+"                                        INCLUDING STORAGE INCLUDING COMPRESSION)',"
+"                                       $3, w.name, $3, w.parent)"
+"                           ELSE format('DO $pgs$BEGIN RAISE EXCEPTION USING"
+"                                        ERRCODE = ''duplicate_table'', MESSAGE = %L; END$pgs$',"
+"                                       format('%I.%I, owned by %s, is in the way of an '"
+"                                              || 'archive partition: drop or rename it',"
+"                                              $3, w.name, pg_get_userbyid(c.relowner))) END),"
+"                       (2, CASE WHEN c.oid IS NULL"
+"                           THEN format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I"
+"                                        FOR VALUES FROM (%L) TO (%L)',"
+"                                       $3, w.parent, $3, w.name, w.lo, w.hi) END)) x(step, ddl)"
+" WHERE x.ddl IS NOT NULL"
+"   AND NOT EXISTS (SELECT FROM pg_inherits i"
+"                     JOIN pg_class p ON p.oid = i.inhparent"
+"                    WHERE i.inhrelid = c.oid AND p.relname = w.parent"
+"                      AND p.relnamespace = $2 AND p.relowner = c.relowner)"
 " ORDER BY w.name, x.step";
 
 /*
@@ -558,7 +572,7 @@ static const char *const drop_sql =
 "  FROM pg_inherits i"
 "  JOIN pg_class c ON c.oid = i.inhrelid"
 "  JOIN pg_class p ON p.oid = i.inhparent"
-" WHERE p.relnamespace = $4 AND c.relnamespace = $4"
+" WHERE p.relnamespace = $4 AND c.relnamespace = $4 AND c.relowner = p.relowner"
 "   AND c.relname = p.relname || '_' || substring(c.relname from '[0-9]+$')"
 "   AND CASE"
 "       WHEN p.relname IN ('pgsentinel_archive_sample',"

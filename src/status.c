@@ -8,9 +8,24 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_proc.h"
+#include "commands/extension.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "nodes/value.h"
 #include "utils/builtins.h"
+#include "utils/catcache.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "pgsentinel.h"
@@ -132,6 +147,86 @@ status_copy_out(StatusCopy *c)
 }
 
 /*
+ * Functions in the extension's schema that are named like one of its own
+ * and are not members of it: another role created them there, and a call
+ * of ours may become ambiguous (an overload with defaults) and fail.  Name
+ * resolution cannot rule that out; the extension belongs in a schema only
+ * trusted roles may create in (docs/security.md).  Appends "; ..." naming
+ * the first of them and how many there are, if any.
+ */
+static void
+append_foreign_overloads(StringInfo buf)
+{
+	Oid			extoid = get_extension_oid("pgsentinel", true);
+	Oid			nspid = InvalidOid;
+	Relation	rel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *names = NIL;
+	ListCell   *lc;
+	int			found = 0;
+	Oid			first = InvalidOid;
+
+	if (!OidIsValid(extoid))
+		return;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_extension_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	/* the names of our functions */
+	rel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(ExtensionRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, DependReferenceIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend d = (Form_pg_depend) GETSTRUCT(tup);
+		char	   *name;
+
+		if (d->classid != ProcedureRelationId || d->deptype != DEPENDENCY_EXTENSION)
+			continue;
+		name = get_func_name(d->objid);
+		if (name != NULL && !list_member(names, makeString(name)))
+			names = lappend(names, makeString(name));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	/* the functions of those names in our schema that are not ours */
+	foreach(lc, names)
+	{
+		CatCList   *list = SearchSysCacheList1(PROCNAMEARGSNSP,
+											   CStringGetDatum(strVal(lfirst(lc))));
+		int			i;
+
+		for (i = 0; i < list->n_members; i++)
+		{
+			Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(&list->members[i]->tuple);
+
+			if (proc->pronamespace == nspid &&
+				getExtensionOfObject(ProcedureRelationId, proc->oid) != extoid)
+			{
+				if (found++ == 0)
+					first = proc->oid;
+			}
+		}
+		ReleaseSysCacheList(list);
+	}
+	if (found > 0)
+		appendStringInfo(buf,
+						 "; %d function(s) in the extension's schema are named like pgsentinel's but are not part of it, such as %s: another role created them, and they can make pgsentinel's calls fail; drop them and let only trusted roles create in that schema",
+						 found, format_procedure_qualified(first));
+}
+
+/*
  * A sentence for the DBA: what is wrong, or why the history holds what it
  * holds, and what to do about it.
  */
@@ -181,6 +276,7 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 		appendStringInfo(&buf,
 						 "; the ring overwrote " UINT64_FORMAT " samples and " UINT64_FORMAT " rows before they were archived: shorten pgsentinel_archive.interval or raise pgsentinel_ash.max_entries",
 						 c->archive_samples_lost, c->archive_rows_lost);
+	append_foreign_overloads(&buf);
 	return buf.data;
 }
 

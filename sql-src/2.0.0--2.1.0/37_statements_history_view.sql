@@ -78,7 +78,7 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
            AND m.userid OPERATOR(pg_catalog.=) r.userid
          ORDER BY m.day DESC LIMIT 1),
        'ring'::pg_catalog.text
-  FROM pg_stat_statements_history_deltas('-infinity', 'infinity') r
+  FROM pg_stat_statements_history_deltas('-infinity'::pg_catalog.timestamptz, 'infinity'::pg_catalog.timestamptz) r
  WHERE (pg_catalog.pg_is_in_recovery() OR NOT EXISTS (SELECT FROM pgsentinel_archive_state st
                     WHERE CASE WHEN st.stmt_history_id OPERATOR(pg_catalog.=) pgsentinel_history_id()
                                THEN r.sample_id OPERATOR(pg_catalog.<=) st.stmt_last_sample_id

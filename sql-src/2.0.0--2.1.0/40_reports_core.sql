@@ -107,6 +107,33 @@ SELECT coalesce(
         OPERATOR(pg_catalog./) greatest(n, 1))::pg_catalog.int4));
 END;
 
+-- The bucket given to a series, checked (NULL: none given).
+-- At most 100000 buckets: a series is computed and returned whole, and
+-- one of ten years at one second would not end.
+CREATE FUNCTION pgsentinel_series_bucket(since timestamptz, until timestamptz,
+                                         bucket interval)
+RETURNS interval
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF bucket IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF bucket <= interval '0' THEN
+        RAISE EXCEPTION 'the bucket of a series must be positive, not %', bucket
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give e.g. bucket => ''1 minute'', or leave it out for an automatic one.';
+    END IF;
+    IF extract(epoch FROM until - since) / extract(epoch FROM bucket) > 100000 THEN
+        RAISE EXCEPTION 'a bucket of % cuts this window into more than 100000 buckets', bucket
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Give a longer bucket or a shorter window, or leave bucket out for an automatic one.';
+    END IF;
+    RETURN bucket;
+END
+$$;
+
 -- The rows of the history in a window, filtered: the base of every report.
 -- server: a fleet server of this repository (its rows in the repository),
 -- or NULL: this server's own history.
@@ -399,14 +426,14 @@ BEGIN ATOMIC
 WITH obs AS (
     SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed,
            pgsentinel_window_seconds(since, until) AS secs
-      FROM pgsentinel_observed(since, until, 'hour', server) s
+      FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(by) IS NOT DISTINCT FROM by
 ), r AS (
     SELECT pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
            pg_catalog.sum(h.db_time) AS db_time
-      FROM pgsentinel_load(since, until, 'hour', by, dbname, username,
+      FROM pgsentinel_load(since, until, 'hour'::pg_catalog.text, by, dbname, username,
                            application, client, backend, query_id, wait_class,
                            event, session_pid, server) h
      GROUP BY 1
@@ -457,7 +484,8 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH p0 AS (
-    SELECT coalesce(bucket, pgsentinel_auto_bucket(since, until, 60)) AS step,
+    SELECT coalesce(pgsentinel_series_bucket(since, until, bucket),
+                    pgsentinel_auto_bucket(since, until, 60)) AS step,
            timestamptz '2000-01-01 00:00:00+00' AS origin
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND pgsentinel_dimension(by) IS NOT DISTINCT FROM by
@@ -554,14 +582,14 @@ WITH w AS (
 ), l AS (
     SELECT w.label, w.since, w.ord,
            (SELECT pg_catalog.sum(h.db_time)
-              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour', NULL,
+              FROM pgsentinel_load(w.since, pgsentinel_periods.until, 'hour'::pg_catalog.text, NULL::pg_catalog.text,
                                    dbname, username, application, client,
                                    backend, query_id, wait_class, event,
                                    session_pid, server) h) AS db_time,
            o.observed, o.peak
       FROM w CROSS JOIN LATERAL (
            SELECT pg_catalog.sum(x.observed) AS observed, pg_catalog.max(x.peak) AS peak
-             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour', server) x) o
+             FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour'::pg_catalog.text, server) x) o
 ), filtered AS (
     -- with a filter, the peak counts the rows of each sample that pass it,
     -- which no rollup keeps: read from rows

@@ -34,21 +34,22 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH obs AS (
     SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed
-      FROM pgsentinel_observed(since, until, 'hour', server) s
+      FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
 ), r AS (
     SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key,
-           pgsentinel_dimension_key('wait_event', h.wait_event_type, h.wait_event,
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
+           pgsentinel_dimension_key('wait_event'::pg_catalog.text, h.wait_event_type, h.wait_event,
+               NULL::pg_catalog.int8, NULL::pg_catalog.int4, NULL::pg_catalog.text, NULL::pg_catalog.text,
+               NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text) AS wait,
            CASE WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN h.query
                 WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN
                     pg_catalog.format('%s@%s %s (%s)', h.usename, h.datname,
                                       h.application_name, h.backend_type)
            END AS description,
            h.last_time, h.db_time
-      FROM pgsentinel_load(since, until, 'hour', dimension, dbname,
+      FROM pgsentinel_load(since, until, 'hour'::pg_catalog.text, dimension, dbname,
                            username, application, client, backend, query_id,
                            wait_class, event, session_pid, server) h
 ), w AS (
@@ -132,7 +133,7 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH t AS (
-    SELECT * FROM pgsentinel_top(since, until, 'statement', n, dbname, username,
+    SELECT * FROM pgsentinel_top(since, until, 'statement'::pg_catalog.text, n, dbname, username,
                                  application, client, backend, query_id,
                                  wait_class, event, session_pid, server)
 ), st AS (
@@ -227,7 +228,7 @@ WITH pc0 AS MATERIALIZED (
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                       'blocker_usesysid', x.blocker_usesysid)), '[]')
           FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) x
-         WHERE x.blocked_sample IS NOT FALSE), 'hour') b
+         WHERE x.blocked_sample IS NOT FALSE), 'hour'::pg_catalog.text) b
      WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
@@ -245,15 +246,16 @@ WITH pc0 AS MATERIALIZED (
      WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
 ), obs AS (
     SELECT pg_catalog.sum(s.observed) AS observed
-      FROM pgsentinel_observed(since, until, 'hour', server) s
+      FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
 ), w AS (
     SELECT p.root_pid AS root, p.pid, pg_catalog.max(p.depth) AS depth,
            pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
            pg_catalog.sum(p.db_time) AS db_time,
            (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC))[1] AS usename,
            (pg_catalog.array_agg(p.state ORDER BY p.last_time DESC))[1] AS state,
-           (pg_catalog.array_agg(pgsentinel_dimension_key('wait_event', p.wait_event_type,
-                p.wait_event, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+           (pg_catalog.array_agg(pgsentinel_dimension_key('wait_event'::pg_catalog.text, p.wait_event_type,
+                p.wait_event, NULL::pg_catalog.int8, NULL::pg_catalog.int4, NULL::pg_catalog.text,
+                NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text)
                 ORDER BY p.last_time DESC))[1] AS wait,
            (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1] AS query
       FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
@@ -291,8 +293,9 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                rt.db_time, rt.db_time AS root_db_time
           FROM rt
           LEFT JOIN LATERAL (SELECT p.usename, p.state,
-                                    pgsentinel_dimension_key('wait_event', p.wait_event_type,
-                                        p.wait_event, NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS wait,
+                                    pgsentinel_dimension_key('wait_event'::pg_catalog.text, p.wait_event_type,
+                                        p.wait_event, NULL::pg_catalog.int8, NULL::pg_catalog.int4, NULL::pg_catalog.text,
+                                        NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text) AS wait,
                                     p.query
                                FROM parts p
                               WHERE p.kind OPERATOR(pg_catalog.=) 'o'
@@ -341,9 +344,9 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH o AS (
     SELECT (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
-              FROM pgsentinel_observed(since_1, until_1, 'hour', server) s) AS obs_1,
+              FROM pgsentinel_observed(since_1, until_1, 'hour'::pg_catalog.text, server) s) AS obs_1,
            (SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8)
-              FROM pgsentinel_observed(since_2, until_2, 'hour', server) s) AS obs_2,
+              FROM pgsentinel_observed(since_2, until_2, 'hour'::pg_catalog.text, server) s) AS obs_2,
            pgsentinel_window_seconds(since_1, until_1) AS secs_1,
            pgsentinel_window_seconds(since_2, until_2) AS secs_2
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
@@ -352,7 +355,7 @@ WITH o AS (
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type) AS key, h.db_time AS weight
-      FROM pgsentinel_load(since_1, until_1, 'hour', dimension, dbname,
+      FROM pgsentinel_load(since_1, until_1, 'hour'::pg_catalog.text, dimension, dbname,
                            username, application, client, backend, query_id,
                            wait_class, event, session_pid, server) h
     UNION ALL
@@ -360,7 +363,7 @@ WITH o AS (
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
                h.client_addr, h.backend_type), h.db_time
-      FROM pgsentinel_load(since_2, until_2, 'hour', dimension, dbname,
+      FROM pgsentinel_load(since_2, until_2, 'hour'::pg_catalog.text, dimension, dbname,
                            username, application, client, backend, query_id,
                            wait_class, event, session_pid, server) h
 ), k AS (

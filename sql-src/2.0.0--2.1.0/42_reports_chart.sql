@@ -57,7 +57,7 @@ WITH p AS (
     SELECT x.bucket_start, x.key, x.aas, x.coverage,
            coalesce(c.ord, 11) AS ord, coalesce(c.symbol, '?') AS symbol,
            coalesce(c.ansi, '37') AS ansi, coalesce(c.wait_class, 'Other') AS class
-      FROM pgsentinel_aas_series(since, until, (SELECT p.step FROM p), 'wait_class',
+      FROM pgsentinel_aas_series(since, until, (SELECT p.step FROM p), 'wait_class'::pg_catalog.text,
                                  dbname, username, application, client, backend,
                                  query_id, wait_class, event, session_pid, server) x
       LEFT JOIN pgsentinel_wait_classes() c ON c.wait_class OPERATOR(pg_catalog.=) x.key
@@ -67,7 +67,7 @@ WITH p AS (
 ), m AS (
     SELECT greatest(pg_catalog.max(t.total), cpus::pg_catalog.float8, 1::pg_catalog.float8) AS top,
            greatest(width OPERATOR(pg_catalog.-) 21, 10) AS barw,
-           (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour', server) o)
+           (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) o)
                OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) AS coverage
       FROM t
 ), seg AS (

@@ -114,32 +114,32 @@ BEGIN
             'load', (SELECT to_jsonb(l) FROM (
                 SELECT a.db_time, a.aas, a.observed, a.coverage,
                        (SELECT coalesce(sum(o.samples), 0)::bigint
-                          FROM %1$I.pgsentinel_observed($1, $2, 'hour', $8) o) AS samples,
+                          FROM %1$I.pgsentinel_observed($1, $2, 'hour'::pg_catalog.text, $8) o) AS samples,
                        CASE WHEN $5 IS NULL
-                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour', $8) o)
+                            THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour'::pg_catalog.text, $8) o)
                             ELSE (SELECT max(c) FROM (SELECT count(*) AS c
                                                         FROM %1$I.pgsentinel_ash($1, $2, $5, server => $8)
                                                        GROUP BY ash_time, sample_id) x) END AS peak,
                        (SELECT count(DISTINCT pid)
-                          FROM %1$I.pgsentinel_load($1, $2, 'hour', 'session', $5, server => $8)) AS sessions
-                  FROM %1$I.pgsentinel_aas($1, $2, NULL, $5, server => $8) a) l),
+                          FROM %1$I.pgsentinel_load($1, $2, 'hour'::pg_catalog.text, 'session'::pg_catalog.text, $5, server => $8)) AS sessions
+                  FROM %1$I.pgsentinel_aas($1, $2, NULL::pg_catalog.text, $5, server => $8) a) l),
             'wait_classes', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
-                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class', $5, server => $8) t),
+                               FROM %1$I.pgsentinel_aas($1, $2, 'wait_class'::pg_catalog.text, $5, server => $8) t),
             'top_events', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event', $3, $5, server => $8) t),
+                             FROM %1$I.pgsentinel_top($1, $2, 'wait_event'::pg_catalog.text, $3, $5, server => $8) t),
             'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                  FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5, server => $8) t),
             'top_sessions', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                               FROM %1$I.pgsentinel_top($1, $2, 'session', $3, $5, server => $8) t),
+                               FROM %1$I.pgsentinel_top($1, $2, 'session'::pg_catalog.text, $3, $5, server => $8) t),
             'top_applications', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
-                                   FROM %1$I.pgsentinel_top($1, $2, 'application', $3, $5, server => $8) t),
+                                   FROM %1$I.pgsentinel_top($1, $2, 'application'::pg_catalog.text, $3, $5, server => $8) t),
             'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                  FROM %1$I.pgsentinel_blocking_trees($1, $2, $5, $8) t),
             'series', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                  'bucket_start', t.bucket_start, 'wait_class', t.key,
                                  'aas', t.aas, 'coverage', t.coverage)
                                ORDER BY t.bucket_start, t.key), '[]')
-                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class', $5, server => $8) t))
+                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class'::pg_catalog.text, $5, server => $8) t))
         $q$, s)
         INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version;
 
@@ -215,7 +215,7 @@ BEGIN
                                         coalesce(round(r.ms_per_call::numeric, 2)::text, '-'),
                                         coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
                                         r.wait_profile,
-                                        left(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), 100));
+                                        left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
     END LOOP;
 
     out := out || E'\n== Top sessions\n';
@@ -224,7 +224,7 @@ BEGIN
                       wait_profile text) LOOP
         out := out || pg_catalog.format(E'  pid %-8s %8s AAS %6s%%  %s; %s\n', r.key,
                                         round(r.aas::numeric, 2), round(r.pct::numeric, 1),
-                                        r.description, r.wait_profile);
+                                        regexp_replace(regexp_replace(r.description, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), r.wait_profile);
     END LOOP;
 
     out := out || E'\n== Blocking trees\n';
@@ -237,18 +237,18 @@ BEGIN
                       sessions bigint, levels int, db_time float8, aas float8) LOOP
         IF r.depth = 0 THEN
             out := out || pg_catalog.format(E'  root blocker pid %s (%s, %s): %s sessions behind it, %s s of DB time (%s AAS), %s levels\n      %s\n',
-                                            r.pid, coalesce(r.usename, '?'),
+                                            r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             coalesce(r.state, 'state unknown'), r.sessions,
                                             round(r.db_time::numeric, 1),
                                             round(r.aas::numeric, 2), r.levels,
-                                            coalesce(left(regexp_replace(r.query, '\s+', ' ', 'g'), 100),
+                                            coalesce(left(regexp_replace(regexp_replace(r.query, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100),
                                                      '(its statement was not sampled)'));
         ELSE
             out := out || pg_catalog.format(E'  %s pid %s (%s) waited %s s on %s behind %s: %s\n',
-                                            repeat('  ', r.depth), r.pid, coalesce(r.usename, '?'),
+                                            repeat('  ', r.depth), r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             round(r.db_time::numeric, 1), coalesce(r.wait_event, '?'),
                                             array_to_string(r.blocked_by, ','),
-                                            left(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), 60));
+                                            left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 60));
         END IF;
     END LOOP;
     RETURN out;

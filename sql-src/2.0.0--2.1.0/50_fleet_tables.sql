@@ -171,7 +171,11 @@ SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server_server_id_se
 -- The partitions of one server for the days from first_day to last_day:
 -- its own partition of each table (by LIST), then one per day of those
 -- partitioned by day.  Creates only what is missing; returns how many it
--- created.  Called by the fleet's own inserts, before they insert.
+-- created.  Called by the fleet's own inserts, before they insert.  A
+-- relation of one of those names that is not the partition pgsentinel
+-- made (attached to the table above it, with that table's owner) is
+-- refused, never used nor dropped: another role may have created it
+-- there first.
 CREATE FUNCTION pgsentinel_fleet_partitions(server integer, first_day date,
                                             last_day date)
 RETURNS integer
@@ -184,6 +188,7 @@ DECLARE
     p text;
     d date;
     created integer := 0;
+    intruder record;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -227,6 +232,20 @@ BEGIN
               END;
             END IF;
         END IF;
+        SELECT c.oid, pg_get_userbyid(c.relowner) AS owner INTO intruder
+          FROM pg_class c
+         WHERE c.oid = to_regclass(format('%I.%I', s, p))
+           AND NOT EXISTS (SELECT FROM pg_inherits i JOIN pg_class pc ON pc.oid = i.inhparent
+                            WHERE i.inhrelid = c.oid
+                              AND pc.oid = to_regclass(format('%I.%I', s, t))
+                              AND pc.relowner = c.relowner);
+        IF intruder.oid IS NOT NULL THEN
+            RAISE EXCEPTION 'relation "%.%" is not the partition pgsentinel makes there', s, p
+                USING ERRCODE = 'duplicate_table',
+                      DETAIL = format('It is owned by %s and is not a partition of %I.%I: another role created it under a name pgsentinel uses.',
+                                      intruder.owner, s, t),
+                      HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
+        END IF;
         -- a server's partition on another node: its days are made there
         CONTINUE WHEN t = 'pgsentinel_fleet_wait_event'
                    OR (SELECT c.relkind FROM pg_class c
@@ -254,6 +273,20 @@ BEGIN
                     NULL;
                   END;
                 END IF;
+            END IF;
+            SELECT c.oid, pg_get_userbyid(c.relowner) AS owner INTO intruder
+              FROM pg_class c
+             WHERE c.oid = to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD')))
+               AND NOT EXISTS (SELECT FROM pg_inherits i JOIN pg_class pc ON pc.oid = i.inhparent
+                                WHERE i.inhrelid = c.oid
+                                  AND pc.oid = to_regclass(format('%I.%I', s, p))
+                                  AND pc.relowner = c.relowner);
+            IF intruder.oid IS NOT NULL THEN
+                RAISE EXCEPTION 'relation "%.%" is not the partition pgsentinel makes there', s, p || '_' || to_char(d, 'YYYYMMDD')
+                    USING ERRCODE = 'duplicate_table',
+                          DETAIL = format('It is owned by %s and is not a partition of %I.%I: another role created it under a name pgsentinel uses.',
+                                          intruder.owner, s, p),
+                          HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
             END IF;
             d := d + 1;
         END LOOP;

@@ -127,7 +127,7 @@ BEGIN
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'wait_event' THEN
         IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_wait_event_' || srv)) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_wait_event
                           SELECT $1, $2, ($3).wait_event_id, ($3).wait_event_type,
@@ -182,6 +182,84 @@ ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_flee
 ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 
+-- A source adds its own rows and nothing else.  Its publication is its
+-- own to change: published with updates, deletes or truncates, it would
+-- have the repository's apply worker change or empty the repository's own
+-- archive (the same tables, where the redirect sees only inserts).  In a
+-- fleet subscription's worker, an UPDATE or DELETE of an archive table is
+-- skipped with a warning, and a TRUNCATE is refused: the subscription
+-- stops at it until it is skipped there (the error says how).  Any other
+-- session, replica or not, goes through.
+CREATE FUNCTION pgsentinel_fleet_refuse()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    srv text;
+    sub name;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT f.name, f.subscription
+                      FROM %I.pgsentinel_fleet_server f
+                      JOIN pg_catalog.pg_stat_subscription p ON p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
+                     WHERE p.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
+                     LIMIT 1', s)
+        INTO srv, sub;
+    IF srv IS NULL THEN
+        RETURN CASE TG_OP WHEN 'DELETE' THEN OLD WHEN 'UPDATE' THEN NEW END;
+    END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        RAISE EXCEPTION 'fleet server "%" sent a TRUNCATE of %: a source may only add rows', srv, TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('On the source: ALTER PUBLICATION pgsentinel_fleet SET (publish = ''insert''); here: ALTER SUBSCRIPTION %I SKIP (lsn => ...) with the LSN the worker''s log gives for this transaction.', sub);
+    END IF;
+    RAISE WARNING 'fleet server "%" sent an % of %: ignored, a source may only add rows', srv, TG_OP, TG_TABLE_NAME
+        USING HINT = 'On the source: ALTER PUBLICATION pgsentinel_fleet SET (publish = ''insert'').';
+    RETURN NULL;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_refuse() FROM PUBLIC;
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_sample
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_sample
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_activity
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_activity
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_text
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_text
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_wait_event
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_wait_event
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_stmt_delta
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_stmt_delta
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_stmt_text
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_stmt_text
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+
 -- The ring's samples as a relation, so that a repository can read them
 -- through postgres_fdw (the pull transport, 52_fleet_admin.sql).
 CREATE VIEW pgsentinel_ring_samples AS
@@ -211,7 +289,7 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
            AND m.dbid OPERATOR(pg_catalog.=) r.dbid
            AND m.userid OPERATOR(pg_catalog.=) r.userid
          ORDER BY m.day DESC LIMIT 1) AS query
-  FROM pg_stat_statements_history_deltas('-infinity', 'infinity') r
+  FROM pg_stat_statements_history_deltas('-infinity'::pg_catalog.timestamptz, 'infinity'::pg_catalog.timestamptz) r
  WHERE r.reset
     OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
     OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0

@@ -74,6 +74,7 @@ DECLARE
     opts text;
     uopts text;
     slot_made boolean := false;
+    intruders text;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
         RAISE EXCEPTION 'invalid fleet server name "%"', name
@@ -102,9 +103,31 @@ BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
-    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink'')', s) INTO dbl;
+    -- a function another role created in our schema under one of our
+    -- names, with defaults, makes our calls of that name ambiguous: not a
+    -- schema to set up a fleet in (pgsentinel_status() names them too)
+    SELECT string_agg(format('%I.%I(%s)', s, p.proname, pg_get_function_identity_arguments(p.oid)),
+                      ', ' ORDER BY p.proname, p.oid)
+      INTO intruders
+      FROM pg_extension e
+      JOIN pg_proc p ON p.pronamespace = e.extnamespace
+     WHERE e.extname = 'pgsentinel' AND p.pronargdefaults > 0
+       AND p.proname IN (SELECT m.proname FROM pg_depend d JOIN pg_proc m ON m.oid = d.objid
+                          WHERE d.classid = 'pg_proc'::regclass
+                            AND d.refclassid = 'pg_extension'::regclass
+                            AND d.refobjid = e.oid AND d.deptype = 'e')
+       AND NOT EXISTS (SELECT FROM pg_depend d
+                        WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                          AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e');
+    IF intruders IS NOT NULL THEN
+        RAISE EXCEPTION 'functions named like pgsentinel''s are in its schema: %', intruders
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'They are not part of the extension: another role created them, and they make pgsentinel''s calls of those names ambiguous.',
+                  HINT = 'Drop them after checking what they are, and let only trusted roles create in that schema (docs/security.md).';
+    END IF;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
     IF method = 'pull' THEN
-        EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw'')', s) INTO fdw;
+        EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw''::pg_catalog.name)', s) INTO fdw;
     END IF;
 
     -- one server per name; a removed one comes back with its history
@@ -226,6 +249,16 @@ BEGIN
                                        'pgsentinel_archive_stmt_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
                     EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
+                ELSIF NOT EXISTS (SELECT FROM pg_inherits i
+                                    JOIN pg_class c ON c.oid = i.inhrelid
+                                    JOIN pg_class pc ON pc.oid = i.inhparent
+                                   WHERE c.oid = to_regclass(format('%I.%I', s, sub || '_fleet'))
+                                     AND pc.oid = to_regclass(format('%I.%I', s, sub))
+                                     AND pc.relowner = c.relowner) THEN
+                    RAISE EXCEPTION 'relation "%.%" is not the partition pgsentinel makes there', s, sub || '_fleet'
+                        USING ERRCODE = 'duplicate_table',
+                              DETAIL = format('It is not a partition of %I.%I with its owner: another role created it under a name pgsentinel uses.', s, sub),
+                              HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
                 END IF;
             END LOOP;
             sub := 'pgsentinel_fleet_' || srv::text;
@@ -334,7 +367,7 @@ BEGIN
             USING srv, name, method, conninfo, sysid, probe.version,
                   CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
                   pull_interval, keep_one_in, retention, newest_stmt;
-        EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL, NULL)', s) USING srv;
+        EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- whatever failed or was cancelled after the slot was made on the
         -- source (this transaction rolls back, the slot would not): it

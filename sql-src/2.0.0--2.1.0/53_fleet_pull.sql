@@ -407,20 +407,28 @@ BEGIN
     -- several of these tables in one transaction, and a DROP waiting for
     -- one of them while holding another could deadlock with it.  A day
     -- another tick (the archiver's) dropped since it was listed is gone.
+    -- Only the partitions pgsentinel made: a day of the server's table,
+    -- which is itself a partition of the fleet table, all three in our
+    -- schema with one owner (a table another role created under the
+    -- server's name, before the server was added, is not the server's).
     FOR f IN EXECUTE format($q$
         SELECT format('LOCK TABLE ONLY %%I.%%I, %%I.%%I IN ACCESS EXCLUSIVE MODE NOWAIT',
                       $1, p.relname, $1, c.relname) AS lock,
                format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
           FROM %1$I.pgsentinel_fleet_server v
-          JOIN pg_class p ON p.relnamespace = $2
-           AND p.relname IN ('pgsentinel_fleet_sample_' || v.server_id,
-                             'pgsentinel_fleet_activity_' || v.server_id,
-                             'pgsentinel_fleet_text_' || v.server_id,
-                             'pgsentinel_fleet_stmt_delta_' || v.server_id,
-                             'pgsentinel_fleet_stmt_text_' || v.server_id)
+          JOIN pg_class t ON t.relnamespace = $2
+           AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+                             'pgsentinel_fleet_text', 'pgsentinel_fleet_stmt_delta',
+                             'pgsentinel_fleet_stmt_text')
+          JOIN pg_inherits ip ON ip.inhparent = t.oid
+          JOIN pg_class p ON p.oid = ip.inhrelid AND p.relnamespace = $2
+           AND p.relname = t.relname || '_' || v.server_id
+           AND p.relowner = t.relowner
           JOIN pg_inherits i ON i.inhparent = p.oid
-          JOIN pg_class c ON c.oid = i.inhrelid
+          JOIN pg_class c ON c.oid = i.inhrelid AND c.relnamespace = $2
+           AND c.relowner = p.relowner
          WHERE c.relname ~ '_[0-9]{8}$'
+           AND c.relname = p.relname || '_' || right(c.relname, 8)
            AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1
                <= (timezone('UTC', now() - v.retention))::date
          ORDER BY c.relname$q$, s)
