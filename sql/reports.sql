@@ -327,6 +327,17 @@ FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:00:20', '10 s', colour 
 SELECT line FROM regexp_split_to_table(
     pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2), E'\n') line
 WHERE line !~ '^database .* generated';
+-- A query text cannot drive the terminal of the DBA who reads the text
+-- report (psql -XAt): its control characters are shown as '?'.
+BEGIN;
+UPDATE pgsentinel_archive_text
+   SET text = E'SELECT sum(amount) FROM ledger /* \x1b[2J\x1b]0;owned\x07 */'
+ WHERE day = '2020-01-01' AND text_id = 2;
+SELECT count(*) FILTER (WHERE line ~ '[[:cntrl:]]') AS lines_with_control_characters,
+       count(*) FILTER (WHERE strpos(line, 'ledger /* ?[2J?]0;owned? */') > 0) AS lines_escaped
+FROM regexp_split_to_table(
+    pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2), E'\n') line;
+ROLLBACK;
 -- As JSON: every section.
 SELECT jsonb_object_keys(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02',
                                            'json')::jsonb) AS section ORDER BY 1;
