@@ -334,3 +334,20 @@ SELECT pgs_wait_for($$(SELECT archive_state FROM pgsentinel_status()) = 'ok'$$);
 SELECT c.relkind, c.relispartition FROM pg_class c WHERE c.relname = :'tomorrow';
 REVOKE CREATE ON SCHEMA public FROM regress_pgs_squatter;
 DROP ROLE regress_pgs_squatter;
+
+-- 8. A partition the archiver makes keeps none of the schema's default
+-- privileges: other roles read the archive through its parents' views,
+-- which show them only what pg_stat_activity would.
+CREATE ROLE regress_pgs_defacl;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO regress_pgs_defacl;
+SELECT 'pgsentinel_archive_text_' ||
+       to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD') AS tomorrow_text \gset
+DROP TABLE :"tomorrow_text";
+SELECT pg_terminate_backend(archive_worker_pid) AS restarted FROM pgsentinel_status();
+SELECT pgs_wait_for(format('EXISTS (SELECT FROM pg_class WHERE relname = %L AND relispartition)',
+                           :'tomorrow_text'));
+SELECT has_table_privilege('regress_pgs_defacl', :'tomorrow_text', 'SELECT')
+       AS default_privilege_kept;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM regress_pgs_defacl;
+DROP OWNED BY regress_pgs_defacl;
+DROP ROLE regress_pgs_defacl;

@@ -495,7 +495,9 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
  * missing; $3 is the schema's name.  A relation of a partition's name that
  * is not that partition (attached to its parent, with the parent's owner)
  * was created by another role: it is never taken for ours, and its DDL is
- * an error that names it (docs/security.md).
+ * an error that names it (docs/security.md).  A new partition keeps no
+ * privilege that the schema's default privileges give other roles: it is
+ * read through its parent, whose privileges and visibility rules apply.
  *
  * A partition is made apart, then attached: ATTACH PARTITION takes a lock
  * on the parent that neither readers nor inserts wait for, nor it for
@@ -549,6 +551,20 @@ static const char *const create_sql =
 "                                              || 'archive partition: drop or rename it',"
 "                                              $3, w.name, pg_get_userbyid(c.relowner))) END),"
 "                       (2, CASE WHEN c.oid IS NULL"
+"                           THEN (SELECT format('REVOKE ALL ON TABLE %I.%I FROM %s',"
+"                                               $3, w.name,"
+"                                               string_agg(DISTINCT CASE WHEN a.grantee = 0"
+"                                                   THEN 'PUBLIC'"
+"                                                   ELSE quote_ident(pg_get_userbyid(a.grantee))"
+"                                                   END, ', '))"
+"                                   FROM pg_default_acl d, aclexplode(d.defaclacl) a"
+"                                  WHERE d.defaclrole = (SELECT r.oid FROM pg_roles r"
+"                                                         WHERE r.rolname = current_user)"
+"                                    AND d.defaclobjtype = 'r'"
+"                                    AND d.defaclnamespace IN (0, $2)"
+"                                    AND a.grantee <> d.defaclrole"
+"                                 HAVING count(*) > 0) END),"
+"                       (3, CASE WHEN c.oid IS NULL"
 "                           THEN format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I"
 "                                        FOR VALUES FROM (%L) TO (%L)',"
 "                                       $3, w.parent, $3, w.name, w.lo, w.hi) END)) x(step, ddl)"
