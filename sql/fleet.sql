@@ -140,12 +140,24 @@ RESET ROLE;
 
 SELECT pgsentinel_reset() IS NOT NULL AS reset;
 SELECT pgs_wait_samples(5);
+-- the server's partitions keep none of the schema's default privileges
+CREATE ROLE regress_fleet_defacl;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO regress_fleet_defacl;
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
                             method => 'pull', pull_interval => '1 hour') > 0 AS added;
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
 SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, removed
   FROM pgsentinel_fleet_servers;
 SELECT rolsuper AS mallory_became_superuser FROM pg_roles WHERE rolname = 'regress_fleet_mallory';
+SELECT count(*) AS fleet_partitions_readable_by_default
+  FROM pg_class c
+ WHERE c.relname ~ '^pgsentinel_fleet_.*_[0-9]+$' AND c.relkind IN ('r', 'p')
+   AND has_table_privilege('regress_fleet_defacl', c.oid, 'SELECT');
+SELECT count(*) > 0 AS fleet_partitions_made
+  FROM pg_class c WHERE c.relname ~ '^pgsentinel_fleet_.*_[0-9]+$' AND c.relkind IN ('r', 'p');
+ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM regress_fleet_defacl;
+DROP OWNED BY regress_fleet_defacl;
+DROP ROLE regress_fleet_defacl;
 DROP FUNCTION public.pgsentinel_fleet_needs(text),
     public.pgsentinel_fleet_partitions(integer, text, text);
 REVOKE CREATE ON SCHEMA public FROM regress_fleet_mallory;

@@ -189,10 +189,21 @@ DECLARE
     d date;
     created integer := 0;
     intruder record;
+    revoke_from text;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
+    -- a partition made here keeps none of the schema's default privileges:
+    -- it is read through the fleet's views, which mask what they must
+    SELECT string_agg(DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC'
+                                    ELSE quote_ident(pg_get_userbyid(a.grantee)) END, ', ')
+      INTO revoke_from
+      FROM pg_default_acl d, aclexplode(d.defaclacl) a
+     WHERE d.defaclrole = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user)
+       AND d.defaclobjtype = 'r'
+       AND d.defaclnamespace IN (0, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s))
+       AND a.grantee <> d.defaclrole;
     FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
                              'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
                              'pgsentinel_fleet_stmt_delta', 'pgsentinel_fleet_stmt_text'] LOOP
@@ -223,6 +234,9 @@ BEGIN
                                       ELSE ' PARTITION BY RANGE (day)' END);
                 IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
                     EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
+                END IF;
+                IF revoke_from IS NOT NULL THEN
+                    EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s', s, p, revoke_from);
                 END IF;
                 EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES IN (%s)',
                                s, t, s, p, server);
@@ -259,6 +273,10 @@ BEGIN
                     -- made apart, then attached (above)
                     EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I)',
                                    s, p || '_' || to_char(d, 'YYYYMMDD'), s, p);
+                    IF revoke_from IS NOT NULL THEN
+                        EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s',
+                                       s, p || '_' || to_char(d, 'YYYYMMDD'), revoke_from);
+                    END IF;
                     IF t IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_stmt_delta') THEN
                         EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
                                        s, p, s, p || '_' || to_char(d, 'YYYYMMDD'),
