@@ -565,7 +565,7 @@ pgs_copy_sources() {
 	else
 		(cd "$PGS_REPO" &&
 			tar -cf - --exclude='*.o' --exclude='*.bc' --exclude='*.so' \
-				Makefile ./*.control ./*.sql sql-src src sql expected specs t test 2>/dev/null) |
+				Makefile ./*.control ./*.sql sql-src src sql expected specs t test prometheus 2>/dev/null) |
 			tar -xf - -C "$dest"
 	fi
 	[ -f "$dest/Makefile" ] || pgs_die "could not copy the sources to $dest"

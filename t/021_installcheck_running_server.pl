@@ -25,7 +25,7 @@ my $src = "$FindBin::RealBin/..";
 my $copy = "$PostgreSQL::Test::Utils::tmp_check/installcheck_src";
 make_path($copy);
 system('sh', '-c',
-	'cp -R "$1"/Makefile "$1"/pgsentinel.control "$1"/pgsentinel--*.sql "$1"/sql "$1"/expected "$1"/specs "$1"/test "$2"/',
+	'cp -R "$1"/Makefile "$1"/pgsentinel.control "$1"/pgsentinel--*.sql "$1"/sql "$1"/expected "$1"/specs "$1"/test "$1"/prometheus "$2"/',
 	'copy', $src, $copy) == 0
   or die "could not copy the tests to $copy";
 
