@@ -66,7 +66,9 @@ SELECT count(*) > 100 AS operators_planted FROM pg_operator
 
 -- Each query of the file (the block under "query: |"), run as the
 -- exporter would (its metric prefix; how many rows depends on the load).
-\set yaml `cat prometheus/pgsentinel-queries.yaml`
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set yaml_file :abs_srcdir '/prometheus/pgsentinel-queries.yaml'
+\set yaml `cat :yaml_file`
 CREATE TEMP TABLE prom_queries AS
 SELECT m[1] AS metric, m[2] AS query
   FROM regexp_matches(:'yaml', E'\\n([a-z_]+):\\n  master: true\\n  query: \\|\\n((?:    [^\\n]*\\n|\\n)+)', 'g') m;
