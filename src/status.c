@@ -21,6 +21,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/value.h"
 #include "utils/builtins.h"
+#include "storage/lmgr.h"
 #include "utils/catcache.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -157,7 +158,7 @@ status_copy_out(StatusCopy *c)
 static void
 append_foreign_overloads(StringInfo buf)
 {
-	Oid			extoid = get_extension_oid("pgsentinel", true);
+	Oid			extoid;
 	Oid			nspid = InvalidOid;
 	Relation	rel;
 	ScanKeyData key[2];
@@ -168,8 +169,31 @@ append_foreign_overloads(StringInfo buf)
 	int			found = 0;
 	Oid			first = InvalidOid;
 
-	if (!OidIsValid(extoid))
+	/*
+	 * A monitoring call never waits for a lock on these catalogs (a DBA's
+	 * LOCK TABLE pg_extension, a VACUUM FULL): the check is left out then.
+	 */
+	if (!ConditionalLockRelationOid(ExtensionRelationId, AccessShareLock))
 		return;
+	if (!ConditionalLockRelationOid(DependRelationId, AccessShareLock))
+	{
+		UnlockRelationOid(ExtensionRelationId, AccessShareLock);
+		return;
+	}
+	if (!ConditionalLockRelationOid(ProcedureRelationId, AccessShareLock))
+	{
+		UnlockRelationOid(DependRelationId, AccessShareLock);
+		UnlockRelationOid(ExtensionRelationId, AccessShareLock);
+		return;
+	}
+	extoid = get_extension_oid("pgsentinel", true);
+	if (!OidIsValid(extoid))
+	{
+		UnlockRelationOid(ProcedureRelationId, AccessShareLock);
+		UnlockRelationOid(DependRelationId, AccessShareLock);
+		UnlockRelationOid(ExtensionRelationId, AccessShareLock);
+		return;
+	}
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key[0], Anum_pg_extension_oid, BTEqualStrategyNumber,
 				F_OIDEQ, ObjectIdGetDatum(extoid));
@@ -220,6 +244,9 @@ append_foreign_overloads(StringInfo buf)
 		}
 		ReleaseSysCacheList(list);
 	}
+	UnlockRelationOid(ProcedureRelationId, AccessShareLock);
+	UnlockRelationOid(DependRelationId, AccessShareLock);
+	UnlockRelationOid(ExtensionRelationId, AccessShareLock);
 	if (found > 0)
 		appendStringInfo(buf,
 						 "; %d function(s) in the extension's schema are named like pgsentinel's but are not part of it, such as %s: another role created them, and they can make pgsentinel's calls fail; drop them and let only trusted roles create in that schema",
