@@ -156,7 +156,7 @@ status_copy_out(StatusCopy *c)
  * the first of them and how many there are, if any.
  */
 static void
-append_foreign_overloads(StringInfo buf)
+append_foreign_overloads_locked(StringInfo buf)
 {
 	Oid			extoid;
 	Oid			nspid = InvalidOid;
@@ -169,31 +169,9 @@ append_foreign_overloads(StringInfo buf)
 	int			found = 0;
 	Oid			first = InvalidOid;
 
-	/*
-	 * A monitoring call never waits for a lock on these catalogs (a DBA's
-	 * LOCK TABLE pg_extension, a VACUUM FULL): the check is left out then.
-	 */
-	if (!ConditionalLockRelationOid(ExtensionRelationId, AccessShareLock))
-		return;
-	if (!ConditionalLockRelationOid(DependRelationId, AccessShareLock))
-	{
-		UnlockRelationOid(ExtensionRelationId, AccessShareLock);
-		return;
-	}
-	if (!ConditionalLockRelationOid(ProcedureRelationId, AccessShareLock))
-	{
-		UnlockRelationOid(DependRelationId, AccessShareLock);
-		UnlockRelationOid(ExtensionRelationId, AccessShareLock);
-		return;
-	}
 	extoid = get_extension_oid("pgsentinel", true);
 	if (!OidIsValid(extoid))
-	{
-		UnlockRelationOid(ProcedureRelationId, AccessShareLock);
-		UnlockRelationOid(DependRelationId, AccessShareLock);
-		UnlockRelationOid(ExtensionRelationId, AccessShareLock);
 		return;
-	}
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key[0], Anum_pg_extension_oid, BTEqualStrategyNumber,
 				F_OIDEQ, ObjectIdGetDatum(extoid));
@@ -244,13 +222,32 @@ append_foreign_overloads(StringInfo buf)
 		}
 		ReleaseSysCacheList(list);
 	}
-	UnlockRelationOid(ProcedureRelationId, AccessShareLock);
-	UnlockRelationOid(DependRelationId, AccessShareLock);
-	UnlockRelationOid(ExtensionRelationId, AccessShareLock);
 	if (found > 0)
 		appendStringInfo(buf,
 						 "; %d function(s) in the extension's schema are named like pgsentinel's but are not part of it, such as %s: another role created them, and they can make pgsentinel's calls fail; drop them and let only trusted roles create in that schema",
 						 found, format_procedure_qualified(first));
+}
+
+/*
+ * The check above, taken only when it waits for no lock on the catalogs it
+ * reads: a monitoring call never waits for a DBA's LOCK TABLE pg_extension
+ * or a VACUUM FULL; the check is left out then.
+ */
+static void
+append_foreign_overloads(StringInfo buf)
+{
+	if (!ConditionalLockRelationOid(ExtensionRelationId, AccessShareLock))
+		return;
+	if (ConditionalLockRelationOid(DependRelationId, AccessShareLock))
+	{
+		if (ConditionalLockRelationOid(ProcedureRelationId, AccessShareLock))
+		{
+			append_foreign_overloads_locked(buf);
+			UnlockRelationOid(ProcedureRelationId, AccessShareLock);
+		}
+		UnlockRelationOid(DependRelationId, AccessShareLock);
+	}
+	UnlockRelationOid(ExtensionRelationId, AccessShareLock);
 }
 
 /*
