@@ -504,7 +504,12 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
  * them, where CREATE TABLE ... PARTITION OF takes an exclusive one: it
  * would wait for the longest report reading the archive, with every new
  * reader and the archive's steps queued behind it, and could deadlock
- * with a repository's apply worker inserting into two parents.
+ * with a repository's apply worker inserting into two parents.  But where
+ * the parent has a DEFAULT partition (a repository's landing partitions),
+ * ATTACH also locks that one exclusively, and every reader of the parent
+ * holds it: run_create_ddl() then leaves the partition for a later pass.
+ * Each row: a statement, the partition's name, and for a partition to
+ * make, its parent and the parent's DEFAULT partition (0 if none).
  */
 static const char *const create_sql =
 "WITH days AS ("
@@ -538,8 +543,11 @@ static const char *const create_sql =
 "                 ('pgsentinel_rollup_hour_observed'),"
 "                 ('pgsentinel_rollup_session_hour'),"
 "                 ('pgsentinel_rollup_blocking_hour')) p(parent))"
-"SELECT x.ddl"
+"SELECT x.ddl, w.name, CASE WHEN c.oid IS NULL THEN pc.oid END,"
+"       nullif(pt.partdefid, 0)"
 "  FROM want w"
+"  JOIN pg_class pc ON pc.relname = w.parent AND pc.relnamespace = $2"
+"  JOIN pg_partitioned_table pt ON pt.partrelid = pc.oid"
 "  LEFT JOIN pg_class c ON c.relname = w.name AND c.relnamespace = $2,"
 "       LATERAL (VALUES (1, CASE WHEN c.oid IS NULL"
 "                           THEN format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS"
@@ -581,13 +589,16 @@ static const char *const create_sql =
  * Partitions are recognized by their parent and their name's date suffix;
  * other tables attached by a user are left alone.  $4 is the schema's
  * OID, $5 its name.  Returns the DDL (IF EXISTS: one dropped by another
- * session since it was listed is gone), the partition and its parent.
+ * session since it was listed is gone), the partition, its parent and the
+ * parent's DEFAULT partition (NULL if none).
  */
 static const char *const drop_sql =
-"SELECT format('DROP TABLE IF EXISTS %I.%I', $5, c.relname), c.oid, p.oid"
+"SELECT format('DROP TABLE IF EXISTS %I.%I', $5, c.relname), c.oid, p.oid,"
+"       nullif(pt.partdefid, 0)"
 "  FROM pg_inherits i"
 "  JOIN pg_class c ON c.oid = i.inhrelid"
 "  JOIN pg_class p ON p.oid = i.inhparent"
+"  JOIN pg_partitioned_table pt ON pt.partrelid = p.oid"
 " WHERE p.relnamespace = $4 AND c.relnamespace = $4 AND c.relowner = p.relowner"
 "   AND c.relname = p.relname || '_' || substring(c.relname from '[0-9]+$')"
 "   AND CASE"
@@ -613,85 +624,195 @@ static const char *const drop_sql =
 "       ELSE false END"
 " ORDER BY c.relname";
 
-/* A statement run_returned_ddl() runs, and what it must lock first. */
-typedef struct ReturnedDdl
+/* A DROP run_drop_ddl() runs, and what it must lock first. */
+typedef struct DropDdl
 {
 	char	   *ddl;
-	Oid			partition;		/* with locked only */
-	Oid			parent;
-} ReturnedDdl;
+	Oid			locks[3];		/* the partition, its parent, the DEFAULT */
+} DropDdl;
 
 /*
- * Run each statement a query returned (a text column).  With locked, the
- * query also returns a partition and its parent (OIDs): its statement runs
- * only if both can be locked at once, and is left for a later call
- * otherwise; *skipped counts those left.  Waiting for one while holding
- * the other could deadlock with a session inserting into both parents,
- * and the exclusive lock a DROP waits for would queue every reader behind
- * the longest one.  Returns the statements run.
+ * Run each DROP drop_sql returned, if the partition, its parent and the
+ * parent's DEFAULT partition (if any: a DROP locks it too) can be locked at
+ * once; it is left for a later call otherwise, and *skipped counts those
+ * left.  Waiting for one while holding another could deadlock with a
+ * session inserting into both parents, and the exclusive lock a DROP waits
+ * for would queue every reader behind the longest one.  Returns the
+ * partitions dropped; *busy_rel is the first relation that could not be
+ * locked (unchanged if none).
  */
 static int
-run_returned_ddl(const char *sql, int nargs, Oid *argtypes, Datum *args,
-				 bool locked, int *skipped)
+run_drop_ddl(Datum *args, int *skipped, Oid *busy_rel)
 {
-	ReturnedDdl *todo;
+	Oid			argtypes[5] = {DATEOID, DATEOID, DATEOID, OIDOID, TEXTOID};
+	DropDdl    *todo;
 	uint64		ntodo;
-	int			ret;
 	int			run = 0;
 	uint64		i;
 
-	ret = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
+	if (SPI_execute_with_args(drop_sql, 5, argtypes, args, NULL, true, 0) !=
+		SPI_OK_SELECT)
+		elog(ERROR, "pgsentinel archive partitions: could not list the expired ones");
 	/* copied out: running a statement frees SPI_tuptable */
 	ntodo = SPI_processed;
-	todo = palloc0(sizeof(ReturnedDdl) * Max(ntodo, 1));
+	todo = palloc0(sizeof(DropDdl) * Max(ntodo, 1));
 	for (i = 0; i < ntodo; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
+		int			j;
 
 		todo[i].ddl = SPI_getvalue(tuple, desc, 1);
-		if (locked)
+		for (j = 0; j < 3; j++)
 		{
-			todo[i].partition =
-				DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
-			todo[i].parent =
-				DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+			todo[i].locks[j] =
+				DatumGetObjectId(SPI_getbinval(tuple, desc, j + 2, &isnull));
+			if (isnull)
+				todo[i].locks[j] = InvalidOid;
 		}
 	}
+	*skipped = 0;
 	for (i = 0; i < ntodo; i++)
 	{
+		int			got;
+
 		/*
 		 * The partition first: an exclusive lock is logged for standbys,
 		 * which hold it to the commit even if released here, and the old
 		 * partition is the one no standby reader minds.
 		 */
-		if (locked)
+		for (got = 0; got < 3; got++)
+			if (OidIsValid(todo[i].locks[got]) &&
+				!ConditionalLockRelationOid(todo[i].locks[got], AccessExclusiveLock))
+				break;
+		if (got < 3)
 		{
-			bool		got = ConditionalLockRelationOid(todo[i].partition,
-														 AccessExclusiveLock);
-
-			if (got &&
-				!ConditionalLockRelationOid(todo[i].parent, AccessExclusiveLock))
-			{
-				UnlockRelationOid(todo[i].partition, AccessExclusiveLock);
-				got = false;
-			}
-			if (!got)
-			{
-				(*skipped)++;
-				continue;
-			}
+			if (!OidIsValid(*busy_rel))
+				*busy_rel = todo[i].locks[got];
+			while (--got >= 0)
+				if (OidIsValid(todo[i].locks[got]))
+					UnlockRelationOid(todo[i].locks[got], AccessExclusiveLock);
+			(*skipped)++;
+			continue;
 		}
-		ret = SPI_execute(todo[i].ddl, false, 0);
-		if (ret != SPI_OK_UTILITY)
-			elog(ERROR, "pgsentinel archive partitions: unexpected result %d", ret);
+		if (SPI_execute(todo[i].ddl, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "pgsentinel archive partitions: unexpected result running \"%s\"",
+				 todo[i].ddl);
 		run++;
 	}
 	pfree(todo);
 	return run;
+}
+
+/*
+ * Who holds a lock on relation rel, in words for pgsentinel_status(): the
+ * oldest transaction of another backend holding it.  Written into buf.
+ */
+static void
+describe_holder(Oid rel, char *buf, size_t len)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+
+	args[0] = ObjectIdGetDatum(rel);
+	if (SPI_execute_with_args("SELECT format('%s is in use by pid %s (role %s, in a transaction since %s)',"
+							  "              $1::regclass, l.pid, coalesce(a.usename::text, '?'),"
+							  "              coalesce(to_char(timezone('UTC', a.xact_start),"
+							  "                               'YYYY-MM-DD HH24:MI:SS \"UTC\"'), '?'))"
+							  "  FROM pg_locks l"
+							  "  LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+							  " WHERE l.locktype = 'relation' AND l.relation = $1 AND l.granted"
+							  "   AND l.pid <> pg_backend_pid()"
+							  " ORDER BY a.xact_start NULLS LAST, l.pid LIMIT 1",
+							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		strlcpy(buf, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1),
+				len);
+	else
+		snprintf(buf, len, "relation %u is locked by another session", rel);
+}
+
+/*
+ * Run the statements create_sql returned.  A partition is made only if the
+ * locks its ATTACH takes can be had at once: its parent's, and its
+ * parent's DEFAULT partition's, which every reader of the parent holds.
+ * Waiting there would stop the archive for as long as the longest report
+ * runs (up to lock_timeout, then the whole pass fails); the partition is
+ * left for a later pass instead (*busy counts those), the day ahead of its
+ * need; *busy_rel is the first relation that could not be locked
+ * (unchanged if none).  Returns the partitions made.
+ */
+static int
+run_create_ddl(Datum *args, int *busy, Oid *busy_rel)
+{
+	Oid			argtypes[3] = {DATEOID, OIDOID, TEXTOID};
+	char	  **ddl;
+	char	  **name;
+	Oid		   *parent;
+	Oid		   *deflt;
+	char	   *skipping = NULL;
+	uint64		n;
+	uint64		i;
+	int			made = 0;
+
+	if (SPI_execute_with_args(create_sql, 3, argtypes, args, NULL, true, 0) !=
+		SPI_OK_SELECT)
+		elog(ERROR, "pgsentinel archive partitions: could not list them");
+	/* copied out: running a statement frees SPI_tuptable */
+	n = SPI_processed;
+	ddl = palloc0(sizeof(char *) * Max(n, 1));
+	name = palloc0(sizeof(char *) * Max(n, 1));
+	parent = palloc0(sizeof(Oid) * Max(n, 1));
+	deflt = palloc0(sizeof(Oid) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		ddl[i] = SPI_getvalue(tuple, desc, 1);
+		name[i] = SPI_getvalue(tuple, desc, 2);
+		parent[i] = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+		if (isnull)
+			parent[i] = InvalidOid;
+		deflt[i] = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
+		if (isnull)
+			deflt[i] = InvalidOid;
+	}
+
+	*busy = 0;
+	for (i = 0; i < n; i++)
+	{
+		bool		first = (i == 0 || strcmp(name[i], name[i - 1]) != 0);
+
+		if (!first && skipping != NULL)
+			continue;
+		skipping = NULL;
+		if (first && OidIsValid(parent[i]))
+		{
+			Oid			failed = InvalidOid;
+
+			if (!ConditionalLockRelationOid(parent[i], ShareUpdateExclusiveLock))
+				failed = parent[i];
+			else if (OidIsValid(deflt[i]) &&
+					 !ConditionalLockRelationOid(deflt[i], AccessExclusiveLock))
+				failed = deflt[i];
+			if (OidIsValid(failed))
+			{
+				skipping = name[i];
+				(*busy)++;
+				if (!OidIsValid(*busy_rel))
+					*busy_rel = failed;
+				continue;
+			}
+			made++;
+		}
+		if (SPI_execute(ddl[i], false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "pgsentinel archive partitions: unexpected result running \"%s\"",
+				 ddl[i]);
+	}
+	return made;
 }
 
 /* Midnight UTC of the day of t, as a date. */
@@ -707,36 +828,45 @@ utc_day(TimestampTz t)
 /*
  * Create the partitions from the day of "from" to tomorrow, and drop those
  * past their retention (settings in minutes, counted from now) that no
- * one else holds; *busy counts those left to a later call.  Returns the
+ * one else holds; *busy counts the drops and *create_busy the partitions
+ * to make left to a later call, and waiting (PGSSH_MESSAGE_LEN) says who
+ * holds what the latter wait for ("" if nothing waits).  Returns the
  * partitions created, and those dropped in *dropped.  Same caller rules
  * as pgs_archive_step(), but schema is the name, not quoted.
  */
 int
 pgs_archive_partitions(const char *schema, Oid nspid, TimestampTz from,
-					   int *dropped, int *busy)
+					   int *dropped, int *busy, int *create_busy,
+					   char *waiting)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	Oid			create_types[3] = {DATEOID, OIDOID, TEXTOID};
 	Datum		create_args[3];
-	Oid			drop_types[5] = {DATEOID, DATEOID, DATEOID, OIDOID, TEXTOID};
 	Datum		drop_args[5];
 	int			created;
+	Oid			busy_rel = InvalidOid;
 
 	create_args[0] = utc_day(from);
 	create_args[1] = ObjectIdGetDatum(nspid);
 	create_args[2] = CStringGetTextDatum(schema);
-	/* two statements a partition */
-	created = run_returned_ddl(create_sql, 3, create_types, create_args,
-							   false, NULL) / 2;
+	created = run_create_ddl(create_args, create_busy, &busy_rel);
 
 	drop_args[0] = utc_day(now - (int64) pgs_archive_retention_min * USECS_PER_MINUTE);
 	drop_args[1] = utc_day(now - (int64) pgs_archive_minute_retention_min * USECS_PER_MINUTE);
 	drop_args[2] = utc_day(now - (int64) pgs_archive_hour_retention_min * USECS_PER_MINUTE);
 	drop_args[3] = ObjectIdGetDatum(nspid);
 	drop_args[4] = CStringGetTextDatum(schema);
-	*busy = 0;
-	*dropped = run_returned_ddl(drop_sql, 5, drop_types, drop_args,
-								true, busy);
+	*dropped = run_drop_ddl(drop_args, busy, &busy_rel);
+
+	waiting[0] = '\0';
+	if (OidIsValid(busy_rel))
+	{
+		char		holder[PGSSH_MESSAGE_LEN];
+
+		describe_holder(busy_rel, holder, sizeof(holder));
+		snprintf(waiting, PGSSH_MESSAGE_LEN,
+				 "partitions wait for a lock (%d to attach, %d expired to drop; tried every minute): %s",
+				 *create_busy, *busy, holder);
+	}
 	return created;
 }
 

@@ -179,7 +179,10 @@ archiver_exit(int code, Datum arg)
 		return;
 	(void) pgs_lock_exclusive();
 	if (pgs_state->archive_pid == MyProcPid)
+	{
 		pgs_state->archive_pid = 0;
+		pgs_state->archive_waiting[0] = '\0';
+	}
 	pgs_unlock_exclusive();
 }
 
@@ -364,7 +367,9 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				TimestampTz stmt_from = pgs_archive_statements_oldest();
 				int			dropped;
 				int			busy;
+				int			create_busy;
 				int			created;
+				char		waiting[PGSSH_MESSAGE_LEN];
 
 				/* (an extension created again, an error): step anyway */
 				*stmt_written = PG_UINT64_MAX;
@@ -376,14 +381,18 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				created = pgs_archive_partitions(schema, nspid,
 												 Max(from == 0 ? start : from,
 													 oldest_kept),
-												 &dropped, &busy);
-				*busy_retry = busy == 0 ? 0 :
+												 &dropped, &busy,
+												 &create_busy, waiting);
+				*busy_retry = busy == 0 && create_busy == 0 ? 0 :
 					TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 												ARCHIVE_BUSY_RETRY_MS);
-				if (created > 0 || dropped > 0 || busy > 0)
+				(void) pgs_lock_exclusive();
+				strlcpy(pgs_state->archive_waiting, waiting, PGSSH_MESSAGE_LEN);
+				pgs_unlock_exclusive();
+				if (created > 0 || dropped > 0 || busy > 0 || create_busy > 0)
 					ereport(DEBUG1,
-							(errmsg("pgsentinel archiver created %d and dropped %d partitions, %d in use left for later",
-									created, dropped, busy)));
+							(errmsg("pgsentinel archiver created %d and dropped %d partitions, %d to make and %d to drop in use left for later",
+									created, dropped, create_busy, busy)));
 			}
 			pgs_db_work_commit();
 			*partitions_due = false;

@@ -396,6 +396,7 @@ typedef struct PgsSharedState
 	int32		archive_pid;
 	int			archive_state;	/* PgsArchiveState */
 	char		archive_message[PGSSH_MESSAGE_LEN];
+	char		archive_waiting[PGSSH_MESSAGE_LEN]; /* partitions left: why */
 	TimestampTz archive_last_time;	/* last archiving committed */
 	TimestampTz archive_last_sample_time;	/* watermark */
 	int64		archive_last_us;	/* duration of the last archiving */
@@ -803,7 +804,8 @@ extern void pgs_archive_step(const char *schema, int keep_one_in,
 							 int max_samples, TimestampTz oldest_kept,
 							 PgsArchiveStepResult *result);
 extern int	pgs_archive_partitions(const char *schema, Oid nspid,
-								   TimestampTz from, int *dropped, int *busy);
+								   TimestampTz from, int *dropped, int *busy,
+								   int *create_busy, char *waiting);
 extern TimestampTz pgs_archive_oldest_kept(void);
 
 /* archive_statements.c */

@@ -72,6 +72,7 @@ typedef struct StatusCopy
 	uint64		blockers_via_core;
 	int			archive_state;
 	char		archive_message[PGSSH_MESSAGE_LEN];
+	char		archive_waiting[PGSSH_MESSAGE_LEN];
 	int32		archive_pid;
 	TimestampTz archive_last_time;
 	TimestampTz archive_last_sample_time;
@@ -134,6 +135,7 @@ status_copy_out(StatusCopy *c)
 	c->keys_dropped = pgs_state->pgssh_keys_dropped;
 	c->archive_state = pgs_state->archive_state;
 	memcpy(c->archive_message, pgs_state->archive_message, PGSSH_MESSAGE_LEN);
+	memcpy(c->archive_waiting, pgs_state->archive_waiting, PGSSH_MESSAGE_LEN);
 	c->archive_pid = pgs_state->archive_pid;
 	c->archive_last_time = pgs_state->archive_last_time;
 	c->archive_last_sample_time = pgs_state->archive_last_sample_time;
@@ -296,6 +298,9 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 		 c->archive_state == PGS_ARCHIVE_NOT_CREATED ||
 		 c->archive_state == PGS_ARCHIVE_FAILING))
 		appendStringInfo(&buf, "; archive: %s", c->archive_message);
+	else if (c->worker_pid != 0 && c->archive_pid != 0 &&
+			 c->archive_waiting[0] != '\0')
+		appendStringInfo(&buf, "; archive: %s", c->archive_waiting);
 	if (c->archive_rows_lost > 0 || c->archive_samples_lost > 0)
 		appendStringInfo(&buf,
 						 "; the ring overwrote " UINT64_FORMAT " samples and " UINT64_FORMAT " rows before they were archived: shorten pgsentinel_archive.interval or raise pgsentinel_ash.max_entries",

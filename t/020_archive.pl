@@ -355,6 +355,77 @@ is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pgsentinel_rollup_minute_$old"),
 	'1', 'the minute rollups of that day stay');
 
+# 8b. On a repository the archive's parents have DEFAULT partitions (the
+# fleet's landing partitions), and ATTACH and DROP of a day lock the DEFAULT
+# exclusively, which every reader of the parent holds.  An ordinary role's
+# open transaction stops no archiving: the day is left for a later pass,
+# status names who holds it, and the day is made once it ends, without a
+# reload (a minute later).  The same for an expired day to drop, with only
+# the DEFAULT held (a reader whose query reached only that partition).
+$node->safe_psql('postgres', qq{
+	CREATE ROLE regress_alice LOGIN;
+	CREATE TABLE pgsentinel_archive_sample_fleet PARTITION OF pgsentinel_archive_sample DEFAULT;
+	DROP TABLE pgsentinel_archive_sample_$tomorrow;});
+my $alice = pgs_start_bg($node,
+	'BEGIN; SELECT count(*) FROM pgsentinel_ash_history; SELECT pg_sleep(600) /* alice-reader */;',
+	user => 'regress_alice');
+ok(pgs_wait_sessions($node, 1, '%alice-reader%'), 'alice reads the archive in a transaction');
+ok( $node->safe_psql('postgres', q{
+		SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+		 WHERE a.usename = 'regress_alice' AND l.granted
+		   AND l.relation = 'pgsentinel_archive_sample_fleet'::regclass}),
+	'her transaction holds the DEFAULT partition');
+$before_reader = $node->safe_psql('postgres',
+	'SELECT last_sample_id FROM pgsentinel_archive_state');
+$node->reload;
+ok( $node->poll_query_until('postgres', qq{
+		SELECT (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)
+		   AND archive_state = 'ok'
+		   AND diagnosis ~ 'partitions wait for a lock \\(1 to attach, 0 expired to drop; tried every minute\\): \\S*pgsentinel_archive_sample_fleet is in use by pid [0-9]+ \\(role regress_alice'
+		  FROM pgsentinel_status()}),
+	'with alice holding the DEFAULT partition, archiving goes on and status names her');
+is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NULL"),
+	't', 'the day is left for later, not made half');
+$node->safe_psql('postgres',
+	"SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE usename = 'regress_alice'");
+pgs_stop_bg($alice);
+ok( $node->poll_query_until('postgres', qq{
+		SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NOT NULL
+		   AND EXISTS (SELECT FROM pg_inherits
+		                WHERE inhrelid = to_regclass('pgsentinel_archive_sample_$tomorrow'))
+		   AND (SELECT diagnosis !~ 'wait for a lock' FROM pgsentinel_status())}),
+	'once her transaction ends, the day is attached (no reload) and status says nothing waits');
+
+$node->safe_psql('postgres', qq{
+	CREATE TABLE pgsentinel_archive_sample_$old (LIKE pgsentinel_archive_sample);
+	ALTER TABLE pgsentinel_archive_sample ATTACH PARTITION pgsentinel_archive_sample_$old
+	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
+	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));});
+$reader = pgs_start_bg($node,
+	'BEGIN; LOCK TABLE pgsentinel_archive_sample_fleet IN ACCESS SHARE MODE; '
+	  . 'SELECT pg_sleep(600) /* default-reader */;');
+ok(pgs_wait_sessions($node, 1, '%default-reader%'), 'a reader holds the DEFAULT partition only');
+$before_reader = $node->safe_psql('postgres',
+	'SELECT last_sample_id FROM pgsentinel_archive_state');
+$node->reload;
+ok( $node->poll_query_until('postgres', qq{
+		SELECT (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)
+		   AND archive_state = 'ok'
+		   AND diagnosis ~ 'partitions wait for a lock \\(0 to attach, 1 expired to drop; tried every minute\\): \\S*pgsentinel_archive_sample_fleet is in use by pid'
+		  FROM pgsentinel_status()}),
+	'an expired day whose DROP would wait for that reader stops no archiving; status says so');
+is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_sample_$old') IS NOT NULL"),
+	't', 'the expired day is left for later');
+$node->safe_psql('postgres',
+	"SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE query LIKE '%default-reader%' AND pid <> pg_backend_pid()");
+pgs_stop_bg($reader);
+ok( $node->poll_query_until('postgres',
+		"SELECT to_regclass('pgsentinel_archive_sample_$old') IS NULL"),
+	'once it ends, the expired day is dropped');
+$node->safe_psql('postgres', q{
+	DROP TABLE pgsentinel_archive_sample_fleet;
+	DROP ROLE regress_alice;});
+
 # 9. A standby writes nothing; promoted, it archives without a restart, and
 # no window is archived twice.
 $node->backup('bkp');

@@ -86,8 +86,8 @@ sub pgs_worker_pid
 	);
 }
 
-# Start psql running $sql in the background; returns a handle with the
-# output buffers.  Use pgs_stop_bg to end it.
+# Start psql running $sql in the background (as role $opt{user} if given);
+# returns a handle with the output buffers.  Use pgs_stop_bg to end it.
 sub pgs_start_bg
 {
 	my ($node, $sql, %opt) = @_;
@@ -95,6 +95,7 @@ sub pgs_start_bg
 	my @cmd = (
 		$node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1',
 		'-d', $node->connstr($opt{dbname} // 'postgres'));
+	push @cmd, '-U', $opt{user} if defined $opt{user};
 	# -c sends the text exactly as given; an argument is limited to 128 kB,
 	# so longer texts go through a file
 	if (length($sql) < 100_000)
