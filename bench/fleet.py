@@ -70,7 +70,7 @@ def main():
         clusters.append(repo)
         for cl in (plain, src, repo):
             cl.psql("CREATE EXTENSION pgsentinel")
-        repo.psql("CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw")
+        repo.psql("CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw")
         plain.sleep_sessions(args.sessions)
         src.sleep_sessions(args.sessions)
         for cl in (plain, src):

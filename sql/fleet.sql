@@ -26,12 +26,24 @@ SELECT pgsentinel_fleet_add('a', 'dbname=x', keep_one_in => 0);
 SELECT pgsentinel_fleet_add('a', 'dbname=x', retention => '1 hour');
 SELECT pgsentinel_fleet_add('a', 'postgresql://pgs:secret@db1/postgres', method => 'pull');
 
+-- a conninfo is read as libpq reads it: quoted values with escapes, and
+-- unquoted ones with a backslash before a space or a quote; a conninfo that
+-- is not all key=value pairs is refused
+SELECT key, value FROM pgsentinel_fleet_conninfo($$host=h password=ab'cdTOPSECRETTAIL user=u$$);
+SELECT key, value FROM pgsentinel_fleet_conninfo($$password=pa\ SECRETAFTERSPACE port = 1$$);
+SELECT key, value FROM pgsentinel_fleet_conninfo($$password='it\'s \\ x'   host=h  sslmode=''$$);
+SELECT pgsentinel_fleet_add('a', $$host=h password='unterminated$$, method => 'pull');
+
 -- the transports' extensions are needed
 SELECT pgsentinel_fleet_add('a', 'dbname=x');
 CREATE SCHEMA fleet_ext;
 CREATE EXTENSION dblink SCHEMA fleet_ext;
 SELECT pgsentinel_fleet_add('a', 'dbname=x', method => 'pull');
 CREATE EXTENSION postgres_fdw SCHEMA fleet_ext;
+-- dblink where every role may call it is refused
+GRANT USAGE ON SCHEMA fleet_ext TO PUBLIC;
+SELECT pgsentinel_fleet_add('a', 'dbname=x', method => 'pull');
+REVOKE USAGE ON SCHEMA fleet_ext FROM PUBLIC;
 
 -- the source: unreachable, without pgsentinel, not publishing
 SELECT format('host=%s port=%s', split_part(current_setting('unix_socket_directories'), ',', 1),
@@ -143,11 +155,16 @@ SELECT pgs_wait_samples(5);
 -- the server's partitions keep none of the schema's default privileges
 CREATE ROLE regress_fleet_defacl;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO regress_fleet_defacl;
-SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
-                            method => 'pull', pull_interval => '1 hour') > 0 AS added;
-SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(), method => 'pull');
-SELECT name, method, conninfo ~ 'dbname=' AS conninfo, keep_one_in, retention, removed
+-- (a password libpq reads with a space in it: the user mapping gets it
+-- whole, and the conninfo kept has none of it)
+SELECT :'here' || ' dbname=' || current_database() || $$ password=pa\ SECRETAFTERSPACE$$ AS self \gset
+SELECT pgsentinel_fleet_add('self', :'self', method => 'pull', pull_interval => '1 hour') > 0 AS added;
+SELECT pgsentinel_fleet_add('self', :'self', method => 'pull');
+SELECT name, method, conninfo ~ 'dbname=' AS conninfo, conninfo ~ 'SECRET|password' AS password_kept,
+       keep_one_in, retention, removed
   FROM pgsentinel_fleet_servers;
+SELECT m.umoptions FROM pg_user_mappings m
+  JOIN pgsentinel_fleet_server f ON f.foreign_server = m.srvname WHERE f.name = 'self';
 SELECT rolsuper AS mallory_became_superuser FROM pg_roles WHERE rolname = 'regress_fleet_mallory';
 SELECT count(*) AS fleet_partitions_readable_by_default
   FROM pg_class c

@@ -38,7 +38,7 @@ $s1->append_conf('postgresql.conf',
 	"pgsentinel_pgssh.max_entries = 200000\npgsentinel_ash.max_entries = 200000\n");
 $s1->start;
 my $repo = pgs_node('repo', conf => $conf);
-$repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
+$repo->safe_psql('postgres', 'CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw');
 
 # p1's archive holds a day the repository has no archive partition of: its
 # initial copy lands in the repository's DEFAULT partition, and the trigger

@@ -30,7 +30,7 @@ my $bg = pgs_start_bg($src, 'SELECT pg_sleep(600) /* sharded */');
 # The steps of docs/fleet.md, for server id 1 on node B.
 $b->safe_psql('postgres',
 	"SELECT pgsentinel_fleet_partitions(1, current_date - 2, current_date + 7)");
-$a->safe_psql('postgres', "CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw;
+$a->safe_psql('postgres', "CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw;
 	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
 	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
 	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");

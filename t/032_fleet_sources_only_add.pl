@@ -25,7 +25,7 @@ my $conf = "pgsentinel_archive.interval = 200ms\n"
   . "max_logical_replication_workers = 10\nmax_worker_processes = 20\n";
 my $src = pgs_node('src', conf => $conf . "max_wal_senders = 10\n", init_opts => { allows_streaming => 'logical' });
 my $repo = pgs_node('repo', conf => $conf);
-$repo->safe_psql('postgres', 'CREATE EXTENSION dblink; CREATE EXTENSION postgres_fdw');
+$repo->safe_psql('postgres', 'CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw');
 
 # Rows of the same keys in both archives: a day far in the past, with a
 # sample and a text of the same identity on each server.

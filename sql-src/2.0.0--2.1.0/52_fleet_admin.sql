@@ -27,16 +27,22 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_needs(name) FROM PUBLIC;
 
--- The key = value pairs of a conninfo string (values quoted or not).
+-- The key = value pairs of a conninfo string, read as libpq reads them: a
+-- value is quoted ('...', where \' and \\ stand for ' and \) or runs to
+-- the next white space, and a backslash takes the next character as it is
+-- in both.  What is not a pair comes back as one row with a NULL key.
 CREATE FUNCTION pgsentinel_fleet_conninfo(conninfo text)
 RETURNS TABLE (key text, value text)
 LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
-SELECT m[1], CASE WHEN m[3] IS NOT NULL
-                  THEN pg_catalog.regexp_replace(m[3], '\\(.)', '\1', 'g')
-                  ELSE m[4] END
+SELECT m[1], pg_catalog.regexp_replace(COALESCE(m[3], m[4]), '\\(.)', '\1', 'g')
   FROM pg_catalog.regexp_matches(conninfo,
-           '([A-Za-z_]+)\s*=\s*(''((?:[^''\\]|\\.)*)''|([^\s'']+))', 'g') AS m;
+           '([A-Za-z_]+)\s*=\s*(''((?:[^''\\]|\\.)*)''|((?:\\.|[^\s''\\])(?:\\.|[^\s\\])*))', 'g') AS m
+UNION ALL
+SELECT NULL, r.rest
+  FROM (SELECT pg_catalog.regexp_replace(conninfo,
+                   '([A-Za-z_]+)\s*=\s*(''((?:[^''\\]|\\.)*)''|((?:\\.|[^\s''\\])(?:\\.|[^\s\\])*))', '', 'g') AS rest) r
+ WHERE r.rest OPERATOR(pg_catalog.!~) '^\s*$';
 END;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_conninfo(text) FROM PUBLIC;
 
@@ -125,7 +131,34 @@ BEGIN
                   DETAIL = 'They are not part of the extension: another role created them, and they make pgsentinel''s calls of those names ambiguous.',
                   HINT = 'Drop them after checking what they are, and let only trusted roles create in that schema (docs/security.md).';
     END IF;
+    -- what is kept and given to postgres_fdw is what libpq would read
+    EXECUTE format('SELECT string_agg(c.value, '' '') FROM %I.pgsentinel_fleet_conninfo($1) c WHERE c.key IS NULL', s)
+        INTO intruders USING conninfo;
+    IF intruders IS NOT NULL THEN
+        RAISE EXCEPTION 'the conninfo of "%" is not a list of key=value pairs', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Not read as a pair: "%s".', left(btrim(intruders), 40)),
+                  HINT = 'Quote a value with spaces or quotes as libpq reads it (password=''it\''s''), or keep the password in a passfile (docs/fleet.md).';
+    END IF;
     EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    -- dblink lets whoever may call it open connections from this server
+    -- (to probe ports, or reach what trusts this host): the fleet is not
+    -- the reason every role may
+    SELECT string_agg(DISTINCT p.proname, ', ' ORDER BY p.proname) INTO intruders
+      FROM pg_depend d
+      JOIN pg_proc p ON p.oid = d.objid
+      JOIN pg_extension e ON e.oid = d.refobjid
+     WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
+       AND d.deptype = 'e' AND e.extname = 'dblink'
+       AND p.proname IN ('dblink', 'dblink_connect', 'dblink_exec', 'dblink_send_query')
+       AND has_schema_privilege('public', p.pronamespace, 'USAGE')
+       AND has_function_privilege('public', p.oid, 'EXECUTE');
+    IF intruders IS NOT NULL THEN
+        RAISE EXCEPTION 'every role may open connections from this server through dblink'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = format('PUBLIC may execute %s in schema %s.', intruders, dbl),
+                  HINT = 'Install dblink in a schema only superusers use (DROP EXTENSION dblink; CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext;), or revoke EXECUTE on its functions from PUBLIC.';
+    END IF;
     IF method = 'pull' THEN
         EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw''::pg_catalog.name)', s) INTO fdw;
     END IF;
@@ -347,7 +380,11 @@ BEGIN
                     subscription, slot_name, feed, accept_after, foreign_server,
                     pull_interval, pulled_until, stmt_pulled_until, keep_one_in, retention)
             VALUES ($1, $2, $3,
-                    regexp_replace($4, 'password\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']+)', 'password=********', 'g'),
+                    (SELECT string_agg(c.key || '=' ||
+                                       CASE WHEN c.value ~ '^[^\s''\\]+$' THEN c.value
+                                            ELSE '''' || replace(replace(c.value, '\', '\\'), '''', '\''') || ''''
+                                       END, ' ')
+                       FROM %1$I.pgsentinel_fleet_conninfo($4) c WHERE c.key <> 'password'),
                     $5::bigint, $6, $7, $8,
                     coalesce((SELECT u.oid::bigint FROM pg_subscription u
                                WHERE u.subname = $7
