@@ -351,3 +351,30 @@ SELECT has_table_privilege('regress_pgs_defacl', :'tomorrow_text', 'SELECT')
 ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM regress_pgs_defacl;
 DROP OWNED BY regress_pgs_defacl;
 DROP ROLE regress_pgs_defacl;
+
+-- 9. Of another role's time, the rollup views show one row a bucket under
+-- what pg_stat_activity shows (database, role, application; a session's
+-- pid): neither its waits and statements nor how its time splits.
+CREATE ROLE regress_pgs_bob;
+CREATE ROLE regress_pgs_alice;
+SELECT date_trunc('minute', now()) AS bucket, 'regress_pgs_bob'::regrole::oid AS bob \gset
+INSERT INTO pgsentinel_rollup_minute
+SELECT :'bucket', 'postgres', :bob, 'regress_pgs_bob', 'app', 'client backend', t, e, q, 1.5, 3
+  FROM (VALUES ('IO', 'DataFileRead', 11), ('Lock', 'tuple', 12), ('LWLock', 'WALWrite', 13),
+               (NULL, NULL, 14)) v(t, e, q);
+INSERT INTO pgsentinel_rollup_session_minute
+SELECT :'bucket', 4242, 'postgres', :bob, 'regress_pgs_bob', 'app', '192.0.2.1',
+       'client backend', t, e, 2.0, 4, now()
+  FROM (VALUES ('IO', 'DataFileRead'), ('Lock', 'tuple'), (NULL, NULL)) v(t, e);
+SET ROLE regress_pgs_alice;
+SELECT count(*) AS rows, sum(db_time) AS db_time, sum(rows) AS samples_rows,
+       count(wait_event) AS waits_shown, count(queryid) AS statements_shown
+  FROM pgsentinel_ash_minute WHERE usename = 'regress_pgs_bob';
+SELECT count(*) AS rows, sum(db_time) AS db_time, count(wait_event) AS waits_shown,
+       count(client_addr) AS clients_shown
+  FROM pgsentinel_ash_session_minute WHERE usename = 'regress_pgs_bob';
+RESET ROLE;
+SELECT count(*) AS rows_for_a_superuser FROM pgsentinel_ash_minute WHERE usename = 'regress_pgs_bob';
+DELETE FROM pgsentinel_rollup_minute WHERE usesysid = :bob;
+DELETE FROM pgsentinel_rollup_session_minute WHERE usesysid = :bob;
+DROP ROLE regress_pgs_bob, regress_pgs_alice;

@@ -7,8 +7,10 @@
 -- the time of a role the caller is not a member of (without
 -- pg_read_all_stats) they hide what pgsentinel_ash_archive hides of its
 -- rows: the wait, the query id and the backend type; the database, the
--- role and the application stay, as in pg_stat_activity.  The reports read
--- them for the whole minutes and hours of a window that the archive holds
+-- role and the application stay, as in pg_stat_activity.  That time is
+-- one row a bucket under what stays (a session's: one row a bucket), so
+-- that how it splits is not shown either.  The reports read them for the
+-- whole minutes and hours of a window that the archive holds
 -- (40_reports_core.sql).
 
 CREATE VIEW pgsentinel_ash_minute AS
@@ -17,10 +19,11 @@ SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN r.wait_event END AS wait_event,
        CASE WHEN v.visible THEN r.queryid END AS queryid,
-       r.db_time, r.rows
+       pg_catalog.sum(r.db_time) AS db_time, pg_catalog.sum(r.rows)::bigint AS rows
   FROM pgsentinel_rollup_minute r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
+ GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 
 CREATE VIEW pgsentinel_ash_hour AS
 SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
@@ -28,10 +31,11 @@ SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN r.wait_event END AS wait_event,
        CASE WHEN v.visible THEN r.queryid END AS queryid,
-       r.db_time, r.rows
+       pg_catalog.sum(r.db_time) AS db_time, pg_catalog.sum(r.rows)::bigint AS rows
   FROM pgsentinel_rollup_hour r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
+ GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 
 CREATE VIEW pgsentinel_ash_session_hour AS
 SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
@@ -39,10 +43,12 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.backend_type END AS backend_type,
        CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN r.wait_event END AS wait_event,
-       r.db_time, r.rows, r.last_time
+       pg_catalog.sum(r.db_time) AS db_time, pg_catalog.sum(r.rows)::bigint AS rows,
+       pg_catalog.max(r.last_time) AS last_time
   FROM pgsentinel_rollup_session_hour r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
+ GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 
 CREATE VIEW pgsentinel_ash_session_minute AS
 SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
@@ -50,10 +56,12 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.backend_type END AS backend_type,
        CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN r.wait_event END AS wait_event,
-       r.db_time, r.rows, r.last_time
+       pg_catalog.sum(r.db_time) AS db_time, pg_catalog.sum(r.rows)::bigint AS rows,
+       pg_catalog.max(r.last_time) AS last_time
   FROM pgsentinel_rollup_session_minute r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
+                         OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
+ GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 
 -- The blocking trees of some samples, by unit ('hour' or 'minute'), in
 -- parts that add up over buckets (the archiver keeps them in
