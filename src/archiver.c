@@ -181,6 +181,7 @@ archiver_exit(int code, Datum arg)
 	if (pgs_state->archive_pid == MyProcPid)
 	{
 		pgs_state->archive_pid = 0;
+		pgs_state->archive_latch = NULL;
 		pgs_state->archive_waiting[0] = '\0';
 	}
 	pgs_unlock_exclusive();
@@ -402,6 +403,8 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			do
 			{
 				char		lock_sql[NAMEDATALEN * 2 + 64];
+				/* the texts this step can read are those written before */
+				uint64		text_head = pg_atomic_read_u64(&pgs_state->text_head);
 
 				pgs_db_work_begin();
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
@@ -432,6 +435,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				pgs_state->archive_rows_lost += r.rows_lost;
 				if (r.last_sample_time != 0)
 					pgs_state->archive_last_sample_time = r.last_sample_time;
+				pgs_state->archive_text_head = text_head;
 				pgs_state->archive_last_time = GetCurrentTimestamp();
 				pgs_unlock_exclusive();
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
@@ -517,6 +521,8 @@ pgsentinel_archiver_main(Datum main_arg)
 
 	(void) pgs_lock_exclusive();
 	pgs_state->archive_pid = MyProcPid;
+	pgs_state->archive_latch = MyLatch;
+	pgs_state->archive_text_head = pg_atomic_read_u64(&pgs_state->text_head);
 	pgs_unlock_exclusive();
 	on_shmem_exit(archiver_exit, (Datum) 0);
 

@@ -406,6 +406,18 @@ typedef struct PgsSharedState
 	uint64		archive_samples_lost;
 	uint64		archive_rows_lost;
 	int64		archive_bytes;	/* the archive's tables, measured now and then */
+
+	/*
+	 * The archiver's latch (NULL while none runs), the text area's head as
+	 * of its last step, and where the sampler last woke it: the sampler
+	 * wakes it when a quarter of the area has been written since its last
+	 * step, so that the texts of rows not archived yet are archived before
+	 * new texts overwrite them (one role's flood of unique texts would
+	 * otherwise evict everybody's).  Protected by lock.
+	 */
+	Latch	   *archive_latch;
+	uint64		archive_text_head;
+	uint64		archive_text_woken;
 } PgsSharedState;
 
 /* The result of one archiving step (archive_step.c). */

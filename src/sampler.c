@@ -379,6 +379,7 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 {
 	int64		sample_us = GetCurrentTimestamp() - started;
 	int64		lock_wait_us;
+	Latch	   *wake_archiver = NULL;
 	PgsSampleRow sample;
 	TimestampTz pending_time;
 	int64		pending_id =
@@ -427,7 +428,24 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 		pgs_state->max_sample_us = sample_us;
 	if (lock_wait_us > pgs_state->max_lock_wait_us)
 		pgs_state->max_lock_wait_us = lock_wait_us;
+
+	/* a quarter of the text area written since the archiver's last step */
+	if (pgs_state->archive_latch != NULL)
+	{
+		uint64		head = pg_atomic_read_u64(&pgs_state->text_head);
+		uint64		quarter = pgs_state->text_size / 4;
+
+		if (head - pgs_state->archive_text_head >= quarter &&
+			head - pgs_state->archive_text_woken >= quarter)
+		{
+			wake_archiver = pgs_state->archive_latch;
+			pgs_state->archive_text_woken = head;
+		}
+	}
 	pgs_unlock_exclusive();
+
+	if (wake_archiver != NULL)
+		SetLatch(wake_archiver);
 }
 
 /* Take one sample stamped now. */
