@@ -767,6 +767,102 @@ ALTER EXTENSION pgsentinel UPDATE;
 SELECT * FROM pgs_bound_plants ORDER BY 1;
 SELECT * FROM pgs_call_everything();
 
+-- 4. What name resolution cannot close is named and refused (docs/security.md).
+-- The attacker squats the names of today's texts partition and tomorrow's
+-- samples partition (missing, as before the archiver's first pass) and of
+-- the next fleet server's partition: the archiver refuses them, naming
+-- them, and archives again once they are gone; the fleet refuses the
+-- server.  Then the attacker plants an overload with a default of every
+-- function name of ours (which makes our calls of that name ambiguous):
+-- the status names them all and the fleet's setup is refused.  (Not
+-- pgsentinel_status itself: its own call would be ambiguous, and its
+-- error names it.)
+-- (true where no fleet can be set up: a PostgreSQL without contrib)
+CREATE FUNCTION pgs_refusal(stmt text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF pgs_fleet_here() IS NULL THEN
+        RETURN true;
+    END IF;
+    EXECUTE stmt;
+    RETURN false;
+EXCEPTION WHEN duplicate_table OR object_not_in_prerequisite_state THEN
+    RETURN true;
+END $$;
+CREATE TEMP TABLE pgs_own_names AS
+SELECT DISTINCT p.proname FROM pgs_members m
+  JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid;
+GRANT SELECT ON pgs_own_names TO regress_pgs_attacker;
+SELECT 'pgsentinel_archive_text_' || to_char(timezone('UTC', now())::date, 'YYYYMMDD') AS text_today,
+       'pgsentinel_archive_sample_' || to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD') AS sample_tomorrow,
+       'pgsentinel_fleet_sample_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS next_server
+  FROM pgs_trap.pgsentinel_fleet_server_server_id_seq \gset
+DROP TABLE pgs_trap.:"text_today", pgs_trap.:"sample_tomorrow";
+SET ROLE regress_pgs_attacker;
+CREATE VIEW pgs_trap.:"text_today" AS SELECT 1 AS x;
+CREATE TABLE pgs_trap.:"sample_tomorrow" (x int);
+CREATE TABLE pgs_trap.:"next_server" (server_id integer, sample_time timestamptz)
+    PARTITION BY RANGE (sample_time);
+RESET ROLE;
+SELECT pg_terminate_backend(archive_worker_pid) AS restarted FROM pgs_trap.pgsentinel_status();
+SELECT pgs_wait_for($$(SELECT archive_state = 'failing' AND archive_message ~ 'is in the way'
+                       FROM pgs_trap.pgsentinel_status())$$);
+SELECT regexp_replace(archive_message, '[0-9]{8}', 'YYYYMMDD') AS archive_message
+  FROM pgs_trap.pgsentinel_status();
+SELECT pgs_fleet_here() IS NULL
+       OR NOT EXISTS (SELECT FROM pgs_trap.pgsentinel_fleet_servers WHERE name = 'hostile')
+       AS no_fleet_server_yet;
+SELECT pgs_refusal($$SELECT pgs_trap.pgsentinel_fleet_add('squatted', pgs_fleet_here(), 'pull')$$)
+       AS squatted_server_refused;
+SET ROLE regress_pgs_attacker;
+DROP VIEW pgs_trap.:"text_today";
+DROP TABLE pgs_trap.:"sample_tomorrow", pgs_trap.:"next_server";
+RESET ROLE;
+SELECT pgs_wait_for($$(SELECT archive_state = 'ok' FROM pgs_trap.pgsentinel_status())$$);
+SELECT count(*) AS partitions_made_again FROM pg_class c
+ WHERE c.relnamespace = 'pgs_trap'::regnamespace AND c.relispartition
+   AND c.relname IN (:'text_today', :'sample_tomorrow');
+
+SET ROLE regress_pgs_attacker;
+DO $$
+DECLARE
+    f name;
+BEGIN
+    FOR f IN SELECT n.proname FROM pgs_own_names n WHERE n.proname <> 'pgsentinel_status'
+    LOOP
+        EXECUTE format('CREATE FUNCTION pgs_trap.%I(pgs_planted_default integer DEFAULT 0) RETURNS void
+                        LANGUAGE plpgsql AS $f$BEGIN PERFORM pgs_trap.gotcha(%L); END$f$',
+                       f, f || ' with a default');
+    END LOOP;
+END $$;
+RESET ROLE;
+SELECT (SELECT count(*) FROM pg_proc p
+         WHERE p.pronamespace = 'pgs_trap'::regnamespace
+           AND p.proargnames = ARRAY['pgs_planted_default'])
+       = (SELECT count(*) - 1 FROM pgs_own_names) AS every_name_planted,
+       substring((SELECT diagnosis FROM pgs_trap.pgsentinel_status())
+                 FROM '; ([0-9]+) function\(s\) in the extension''s schema are named like')::int
+       = (SELECT count(*) FROM pg_proc p
+           WHERE p.pronamespace = 'pgs_trap'::regnamespace
+             AND p.proname IN (SELECT n.proname FROM pgs_own_names n)
+             AND p.oid NOT IN (SELECT m.objid FROM pgs_members m
+                                WHERE m.classid = 'pg_proc'::regclass))
+         AS the_status_counts_every_plant;
+SELECT pgs_refusal($$SELECT pgs_trap.pgsentinel_fleet_add('overloaded', pgs_fleet_here(), 'pull')$$)
+       AS overloaded_schema_refused;
+SET ROLE regress_pgs_attacker;
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_proc p
+              WHERE p.pronamespace = 'pgs_trap'::regnamespace
+                AND p.proargnames = ARRAY['pgs_planted_default']
+    LOOP
+        EXECUTE format('DROP FUNCTION %s', f);
+    END LOOP;
+END $$;
+RESET ROLE;
+
 -- Nothing planted ever ran, and the attacker is still no superuser.
 SELECT planted, run_by FROM pgs_trap.gotcha ORDER BY planted;
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_pgs_attacker';
@@ -776,10 +872,10 @@ DROP EXTENSION pgsentinel;
 SET client_min_messages = warning;
 DROP SCHEMA pgs_trap CASCADE;
 RESET client_min_messages;
-DROP TABLE pgs_names, pgs_types, pgs_own, pgs_own_plants;
+DROP TABLE pgs_names, pgs_types, pgs_own, pgs_own_plants, pgs_own_names;
 DROP ROLE regress_pgs_attacker;
 DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait();
-DROP FUNCTION pgs_fleet_here();
+DROP FUNCTION pgs_fleet_here(), pgs_refusal(text);
 SET client_min_messages = warning;
 DROP SCHEMA pgs_fleet_ext CASCADE;
 RESET client_min_messages;
