@@ -316,6 +316,32 @@ SELECT key, round(aas_1::numeric, 4) AS aas_1, aas_2, diff, pct_of_change,
 FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:01',
                         '2020-01-01 10:01', '2020-01-01 10:02', 'wait_event');
 
+-- Arguments that can only show nothing: a count of rows or CPUs below 1
+-- is an error; a window in the future and a filter naming a database,
+-- role or wait class that does not exist draw one NOTICE each (once per
+-- statement, however many reports the statement runs).
+SET client_min_messages = notice;
+\set SHOW_CONTEXT never
+SELECT count(*) FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', n => 0);
+SELECT count(*) FROM pgsentinel_top_statements('2020-01-01 10:00', '2020-01-01 10:02', n => -3);
+SELECT count(*) FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', cpus => -1);
+SELECT length(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 0)) > 0;
+SELECT length(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', top_n => 0)) > 0;
+SELECT key, aas, coverage FROM pgsentinel_aas(now() + interval '1 hour', now() + interval '2 hours');
+SELECT count(*) FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', dbname => 'nosuchdb');
+SELECT count(*) FROM pgsentinel_aas_series('2020-01-01 10:00', '2020-01-01 10:02',
+                                           username => 'nosuchrole');
+SELECT count(*) FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', wait_class => 'Locks');
+SELECT count(*) FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:01',
+                                        '2020-01-01 10:01', '2020-01-01 10:02', wait_class => 'Locks');
+SELECT length(pgsentinel_report(now() + interval '1 day', now() + interval '2 days',
+                                dbname => 'nosuchdb')) > 0 AS one_notice_each;
+-- (the rows' own database and wait class draw none)
+SELECT count(*) >= 0 AS quiet FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02',
+                                                  dbname => current_database(), wait_class => 'CPU');
+\set SHOW_CONTEXT errors
+RESET client_min_messages;
+
 -- The psql chart, plain and coloured (the escape shown as ^[).
 SELECT * FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', '10 s', cpus => 2);
 SELECT max(length(c)) <= 80 AS fits_80_columns

@@ -55,6 +55,71 @@ BEGIN
 END
 $$;
 
+-- The checks every report makes of its arguments beyond their types: a
+-- count of rows to show and a CPU count must be positive (an error; NULL:
+-- not given), and a window in the
+-- future or a filter naming a database, role or wait class that does not
+-- exist here (unless the report is of a fleet server) draws a NOTICE with
+-- a hint, since it can only show nothing (or a dropped one's rows).  A
+-- report calls others: each NOTICE is given once per statement.  Returns
+-- true (for a WHERE clause).
+CREATE FUNCTION pgsentinel_check_request(since timestamptz, until timestamptz,
+                                         n integer, cpus integer, dbname text,
+                                         username text, wait_class text, server text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    msg text;
+    hint text;
+    said text := current_setting('pgsentinel_internal.notices_said', true);
+    stmt text := statement_timestamp()::text;
+BEGIN
+    IF n IS NOT NULL AND n < 1 THEN
+        RAISE EXCEPTION 'n must be 1 or more, not %', n
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'n is how many rows to show, e.g. n => 10.';
+    END IF;
+    IF cpus IS NOT NULL AND cpus < 1 THEN
+        RAISE EXCEPTION 'cpus must be 1 or more, not %', cpus
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'cpus is where the chart draws the CPU line; leave it out for the count pgsentinel detects (or pgsentinel_report.cpus).';
+    END IF;
+    IF said IS NULL OR split_part(said, '|', 1) <> stmt THEN
+        said := stmt;
+    END IF;
+    FOR msg, hint IN
+        SELECT m, h FROM (VALUES
+            (CASE WHEN since >= now() THEN
+                 'the window begins in the future: no sample can be there yet' END,
+             'since and until are times of this server: no sample is later than now().'),
+            (CASE WHEN dbname IS NOT NULL AND server IS NULL
+                       AND NOT EXISTS (SELECT FROM pg_database d WHERE d.datname = dbname) THEN
+                 format('no database is named "%s": only rows of a dropped one can match', dbname) END,
+             'Database names are case-sensitive: see SELECT datname FROM pg_database.'),
+            (CASE WHEN username IS NOT NULL AND server IS NULL
+                       AND NOT EXISTS (SELECT FROM pg_roles r WHERE r.rolname = username) THEN
+                 format('no role is named "%s": only rows of a dropped one can match', username) END,
+             'Role names are case-sensitive: see SELECT rolname FROM pg_roles.'),
+            (CASE WHEN wait_class IS NOT NULL
+                       AND wait_class NOT IN ('CPU', 'Activity', 'BufferPin', 'Client', 'Extension',
+                                              'InjectionPoint', 'IO', 'IPC', 'Lock', 'LWLock', 'Timeout') THEN
+                 format('"%s" is not a wait class: no row can match', wait_class) END,
+             'Use one of CPU, Activity, BufferPin, Client, Extension, IO, IPC, Lock, LWLock, Timeout (case-sensitive).')
+        ) AS v(m, h)
+        WHERE m IS NOT NULL
+    LOOP
+        IF position('|' || md5(msg) IN said) = 0 THEN
+            RAISE NOTICE '%', msg USING HINT = hint;
+            said := said || '|' || md5(msg);
+        END IF;
+    END LOOP;
+    PERFORM set_config('pgsentinel_internal.notices_said', said, false);
+    RETURN true;
+END
+$$;
+
 -- The value of a row for a dimension: wait_event is "class:event" except
 -- for CPU, statement the query id, session the pid.  Immutable throughout
 -- (no concat(), which is only stable), so that it is inlined in the
@@ -428,6 +493,8 @@ WITH obs AS (
            pgsentinel_window_seconds(since, until) AS secs
       FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(by) IS NOT DISTINCT FROM by
+       AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                    dbname, username, wait_class, server)
 ), r AS (
     SELECT pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
@@ -489,6 +556,8 @@ WITH p0 AS (
            timestamptz '2000-01-01 00:00:00+00' AS origin
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND pgsentinel_dimension(by) IS NOT DISTINCT FROM by
+       AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                    dbname, username, wait_class, server)
 ), p AS (
     -- a bucket made of whole hours (minutes) may read the hourly (minute)
     -- rollups: the origin is on a whole hour

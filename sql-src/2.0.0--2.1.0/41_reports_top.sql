@@ -36,6 +36,8 @@ WITH obs AS (
     SELECT coalesce(pg_catalog.sum(s.observed), 0::pg_catalog.float8) AS observed
       FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
+       AND pgsentinel_check_request(since, until, n, NULL::pg_catalog.int4,
+                                    dbname, username, wait_class, server)
 ), r AS (
     SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
@@ -204,6 +206,8 @@ WITH pc0 AS MATERIALIZED (
       FROM pgsentinel_window_pieces(since, until,
                                     CASE WHEN dbname IS NULL AND server IS NULL
                                          THEN 'hour' END) p
+     WHERE pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                    dbname, NULL::pg_catalog.text, NULL::pg_catalog.text, server)
 ), pc AS MATERIALIZED (
     -- rows are read an hour (UTC) at a time, the buckets of
     -- pgsentinel_blocking_parts(): each hour's rows make one JSON array,
@@ -350,6 +354,10 @@ WITH o AS (
            pgsentinel_window_seconds(since_1, until_1) AS secs_1,
            pgsentinel_window_seconds(since_2, until_2) AS secs_2
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
+       AND pgsentinel_check_request(since_1, until_1, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                    dbname, username, wait_class, server)
+       AND pgsentinel_check_request(since_2, until_2, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                    dbname, username, wait_class, server)
 ), r AS (
     SELECT 1 AS period,
            pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,

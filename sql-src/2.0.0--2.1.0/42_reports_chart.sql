@@ -53,6 +53,8 @@ WITH p AS (
     SELECT coalesce(bucket, pgsentinel_auto_bucket(since, until, 30)) AS step,
            CASE WHEN until OPERATOR(pg_catalog.-) since OPERATOR(pg_catalog.>) interval '1 day'
                 THEN 'MM-DD HH24:MI' ELSE 'HH24:MI:SS' END AS fmt
+     WHERE pgsentinel_check_request(since, until, NULL::pg_catalog.int4, cpus,
+                                    dbname, username, wait_class, server)
 ), s AS (
     SELECT x.bucket_start, x.key, x.aas, x.coverage,
            coalesce(c.ord, 11) AS ord, coalesce(c.symbol, '?') AS symbol,

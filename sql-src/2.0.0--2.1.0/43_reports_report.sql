@@ -88,6 +88,8 @@ BEGIN
      WHERE e.extname = 'pgsentinel';
     EXECUTE pg_catalog.format('SELECT %I.pgsentinel_window_seconds($1, $2)', s)
         INTO secs USING since, until;
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_check_request($1, $2, $3, $4, $5, NULL::pg_catalog.text, NULL::pg_catalog.text, $6)', s)
+        USING since, until, top_n, cpus, dbname, server;
     IF server IS NOT NULL THEN
         -- checks the caller and the name before any section runs
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
