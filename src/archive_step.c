@@ -509,7 +509,8 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
  * ATTACH also locks that one exclusively, and every reader of the parent
  * holds it: run_create_ddl() then leaves the partition for a later pass.
  * Each row: a statement, the partition's name, and for a partition to
- * make, its parent and the parent's DEFAULT partition (0 if none).
+ * make, its parent and the parent's DEFAULT partition (NULL if none); and
+ * whether the partition is needed now (its range has begun).
  */
 static const char *const create_sql =
 "WITH days AS ("
@@ -518,6 +519,7 @@ static const char *const create_sql =
 "                         timezone('UTC', now())::date + 1, '1 day') d),"
 " want AS ("
 "  SELECT p.parent, p.parent || '_' || to_char(d.day, 'YYYYMMDD') AS name,"
+"         d.day <= timezone('UTC', now())::date AS needed,"
 "         CASE WHEN p.by_date THEN d.day::text"
 "              ELSE timezone('UTC', d.day::timestamp)::text END AS lo,"
 "         CASE WHEN p.by_date THEN (d.day + 1)::text"
@@ -535,6 +537,7 @@ static const char *const create_sql =
 "  UNION ALL"
 "  SELECT DISTINCT p.parent,"
 "         p.parent || '_' || to_char(d.day, 'YYYYMM'),"
+"         date_trunc('month', d.day) <= timezone('UTC', now())::date,"
 "         timezone('UTC', date_trunc('month', d.day::timestamp))::text,"
 "         timezone('UTC', date_trunc('month', d.day::timestamp)"
 "                         + interval '1 month')::text"
@@ -544,7 +547,7 @@ static const char *const create_sql =
 "                 ('pgsentinel_rollup_session_hour'),"
 "                 ('pgsentinel_rollup_blocking_hour')) p(parent))"
 "SELECT x.ddl, w.name, CASE WHEN c.oid IS NULL THEN pc.oid END,"
-"       nullif(pt.partdefid, 0)"
+"       nullif(pt.partdefid, 0), w.needed"
 "  FROM want w"
 "  JOIN pg_class pc ON pc.relname = w.parent AND pc.relnamespace = $2"
 "  JOIN pg_partitioned_table pt ON pt.partrelid = pc.oid"
@@ -740,8 +743,9 @@ describe_holder(Oid rel, char *buf, size_t len)
  * Waiting there would stop the archive for as long as the longest report
  * runs (up to lock_timeout, then the whole pass fails); the partition is
  * left for a later pass instead (*busy counts those), the day ahead of its
- * need; *busy_rel is the first relation that could not be locked
- * (unchanged if none).  Returns the partitions made.
+ * need.  One whose range has begun is waited for: the step needs it.
+ * *busy_rel is the first relation that could not be locked (unchanged if
+ * none).  Returns the partitions made.
  */
 static int
 run_create_ddl(Datum *args, int *busy, Oid *busy_rel)
@@ -751,6 +755,7 @@ run_create_ddl(Datum *args, int *busy, Oid *busy_rel)
 	char	  **name;
 	Oid		   *parent;
 	Oid		   *deflt;
+	bool	   *needed;
 	char	   *skipping = NULL;
 	uint64		n;
 	uint64		i;
@@ -765,6 +770,7 @@ run_create_ddl(Datum *args, int *busy, Oid *busy_rel)
 	name = palloc0(sizeof(char *) * Max(n, 1));
 	parent = palloc0(sizeof(Oid) * Max(n, 1));
 	deflt = palloc0(sizeof(Oid) * Max(n, 1));
+	needed = palloc0(sizeof(bool) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -779,6 +785,7 @@ run_create_ddl(Datum *args, int *busy, Oid *busy_rel)
 		deflt[i] = DatumGetObjectId(SPI_getbinval(tuple, desc, 4, &isnull));
 		if (isnull)
 			deflt[i] = InvalidOid;
+		needed[i] = DatumGetBool(SPI_getbinval(tuple, desc, 5, &isnull));
 	}
 
 	*busy = 0;
@@ -798,6 +805,19 @@ run_create_ddl(Datum *args, int *busy, Oid *busy_rel)
 			else if (OidIsValid(deflt[i]) &&
 					 !ConditionalLockRelationOid(deflt[i], AccessExclusiveLock))
 				failed = deflt[i];
+			/*
+			 * A partition whose range has begun is needed by the next step:
+			 * wait for it as for any lock (up to lock_timeout).  This is
+			 * also the case of a CREATE EXTENSION that the archiver sees
+			 * committed before its locks are released.
+			 */
+			if (OidIsValid(failed) && needed[i])
+			{
+				LockRelationOid(parent[i], ShareUpdateExclusiveLock);
+				if (OidIsValid(deflt[i]))
+					LockRelationOid(deflt[i], AccessExclusiveLock);
+				failed = InvalidOid;
+			}
 			if (OidIsValid(failed))
 			{
 				skipping = name[i];
