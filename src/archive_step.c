@@ -849,7 +849,7 @@ utc_day(TimestampTz t)
  * Create the partitions from the day of "from" to tomorrow, and drop those
  * past their retention (settings in minutes, counted from now) that no
  * one else holds; *busy counts the drops and *create_busy the partitions
- * to make left to a later call, and waiting (PGSSH_MESSAGE_LEN) says who
+ * to make left to a later call, and waiting (PGS_MESSAGE_LEN) says who
  * holds what the latter wait for ("" if nothing waits).  Returns the
  * partitions created, and those dropped in *dropped.  Same caller rules
  * as pgs_archive_step(), but schema is the name, not quoted.
@@ -880,10 +880,10 @@ pgs_archive_partitions(const char *schema, Oid nspid, TimestampTz from,
 	waiting[0] = '\0';
 	if (OidIsValid(busy_rel))
 	{
-		char		holder[PGSSH_MESSAGE_LEN];
+		char		holder[PGS_MESSAGE_LEN];
 
 		describe_holder(busy_rel, holder, sizeof(holder));
-		snprintf(waiting, PGSSH_MESSAGE_LEN,
+		snprintf(waiting, PGS_MESSAGE_LEN,
 				 "partitions wait for a lock (%d to attach, %d expired to drop; tried every minute): %s",
 				 *create_busy, *busy, holder);
 	}

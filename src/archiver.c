@@ -107,9 +107,9 @@ set_state(PgsArchiveState state, const char *message)
 
 	(void) pgs_lock_exclusive();
 	changed = pgs_state->archive_state != (int) state ||
-		strncmp(pgs_state->archive_message, message, PGSSH_MESSAGE_LEN - 1) != 0;
+		strncmp(pgs_state->archive_message, message, PGS_MESSAGE_LEN - 1) != 0;
 	pgs_state->archive_state = (int) state;
-	strlcpy(pgs_state->archive_message, message, PGSSH_MESSAGE_LEN);
+	strlcpy(pgs_state->archive_message, message, PGS_MESSAGE_LEN);
 	pgs_unlock_exclusive();
 	if (changed)
 		ereport(LOG,
@@ -152,7 +152,7 @@ pgs_archiver_supervise(void)
 			/* it exited while connecting */
 			if (state == PGS_ARCHIVE_STARTING)
 			{
-				char		msg[PGSSH_MESSAGE_LEN];
+				char		msg[PGS_MESSAGE_LEN];
 
 				snprintf(msg, sizeof(msg),
 						 "could not connect to database \"%s\" (pgsentinel.db_name): create it, or allow connections to it",
@@ -220,7 +220,7 @@ find_archive(Oid *nspid, char **schema, bool *partitions_due,
 {
 	static Oid	last_extoid = InvalidOid;
 	Oid			extoid = get_extension_oid(PGS_NAME, true);
-	char		msg[PGSSH_MESSAGE_LEN];
+	char		msg[PGS_MESSAGE_LEN];
 	Oid			ns;
 
 	if (!OidIsValid(extoid))
@@ -370,7 +370,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				int			busy;
 				int			create_busy;
 				int			created;
-				char		waiting[PGSSH_MESSAGE_LEN];
+				char		waiting[PGS_MESSAGE_LEN];
 
 				/* (an extension created again, an error): step anyway */
 				*stmt_written = PG_UINT64_MAX;
@@ -388,7 +388,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 					TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 												ARCHIVE_BUSY_RETRY_MS);
 				(void) pgs_lock_exclusive();
-				strlcpy(pgs_state->archive_waiting, waiting, PGSSH_MESSAGE_LEN);
+				strlcpy(pgs_state->archive_waiting, waiting, PGS_MESSAGE_LEN);
 				pgs_unlock_exclusive();
 				if (created > 0 || dropped > 0 || busy > 0 || create_busy > 0)
 					ereport(DEBUG1,
@@ -466,7 +466,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			}
 
 			{
-				char		msg[PGSSH_MESSAGE_LEN];
+				char		msg[PGS_MESSAGE_LEN];
 
 				snprintf(msg, sizeof(msg),
 						 "archiving into schema \"%s\" of database \"%s\"",
@@ -482,7 +482,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		char		msg[PGSSH_MESSAGE_LEN];
+		char		msg[PGS_MESSAGE_LEN];
 
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();

@@ -181,7 +181,8 @@ typedef enum PgsshState
 	PGSSH_OK
 } PgsshState;
 
-#define PGSSH_MESSAGE_LEN 256
+/* A worker's status message in shared memory (statements worker, archiver). */
+#define PGS_MESSAGE_LEN 256
 
 /* What the archiver is doing, for pgsentinel_status(). */
 typedef enum PgsArchiveState
@@ -382,7 +383,7 @@ typedef struct PgsSharedState
 	int32		pgssh_pid;
 	Latch	   *pgssh_latch;
 	int			pgssh_state;	/* PgsshState */
-	char		pgssh_message[PGSSH_MESSAGE_LEN];
+	char		pgssh_message[PGS_MESSAGE_LEN];
 	uint64		pgssh_samples;
 	int64		pgssh_last_us;
 	int64		pgssh_max_us;
@@ -395,8 +396,8 @@ typedef struct PgsSharedState
 	 */
 	int32		archive_pid;
 	int			archive_state;	/* PgsArchiveState */
-	char		archive_message[PGSSH_MESSAGE_LEN];
-	char		archive_waiting[PGSSH_MESSAGE_LEN]; /* partitions left: why */
+	char		archive_message[PGS_MESSAGE_LEN];
+	char		archive_waiting[PGS_MESSAGE_LEN]; /* partitions left: why */
 	TimestampTz archive_last_time;	/* last archiving committed */
 	TimestampTz archive_last_sample_time;	/* watermark */
 	int64		archive_last_us;	/* duration of the last archiving */

@@ -86,9 +86,9 @@ pgssh_set_state(PgsshState state, const char *message)
 
 	(void) pgs_lock_exclusive();
 	changed = pgs_state->pgssh_state != (int) state ||
-		strncmp(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN - 1) != 0;
+		strncmp(pgs_state->pgssh_message, message, PGS_MESSAGE_LEN - 1) != 0;
 	pgs_state->pgssh_state = (int) state;
-	strlcpy(pgs_state->pgssh_message, message, PGSSH_MESSAGE_LEN);
+	strlcpy(pgs_state->pgssh_message, message, PGS_MESSAGE_LEN);
 	pgs_unlock_exclusive();
 
 	/* a setup that lacks pg_stat_statements is a choice: LOG; failures: WARNING */
@@ -410,7 +410,7 @@ pgssh_supervise(void)
 			/* it exited while connecting: why, as far as we can tell */
 			if (state == PGSSH_STARTING)
 			{
-				char		msg[PGSSH_MESSAGE_LEN];
+				char		msg[PGS_MESSAGE_LEN];
 
 				snprintf(msg, sizeof(msg),
 						 "could not connect to database \"%s\" (pgsentinel.db_name): create it or set pgsentinel.db_name to an existing database and restart",

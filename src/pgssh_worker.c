@@ -141,7 +141,7 @@ prepare_read_plan(void)
 	StringInfoData sql;
 	Oid			argtypes[1] = {INT8ARRAYOID};
 	int			i;
-	char		msg[PGSSH_MESSAGE_LEN];
+	char		msg[PGS_MESSAGE_LEN];
 
 	if (SPI_execute("SELECT n.nspname, p.proargnames"
 					" FROM pg_catalog.pg_extension e"
@@ -394,7 +394,7 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 
 		if (ok)
 		{
-			char		msg[PGSSH_MESSAGE_LEN];
+			char		msg[PGS_MESSAGE_LEN];
 
 			snprintf(msg, sizeof(msg),
 					 "reading pg_stat_statements in database \"%s\"", pgs_db_name);
@@ -406,7 +406,7 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		char		msg[PGSSH_MESSAGE_LEN];
+		char		msg[PGS_MESSAGE_LEN];
 
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();

@@ -60,7 +60,7 @@ typedef struct StatusCopy
 	double		period;
 	bool		track_idle_trans;
 	int			pgssh_state;
-	char		pgssh_message[PGSSH_MESSAGE_LEN];
+	char		pgssh_message[PGS_MESSAGE_LEN];
 	int32		pgssh_pid;
 	uint64		pgssh_written;
 	uint64		pgssh_rows;		/* visible */
@@ -71,8 +71,8 @@ typedef struct StatusCopy
 	uint64		keys_dropped;
 	uint64		blockers_via_core;
 	int			archive_state;
-	char		archive_message[PGSSH_MESSAGE_LEN];
-	char		archive_waiting[PGSSH_MESSAGE_LEN];
+	char		archive_message[PGS_MESSAGE_LEN];
+	char		archive_waiting[PGS_MESSAGE_LEN];
 	int32		archive_pid;
 	TimestampTz archive_last_time;
 	TimestampTz archive_last_sample_time;
@@ -124,7 +124,7 @@ status_copy_out(StatusCopy *c)
 	c->period = pgs_state->worker_period;
 	c->track_idle_trans = pgs_state->worker_track_idle_trans;
 	c->pgssh_state = pgs_state->pgssh_state;
-	memcpy(c->pgssh_message, pgs_state->pgssh_message, PGSSH_MESSAGE_LEN);
+	memcpy(c->pgssh_message, pgs_state->pgssh_message, PGS_MESSAGE_LEN);
 	c->pgssh_pid = pgs_state->pgssh_pid;
 	c->pgssh_written = pgs_ring_written(&pgs_state->pgssh);
 	c->pgssh_rows = pgs_ring_visible_rows(&pgs_state->pgssh);
@@ -134,8 +134,8 @@ status_copy_out(StatusCopy *c)
 	c->requests_skipped = pgs_state->requests_skipped;
 	c->keys_dropped = pgs_state->pgssh_keys_dropped;
 	c->archive_state = pgs_state->archive_state;
-	memcpy(c->archive_message, pgs_state->archive_message, PGSSH_MESSAGE_LEN);
-	memcpy(c->archive_waiting, pgs_state->archive_waiting, PGSSH_MESSAGE_LEN);
+	memcpy(c->archive_message, pgs_state->archive_message, PGS_MESSAGE_LEN);
+	memcpy(c->archive_waiting, pgs_state->archive_waiting, PGS_MESSAGE_LEN);
 	c->archive_pid = pgs_state->archive_pid;
 	c->archive_last_time = pgs_state->archive_last_time;
 	c->archive_last_sample_time = pgs_state->archive_last_sample_time;
