@@ -342,12 +342,18 @@ SELECT count(*) >= 0 AS quiet FROM pgsentinel_top('2020-01-01 10:00', '2020-01-0
 \set SHOW_CONTEXT errors
 RESET client_min_messages;
 
--- The psql chart, plain and coloured (the escape shown as ^[).
+-- The psql chart, plain and coloured (the escape shown as ^[).  The CPU
+-- line is drawn by default at the CPUs pgsentinel_cpu_count() finds (here
+-- the setting), and inside a bar that passes it.
+SET pgsentinel_report.cpus = 1;
+SELECT * FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', '10 s');
+SET pgsentinel_report.cpus = 2;
 SELECT * FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', '10 s', cpus => 2);
 SELECT max(length(c)) <= 80 AS fits_80_columns
 FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02') c;
 SELECT replace(c, chr(27), '^[') AS coloured
 FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:00:20', '10 s', colour => true) c;
+RESET pgsentinel_report.cpus;
 
 -- The report as text (without its line naming the server and the time).
 SELECT line FROM regexp_split_to_table(

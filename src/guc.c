@@ -31,6 +31,10 @@ int			pgs_archive_retention_min = 8 * 24 * 60;
 int			pgs_archive_minute_retention_min = 30 * 24 * 60;
 int			pgs_archive_hour_retention_min = 1827 * 24 * 60;
 
+/* Read by the SQL reports only. */
+static int	pgs_report_cpus = 0;
+static bool pgs_report_rollups = true;
+
 /* Define all settings; called from _PG_init while preloading. */
 void
 pgs_define_settings(void)
@@ -147,8 +151,30 @@ pgs_define_settings(void)
 							PGC_SIGHUP, GUC_UNIT_MIN,
 							NULL, NULL, NULL);
 
+	/*
+	 * The SQL reports' settings (docs/reports.md), read there with
+	 * current_setting(): declared so that SHOW and pg_settings know them and
+	 * a misspelt one is an error.
+	 */
+	DefineCustomIntVariable("pgsentinel_report.cpus",
+							"The CPU count the reports' charts draw their CPU line at.",
+							"0 finds it from the server's CPUs (for callers that may read its files).",
+							&pgs_report_cpus,
+							0, 0, 100000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pgsentinel_report.rollups",
+							 "The reports read the archive's rollups for whole hours and minutes of a window.",
+							 "off reads rows only (to check that both give the same answers).",
+							 &pgs_report_rollups,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("pgsentinel");
 	MarkGUCPrefixReserved("pgsentinel_archive");
 	MarkGUCPrefixReserved("pgsentinel_ash");
 	MarkGUCPrefixReserved("pgsentinel_pgssh");
+	MarkGUCPrefixReserved("pgsentinel_report");
 }

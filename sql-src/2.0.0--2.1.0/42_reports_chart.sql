@@ -25,10 +25,51 @@ SELECT * FROM (VALUES
     ('Other', 11, '?', '37', '#7f7f7f')) AS c(wait_class, ord, symbol, ansi, colour);
 END;
 
+-- The number of CPUs for the DB load chart's CPU line: the setting
+-- pgsentinel_report.cpus when set, otherwise what the server's
+-- /proc/cpuinfo and cgroup quota say when the caller may read server
+-- files (superusers, pg_read_server_files), otherwise NULL.
+CREATE FUNCTION pgsentinel_cpu_count()
+RETURNS integer
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    setting text := current_setting('pgsentinel_report.cpus', true);
+    cpus integer;
+    quota text[];
+BEGIN
+    IF setting ~ '^\s*[0-9]+\s*$' AND setting::integer > 0 THEN
+        RETURN setting::integer;
+    END IF;
+    BEGIN
+        SELECT count(*) INTO cpus
+          FROM regexp_split_to_table(pg_read_file('/proc/cpuinfo'), E'\n') l
+         WHERE l ~ '^processor\s*:';
+        IF cpus = 0 THEN
+            cpus := NULL;
+        END IF;
+    EXCEPTION WHEN OTHERS THEN
+        RETURN NULL;
+    END;
+    BEGIN
+        quota := regexp_split_to_array(btrim(pg_read_file('/sys/fs/cgroup/cpu.max')), '\s+');
+        IF quota[1] ~ '^[0-9]+$' AND quota[2] ~ '^[0-9]+$' THEN
+            cpus := least(cpus, greatest(1, ceil(quota[1]::numeric / quota[2]::numeric)::integer));
+        END IF;
+    EXCEPTION WHEN OTHERS THEN
+        NULL;                   -- no cgroup v2 quota: the CPUs the kernel lists
+    END;
+    RETURN cpus;
+END
+$$;
+
 -- Average active sessions per bucket, stacked by wait class as text bars
 -- (one line per bucket, about 30 unless bucket is given), to fit a
--- terminal of width columns; colour adds ANSI colours; cpus draws a ':'
--- at that many sessions.  A bucket the sampler did not see says so.
+-- terminal of width columns; colour adds ANSI colours; cpus (by default
+-- this server's, pgsentinel_cpu_count()) draws a ':' at that many
+-- sessions, inside a bar that passes it too.  A bucket the sampler did not
+-- see says so.
 CREATE FUNCTION pgsentinel_chart(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -66,12 +107,22 @@ WITH p AS (
 ), t AS (
     SELECT s.bucket_start, pg_catalog.sum(s.aas) AS total, pg_catalog.max(s.coverage) AS coverage
       FROM s GROUP BY s.bucket_start
-), m AS (
-    SELECT greatest(pg_catalog.max(t.total), cpus::pg_catalog.float8, 1::pg_catalog.float8) AS top,
-           greatest(width OPERATOR(pg_catalog.-) 21, 10) AS barw,
+), c AS (
+    -- the CPUs: given, or those of this server (a fleet server's are not)
+    SELECT coalesce(cpus, CASE WHEN server IS NULL THEN pgsentinel_cpu_count() END) AS cpus
+), m0 AS (
+    SELECT greatest(pg_catalog.max(t.total), (SELECT c.cpus FROM c)::pg_catalog.float8,
+                    1::pg_catalog.float8) AS top,
+           greatest(width OPERATOR(pg_catalog.-) 21, 10) AS barw, (SELECT c.cpus FROM c) AS cpus,
            (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) o)
                OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) AS coverage
       FROM t
+), m AS (
+    -- mk: the column (from 0) of the CPU marker
+    SELECT m0.*,
+           pg_catalog.round(m0.cpus OPERATOR(pg_catalog.*) m0.barw OPERATOR(pg_catalog./) m0.top)::pg_catalog.int4
+               OPERATOR(pg_catalog.-) 1 AS mk
+      FROM m0
 ), seg AS (
     SELECT s.bucket_start, s.ord, s.key, s.symbol, s.ansi,
            pg_catalog.round(pg_catalog.sum(s.aas) OVER w OPERATOR(pg_catalog.*) m.barw
@@ -81,16 +132,24 @@ WITH p AS (
       FROM s CROSS JOIN m
     WINDOW w AS (PARTITION BY s.bucket_start ORDER BY s.ord, s.key
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+), segtext AS (
+    -- a bar past the CPUs shows the marker in the segment it crosses
+    SELECT seg.*,
+           CASE WHEN m.mk OPERATOR(pg_catalog.>=) seg.b AND m.mk OPERATOR(pg_catalog.<) seg.e
+                THEN pg_catalog.concat(pg_catalog.repeat(seg.symbol, m.mk OPERATOR(pg_catalog.-) seg.b), ':',
+                                       pg_catalog.repeat(seg.symbol, seg.e OPERATOR(pg_catalog.-) m.mk
+                                                                     OPERATOR(pg_catalog.-) 1))
+                ELSE pg_catalog.repeat(seg.symbol, seg.e OPERATOR(pg_catalog.-) seg.b) END AS txt
+      FROM seg CROSS JOIN m
 ), bars AS (
     SELECT seg.bucket_start,
            coalesce(pg_catalog.string_agg(
                CASE WHEN colour THEN pg_catalog.concat(pg_catalog.chr(27), '[', seg.ansi, 'm',
-                                                       pg_catalog.repeat(seg.symbol, seg.e OPERATOR(pg_catalog.-) seg.b),
-                                                       pg_catalog.chr(27), '[0m')
-                    ELSE pg_catalog.repeat(seg.symbol, seg.e OPERATOR(pg_catalog.-) seg.b) END,
+                                                       seg.txt, pg_catalog.chr(27), '[0m')
+                    ELSE seg.txt END,
                '' ORDER BY seg.ord, seg.key) FILTER (WHERE seg.e OPERATOR(pg_catalog.>) seg.b), '') AS bar,
            coalesce(pg_catalog.max(seg.e), 0) AS len
-      FROM seg GROUP BY seg.bucket_start
+      FROM segtext seg GROUP BY seg.bucket_start
 ), lines AS (
     SELECT 1 AS n, pg_catalog.format('DB load by wait class%s, %s to %s',
                                      CASE WHEN server IS NOT NULL
@@ -102,8 +161,8 @@ WITH p AS (
     SELECT 2, pg_catalog.format('one line per %s; full bar = %s sessions%s',
                                 (SELECT p.step FROM p),
                                 pg_catalog.round(m.top::pg_catalog.numeric, 2),
-                                CASE WHEN cpus IS NOT NULL
-                                     THEN pg_catalog.format('; '':'' at %s CPUs', cpus) END)
+                                CASE WHEN m.cpus IS NOT NULL
+                                     THEN pg_catalog.format('; '':'' at %s CPUs', m.cpus) END)
       FROM m
     UNION ALL
     SELECT 3, pg_catalog.string_agg(
@@ -123,14 +182,9 @@ WITH p AS (
                CASE WHEN t.coverage OPERATOR(pg_catalog.=) 0::pg_catalog.float8
                     THEN ' (no samples)'
                     ELSE pg_catalog.concat(b.bar,
-                        CASE WHEN cpus IS NOT NULL
-                              AND b.len OPERATOR(pg_catalog.<)
-                                  pg_catalog.round(cpus OPERATOR(pg_catalog.*) m.barw OPERATOR(pg_catalog./) m.top)
+                        CASE WHEN m.mk OPERATOR(pg_catalog.>=) b.len
                              THEN pg_catalog.concat(
-                                 pg_catalog.repeat(' ', (pg_catalog.round(cpus OPERATOR(pg_catalog.*) m.barw
-                                                         OPERATOR(pg_catalog./) m.top)::pg_catalog.int4
-                                                         OPERATOR(pg_catalog.-) b.len OPERATOR(pg_catalog.-) 1)),
-                                 ':') END) END)
+                                 pg_catalog.repeat(' ', m.mk OPERATOR(pg_catalog.-) b.len), ':') END) END)
       FROM t JOIN bars b ON b.bucket_start OPERATOR(pg_catalog.=) t.bucket_start
      CROSS JOIN m
     UNION ALL
