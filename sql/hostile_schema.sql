@@ -864,6 +864,18 @@ BEGIN
     END LOOP;
 END $$;
 RESET ROLE;
+-- An installation (or update) among such a function is refused, naming
+-- it.  (A plant of a name the installation itself calls makes that call
+-- fail as ambiguous; this one is called by users only.)
+SET ROLE regress_pgs_attacker;
+CREATE FUNCTION pgs_trap.pgsentinel_report(pgs_planted_default integer DEFAULT 0) RETURNS text
+LANGUAGE plpgsql AS $f$BEGIN PERFORM pgs_trap.gotcha('pgsentinel_report with a default'); RETURN ''; END$f$;
+RESET ROLE;
+DROP EXTENSION pgsentinel;
+CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
+DROP FUNCTION pgs_trap.pgsentinel_report(integer);
+CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
+SELECT * FROM pgs_call_everything() WHERE result NOT IN ('ok', 'nothing to call');
 
 -- Nothing planted ever ran, and the attacker is still no superuser.
 SELECT planted, run_by FROM pgs_trap.gotcha ORDER BY planted;
