@@ -358,7 +358,15 @@ RESET pgsentinel_report.cpus;
 -- The report as text (without its line naming the server and the time).
 SELECT line FROM regexp_split_to_table(
     pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2), E'\n') line
-WHERE line !~ '^database .* generated';
+WHERE line !~ ' generated [0-9]';
+-- its header names the databases the load ran in and the versions, each
+-- labelled (the HTML's footer too)
+SELECT regexp_replace(split_part(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2),
+                                 E'\n', 2), ', PostgreSQL .*', '') AS header,
+       split_part(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2), E'\n', 2)
+           ~ ', PostgreSQL [0-9.]+.*, pgsentinel [0-9]+\.[0-9]+\.[0-9]+, generated ' AS versions_labelled,
+       pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2)
+           ~ '<p class="none">pgsentinel [0-9]+\.[0-9]+\.[0-9]+ &middot; PostgreSQL ' AS html_footer;
 -- A query text cannot drive the terminal of the DBA who reads the text
 -- report (psql -XAt): its control characters are shown as '?'.
 BEGIN;

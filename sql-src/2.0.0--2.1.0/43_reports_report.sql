@@ -34,7 +34,9 @@ DECLARE
     step interval;
     out text := '';
     r record;
+    sec record;
     j jsonb;
+    j_text text;
     chart text;
     version text := current_setting('server_version');
     id integer;
@@ -72,6 +74,7 @@ BEGIN
             'generated_at', clock_timestamp(),
             'database', current_database(), 'dbname_filter', $5,
             'server', $8, 'server_version', $9,
+            'pgsentinel_version', (SELECT e.extversion FROM pg_extension e WHERE e.extname = 'pgsentinel'),
             'cpus', $6,
             'bucket', $7::text,
             'load', (SELECT to_jsonb(l) FROM (
@@ -96,6 +99,10 @@ BEGIN
                                FROM %1$I.pgsentinel_top($1, $2, 'session'::pg_catalog.text, $3, $5, server => $8) t),
             'top_applications', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                    FROM %1$I.pgsentinel_top($1, $2, 'application'::pg_catalog.text, $3, $5, server => $8) t),
+            'top_databases', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                                FROM %1$I.pgsentinel_top($1, $2, 'database'::pg_catalog.text, $3, $5, server => $8) t),
+            'top_clients', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                              FROM %1$I.pgsentinel_top($1, $2, 'client'::pg_catalog.text, $3, $5, server => $8) t),
             'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                  FROM %1$I.pgsentinel_blocking_trees($1, $2, $5, $8) t),
             'series', (SELECT coalesce(jsonb_agg(jsonb_build_object(
@@ -119,12 +126,21 @@ BEGIN
                              to_char(since, 'YYYY-MM-DD HH24:MI:SS TZ'),
                              to_char(until, 'YYYY-MM-DD HH24:MI:SS TZ'),
                              (until - since)::text);
-    out := out || pg_catalog.format(E'%s, PostgreSQL %s, generated %s\n\n',
+    -- the databases the load ran in, not only the one the report runs in
+    SELECT string_agg(pg_catalog.format('%s %s%%', coalesce(regexp_replace(x.key, '[[:cntrl:]]', '?', 'g'), '(none)'),
+                                        round(x.pct::numeric, 1)), ', ' ORDER BY x.rank)
+      INTO j_text
+      FROM jsonb_to_recordset(doc->'top_databases') AS x(rank int, key text, pct float8)
+     WHERE x.rank <= 3;
+    out := out || pg_catalog.format(E'%s, PostgreSQL %s, pgsentinel %s, generated %s\n\n',
                                     CASE WHEN server IS NULL
-                                         THEN 'database ' || (doc->>'database')
+                                         THEN pg_catalog.format('load in %s (report run in database %s)',
+                                                                coalesce('database ' || j_text, 'no database'),
+                                                                doc->>'database')
                                          ELSE pg_catalog.format('server %s (repository database %s)',
                                                                 server, doc->>'database') END,
                                     coalesce(doc->>'server_version', 'unknown'),
+                                    coalesce(doc->>'pgsentinel_version', 'unknown'),
                                     to_char(clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ'));
     j := doc->'load';
     out := out || E'== Load profile\n';
@@ -188,6 +204,19 @@ BEGIN
         out := out || pg_catalog.format(E'  pid %-8s %8s AAS %6s%%  %s; %s\n', r.key,
                                         round(r.aas::numeric, 2), round(r.pct::numeric, 1),
                                         regexp_replace(regexp_replace(r.description, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), r.wait_profile);
+    END LOOP;
+
+    FOR sec IN SELECT * FROM (VALUES (1, 'Top applications', 'top_applications', '(none)'),
+                                     (2, 'Top databases', 'top_databases', '(none)'),
+                                     (3, 'Top clients', 'top_clients', '(local or hidden)'))
+                           AS v(n, title, section, nothing) ORDER BY n LOOP
+        out := out || E'\n== ' || sec.title || E'\n';
+        FOR r IN SELECT * FROM jsonb_to_recordset(doc->sec.section)
+                     AS x(rank int, key text, aas float8, pct float8, wait_profile text) LOOP
+            out := out || pg_catalog.format(E'  %-30s %8s AAS %6s%%  %s\n',
+                                            coalesce(regexp_replace(nullif(r.key, ''), '[[:cntrl:]]', '?', 'g'), sec.nothing),
+                                            round(r.aas::numeric, 2), round(r.pct::numeric, 1), r.wait_profile);
+        END LOOP;
     END LOOP;
 
     out := out || E'\n== Blocking trees\n';
@@ -375,7 +404,11 @@ BEGIN
                                       to_char((doc->>'since')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
                                       to_char((doc->>'until')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
                                       replace(replace(replace(CASE WHEN doc->>'server' IS NULL
-                                                                   THEN 'database ' || (doc->>'database')
+                                                                   THEN pg_catalog.format('load in %s (report run in database %s)',
+                                                                            coalesce('database ' || (SELECT string_agg(pg_catalog.format('%s %s%%', coalesce(regexp_replace(x.key, '[[:cntrl:]]', '?', 'g'), '(none)'), round(x.pct::numeric, 1)), ', ' ORDER BY x.rank)
+                                                                                                       FROM jsonb_to_recordset(doc->'top_databases') AS x(rank int, key text, pct float8)
+                                                                                                      WHERE x.rank <= 3), 'no database'),
+                                                                            doc->>'database')
                                                                    ELSE pg_catalog.format('server %s (repository database %s)',
                                                                                           doc->>'server', doc->>'database') END,
                                                               '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
@@ -402,7 +435,11 @@ BEGIN
              '{#,pid,session,AAS,% DB time,waits}'),
             (5, 'Top applications', 'top_applications', '{rank,key,aas,pct,wait_profile}',
              '{#,application,AAS,% DB time,waits}'),
-            (6, 'Blocking trees', 'blocking_trees',
+            (6, 'Top databases', 'top_databases', '{rank,key,aas,pct,wait_profile}',
+             '{#,database,AAS,% DB time,waits}'),
+            (7, 'Top clients', 'top_clients', '{rank,key,aas,pct,wait_profile}',
+             '{#,client,AAS,% DB time,waits}'),
+            (8, 'Blocking trees', 'blocking_trees',
              '{root_pid,depth,pid,blocked_by,usename,state,wait_event,sessions,levels,db_time,aas,query}',
              '{root,depth,pid,blocked by,role,state,wait,sessions behind,levels,DB time (s),AAS,statement}'))
              AS v(n, title, section, keys, headers) ORDER BY n
@@ -411,6 +448,7 @@ BEGIN
             INTO tbl USING doc->r.section, r.keys, r.headers;
         html := html || '<h2>' || r.title || '</h2>' || tbl;
     END LOOP;
-    RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</p></body></html>';
+    RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(coalesce(doc->>'pgsentinel_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;')
+                || ' &middot; PostgreSQL ' || replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</p></body></html>';
 END
 $fn$;
