@@ -307,7 +307,7 @@ SELECT count(*) AS trees FROM pgsentinel_blocking_trees('2020-01-01 10:10', '202
 
 -- Two periods of 20 s, both fully observed; then a period with data
 -- against one without: no difference is invented.
-SELECT key, aas_1, aas_2, round(diff::numeric, 4) AS diff,
+SELECT key, total, aas_1, aas_2, round(diff::numeric, 4) AS diff,
        round(pct_of_change::numeric, 2) AS pct_of_change, coverage_1, coverage_2
 FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:00:20',
                         '2020-01-01 10:00:20', '2020-01-01 10:00:40');

@@ -317,7 +317,8 @@ END;
 -- Two periods compared by a dimension: the aas of each value in each
 -- period (its DB time over the seconds that period observed), the
 -- difference and its share of all the differences, with each period's
--- coverage.  The first row (key NULL) is the total.  A period the sampler
+-- coverage.  The first row, total, has key NULL (a value's row may too:
+-- rows hidden from the caller have no wait class).  A period the sampler
 -- did not see has no aas and no difference: nothing is compared with
 -- missing data.
 CREATE FUNCTION pgsentinel_compare(
@@ -338,6 +339,7 @@ CREATE FUNCTION pgsentinel_compare(
     server text DEFAULT NULL)
 RETURNS TABLE (
     key text,
+    total boolean,
     aas_1 double precision,
     aas_2 double precision,
     diff double precision,
@@ -396,7 +398,7 @@ WITH o AS (
            o.obs_2 OPERATOR(pg_catalog./) o.secs_2 AS coverage_2
       FROM k CROSS JOIN o
 )
-SELECT a.key, a.aas_1, a.aas_2,
+SELECT a.key, a.total, a.aas_1, a.aas_2,
        a.aas_2 OPERATOR(pg_catalog.-) a.aas_1,
        CASE WHEN NOT a.total THEN
            100::pg_catalog.float8 OPERATOR(pg_catalog.*) (a.aas_2 OPERATOR(pg_catalog.-) a.aas_1)
