@@ -242,11 +242,13 @@ SELECT (SELECT round(sum(db_time)::numeric, 6)
        = (SELECT round(sum(weight)::numeric, 6) FROM pgsentinel_fleet_ash
            WHERE server = 'self' AND ash_time >= :'w0' AND ash_time < :'w1') AS top_sums_its_rows;
 SELECT count(*) > 0 AS samples FROM pgsentinel_samples_in(:'w0', :'w1', server => 'self');
--- Top SQL's calls are the server's statements history in the repository
-SELECT count(*) FILTER (WHERE t.calls_per_s IS DISTINCT FROM d.calls / NULLIF(d.secs, 0)) AS calls_differ
+-- Top SQL's calls are the server's statements history in the repository,
+-- per second of the window
+SELECT count(*) FILTER (WHERE t.calls_per_s IS DISTINCT FROM
+                              d.calls::float8 / extract(epoch FROM :'w1'::timestamptz - :'w0'::timestamptz)::float8)
+         AS calls_differ
   FROM pgsentinel_top_statements(:'w0', :'w1', 1000, server => 'self') t
-  LEFT JOIN (SELECT queryid, sum(calls) AS calls,
-                    extract(epoch FROM max(ash_time) - min(prev_ash_time))::float8 AS secs
+  LEFT JOIN (SELECT queryid, sum(calls) AS calls
                FROM pgsentinel_fleet_statements
               WHERE server = 'self' AND toplevel AND NOT reset
                 AND prev_ash_time >= :'w0' AND ash_time <= :'w1'

@@ -169,5 +169,33 @@ is( $node->safe_psql('postgres', q{
 
 pgs_stop_bg($_) for @bg;
 pgs_stop_bg($root);
+
+# Top SQL's call figures are those of pg_stat_statements over the window:
+# a burst of short calls in the middle of a longer window gives calls per
+# second of the window (not of the burst), the milliseconds per call, and
+# the share of the window the statement's readings span.
+my $b0 = pgs_server_time($node);
+my $script = $node->basedir . '/calls.sql';
+append_to_file($script, "SELECT pg_sleep(0.02) /* rep_calls */;\n");
+my $burst = pgs_pgbench_bg($node, '-n', '-c', '2', '-j', '2', '-T', '5', '-f', $script, 'postgres');
+pgs_stop_bg($burst, wait => 1);
+ok( $node->poll_query_until('postgres', q{
+		SELECT count(*) > 0 FROM pg_stat_statements_history h
+		  JOIN pg_stat_statements s USING (queryid)
+		 WHERE s.query LIKE '%rep_calls%' AND h.ash_time > now() - interval '1 second'} , 'f'),
+	'the burst is over and no longer read');
+my ($w0, $w1) = split /\|/, $node->safe_psql('postgres',
+	"SELECT timestamptz '$b0' - interval '10 seconds' || '|' || now()");
+my $figures = $node->safe_psql('postgres', qq{
+	SELECT t.calls_per_s * extract(epoch FROM timestamptz '$w1' - timestamptz '$w0') / s.calls
+	           BETWEEN 0.95 AND 1.0,
+	       t.ms_per_call / s.mean_exec_time BETWEEN 0.95 AND 1.05,
+	       t.counted BETWEEN 0.1 AND 0.6, s.calls > 100
+	  FROM pgsentinel_top_statements('$w0', '$w1', 1000) t
+	  JOIN pg_stat_statements s ON s.queryid = t.queryid AND s.toplevel
+	 WHERE s.query LIKE '%rep_calls%'});
+is($figures, 't|t|t|t',
+	'calls/s over the window and ms/call agree with pg_stat_statements within 5 %; the share counted is said');
+
 $node->stop;
 done_testing();

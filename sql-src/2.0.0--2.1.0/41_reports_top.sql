@@ -103,10 +103,15 @@ SELECT x.rank, x.key,
 END;
 
 -- The top n statements (by top-level query id): their last text, share of
--- DB time and wait profile, and from the statements history (the ring's:
--- the archive does not keep it) calls per second, milliseconds and rows
--- per call over the window, NULL when it has no reading of the statement
--- (a fleet server's: the statements history the repository keeps of it).
+-- DB time and wait profile, and from the statements history (the archive's
+-- and the ring's, pgsentinel_statements_history; a fleet server's: the one
+-- the repository keeps of it) the calls of the readings taken in the
+-- window, each over the time since its statement's previous reading: calls
+-- per second of the window, milliseconds and rows per call; NULL when the
+-- history has no reading of the statement in the window.  counted: the
+-- share of the window those readings span -- the statements worker reads a
+-- statement while it is sampled, so that calls before its first reading
+-- and after its last are not counted (below 1: calls/s is a lower bound).
 CREATE FUNCTION pgsentinel_top_statements(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -131,7 +136,8 @@ RETURNS TABLE (
     wait_profile text,
     calls_per_s double precision,
     ms_per_call double precision,
-    rows_per_call double precision)
+    rows_per_call double precision,
+    counted double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH t AS (
@@ -142,11 +148,13 @@ WITH t AS (
     SELECT d.queryid, pg_catalog.sum(d.calls) AS calls,
            pg_catalog.sum(d.rows) AS rows, pg_catalog.sum(d.exec_ms) AS exec_ms,
            extract(epoch FROM pg_catalog.max(d.ash_time)
-                   OPERATOR(pg_catalog.-) pg_catalog.min(d.prev_ash_time))::pg_catalog.float8 AS secs
+                   OPERATOR(pg_catalog.-) greatest(pg_catalog.min(d.prev_ash_time), since))::pg_catalog.float8 AS secs
       FROM (SELECT x.queryid, x.toplevel, x.reset, x.ash_time, x.prev_ash_time,
                    x.calls, x.rows, x.exec_ms
-              FROM pg_stat_statements_history_deltas(since, until) x
+              FROM pgsentinel_statements_history x
              WHERE server IS NULL
+               AND x.ash_time OPERATOR(pg_catalog.>=) since
+               AND x.ash_time OPERATOR(pg_catalog.<) until
             UNION ALL
             SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
                    y.calls, y.rows, y.exec_ms
@@ -158,9 +166,10 @@ WITH t AS (
 )
 SELECT t.rank, t.key::pg_catalog.int8, t.description, t.db_time, t.aas, t.pct,
        t.wait_profile,
-       st.calls::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.secs, 0::pg_catalog.float8),
+       st.calls::pg_catalog.float8 OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until),
        st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
-       st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8
+       st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
+       least(st.secs OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until), 1::pg_catalog.float8)
   FROM t LEFT JOIN st ON st.queryid OPERATOR(pg_catalog.=) t.key::pg_catalog.int8
  ORDER BY t.rank;
 END;

@@ -186,7 +186,7 @@ BEGIN
     FOR r IN SELECT * FROM jsonb_to_recordset(doc->'top_statements')
                  AS x(rank int, queryid bigint, query text, aas float8, pct float8,
                       wait_profile text, calls_per_s float8, ms_per_call float8,
-                      rows_per_call float8) LOOP
+                      rows_per_call float8, counted float8) LOOP
         out := out || pg_catalog.format(E'  %-20s %8s %6s%% %9s %9s %9s  %s\n      %s\n',
                                         coalesce(r.queryid::text, '(none)'),
                                         round(r.aas::numeric, 2), round(r.pct::numeric, 1),
@@ -195,6 +195,10 @@ BEGIN
                                         coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
                                         r.wait_profile,
                                         left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
+        IF r.counted < 0.9 THEN
+            out := out || pg_catalog.format(E'      (calls counted over %s%% of the window: it was read only while sampled)\n',
+                                            round(100 * r.counted::numeric));
+        END IF;
     END LOOP;
 
     out := out || E'\n== Top sessions\n';
@@ -429,8 +433,8 @@ BEGIN
             (2, 'Top wait events', 'top_events', '{rank,key,aas,pct,db_time}',
              '{#,wait event,AAS,% DB time,DB time (s)}'),
             (3, 'Top SQL', 'top_statements',
-             '{rank,queryid,aas,pct,wait_profile,calls_per_s,ms_per_call,rows_per_call,query}',
-             '{#,queryid,AAS,% DB time,waits,calls/s,ms/call,rows/call,statement}'),
+             '{rank,queryid,aas,pct,wait_profile,calls_per_s,ms_per_call,rows_per_call,counted,query}',
+             '{#,queryid,AAS,% DB time,waits,calls/s,ms/call,rows/call,share of the window counted,statement}'),
             (4, 'Top sessions', 'top_sessions', '{rank,key,description,aas,pct,wait_profile}',
              '{#,pid,session,AAS,% DB time,waits}'),
             (5, 'Top applications', 'top_applications', '{rank,key,aas,pct,wait_profile}',
