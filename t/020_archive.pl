@@ -366,6 +366,22 @@ $node->safe_psql('postgres', qq{
 	CREATE ROLE regress_alice LOGIN;
 	CREATE TABLE pgsentinel_archive_sample_fleet PARTITION OF pgsentinel_archive_sample DEFAULT;
 	DROP TABLE pgsentinel_archive_sample_$tomorrow;});
+# After a reload (the archiver looks after its partitions at once): the
+# archive goes on, state ok, and the diagnosis says which partitions wait,
+# matching the regular expression $waits.
+sub archives_while_held
+{
+	my ($waits, $name) = @_;
+	my $before = $node->safe_psql('postgres',
+		'SELECT last_sample_id FROM pgsentinel_archive_state');
+	$node->reload;
+	ok( $node->poll_query_until('postgres', qq{
+			SELECT (SELECT last_sample_id > $before FROM pgsentinel_archive_state)
+			   AND archive_state = 'ok'
+			   AND diagnosis ~ 'partitions wait for a lock $waits'
+			  FROM pgsentinel_status()}),
+		$name);
+}
 my $alice = pgs_start_bg($node,
 	'BEGIN; SELECT count(*) FROM pgsentinel_ash_history; SELECT pg_sleep(600) /* alice-reader */;',
 	user => 'regress_alice');
@@ -375,14 +391,8 @@ ok( $node->safe_psql('postgres', q{
 		 WHERE a.usename = 'regress_alice' AND l.granted
 		   AND l.relation = 'pgsentinel_archive_sample_fleet'::regclass}),
 	'her transaction holds the DEFAULT partition');
-$before_reader = $node->safe_psql('postgres',
-	'SELECT last_sample_id FROM pgsentinel_archive_state');
-$node->reload;
-ok( $node->poll_query_until('postgres', qq{
-		SELECT (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)
-		   AND archive_state = 'ok'
-		   AND diagnosis ~ 'partitions wait for a lock \\(1 to attach, 0 expired to drop; tried every minute\\): \\S*pgsentinel_archive_sample_fleet is in use by pid [0-9]+ \\(role regress_alice'
-		  FROM pgsentinel_status()}),
+archives_while_held('\\(1 to attach, 0 expired to drop; tried every minute\\): '
+	  . '\\S*pgsentinel_archive_sample_fleet is in use by pid [0-9]+ \\(role regress_alice',
 	'with alice holding the DEFAULT partition, archiving goes on and status names her');
 is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NULL"),
 	't', 'the day is left for later, not made half');
@@ -405,14 +415,8 @@ $reader = pgs_start_bg($node,
 	'BEGIN; LOCK TABLE pgsentinel_archive_sample_fleet IN ACCESS SHARE MODE; '
 	  . 'SELECT pg_sleep(600) /* default-reader */;');
 ok(pgs_wait_sessions($node, 1, '%default-reader%'), 'a reader holds the DEFAULT partition only');
-$before_reader = $node->safe_psql('postgres',
-	'SELECT last_sample_id FROM pgsentinel_archive_state');
-$node->reload;
-ok( $node->poll_query_until('postgres', qq{
-		SELECT (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)
-		   AND archive_state = 'ok'
-		   AND diagnosis ~ 'partitions wait for a lock \\(0 to attach, 1 expired to drop; tried every minute\\): \\S*pgsentinel_archive_sample_fleet is in use by pid'
-		  FROM pgsentinel_status()}),
+archives_while_held('\\(0 to attach, 1 expired to drop; tried every minute\\): '
+	  . '\\S*pgsentinel_archive_sample_fleet is in use by pid',
 	'an expired day whose DROP would wait for that reader stops no archiving; status says so');
 is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_sample_$old') IS NOT NULL"),
 	't', 'the expired day is left for later');
