@@ -872,7 +872,10 @@ CREATE FUNCTION pgs_trap.pgsentinel_report(pgs_planted_default integer DEFAULT 0
 LANGUAGE plpgsql AS $f$BEGIN PERFORM pgs_trap.gotcha('pgsentinel_report with a default'); RETURN ''; END$f$;
 RESET ROLE;
 DROP EXTENSION pgsentinel;
+-- (PostgreSQL 18 adds the script's statement to the error's context)
+\set SHOW_CONTEXT never
 CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
+\set SHOW_CONTEXT errors
 DROP FUNCTION pgs_trap.pgsentinel_report(integer);
 CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
 SELECT * FROM pgs_call_everything() WHERE result NOT IN ('ok', 'nothing to call');
