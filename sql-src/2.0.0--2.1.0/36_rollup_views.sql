@@ -231,7 +231,7 @@ SELECT o.bucket, o.samples, o.observed, o.peak
 -- top-level text, for the reports that read only rollups for a statement
 -- (which keep its query id, not its text); hidden as in
 -- pgsentinel_ash_archive.
-CREATE VIEW pgsentinel_statement_archive AS
+CREATE VIEW pgsentinel_activity_archive AS
 SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_name,
        CASE WHEN v.visible THEN a.queryid END AS queryid,
        CASE WHEN v.visible THEN a.query_start END AS query_start,
@@ -245,4 +245,4 @@ SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_nam
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
     pgsentinel_ash_session_minute, pgsentinel_blocking_hour, pgsentinel_blocking_minute,
-    pgsentinel_sample_minute, pgsentinel_sample_hour, pgsentinel_statement_archive TO PUBLIC;
+    pgsentinel_sample_minute, pgsentinel_sample_hour, pgsentinel_activity_archive TO PUBLIC;

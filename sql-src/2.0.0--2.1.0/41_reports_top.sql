@@ -79,7 +79,7 @@ SELECT x.rank, x.key,
        CASE WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
                  AND server IS NULL
             -- read from rollups only: the latest archived text of the statement
-            THEN (SELECT a.top_level_query FROM pgsentinel_statement_archive a
+            THEN (SELECT a.top_level_query FROM pgsentinel_activity_archive a
                    WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
                      AND a.day OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', since)::pg_catalog.date
                      AND a.day OPERATOR(pg_catalog.<=) pg_catalog.timezone('UTC', until)::pg_catalog.date
