@@ -169,7 +169,10 @@ SELECT t.rank, t.key::pg_catalog.int8, t.description, t.db_time, t.aas, t.pct,
        st.calls::pg_catalog.float8 OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until),
        st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
        st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
-       least(st.secs OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until), 1::pg_catalog.float8)
+       -- (least() would turn a statement without readings, NULL, into 1)
+       CASE WHEN st.secs OPERATOR(pg_catalog.>=) pgsentinel_window_seconds(since, until)
+            THEN 1::pg_catalog.float8
+            ELSE st.secs OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) END
   FROM t LEFT JOIN st ON st.queryid OPERATOR(pg_catalog.=) t.key::pg_catalog.int8
  ORDER BY t.rank;
 END;
