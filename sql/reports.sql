@@ -295,7 +295,7 @@ SELECT rank, key, description, db_time, wait_profile
 FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'session', 3);
 SELECT rank, key, db_time FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'role');
 SELECT rank, queryid, query, db_time, round(aas::numeric, 4) AS aas, wait_profile,
-       calls_per_s, ms_per_call, rows_per_call
+       calls_per_s, ms_per_call, rows_per_call, counted
 FROM pgsentinel_top_statements('2020-01-01 10:00', '2020-01-01 10:02');
 
 -- The blocking tree: the idle-in-transaction root 103, 104 behind it,
@@ -396,6 +396,13 @@ SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
        h ~ 'root_pid|<th>root</th>' AND h ~ 'idle in transaction' AS names_root_state
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
 SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
+-- The chart's axes are labelled at round values and round times.
+SELECT (SELECT string_agg(m[1], ' ') FROM regexp_matches(h, 'text-anchor="end">([0-9.]+)</text>', 'g') m)
+         AS y_ticks,
+       (SELECT string_agg(m[1], ' ') FROM regexp_matches(h, 'text-anchor="middle">([0-9:]+)</text>', 'g') m)
+         AS time_ticks
+FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
+
 -- The report's statements are planned without JIT (their costs count ways
 -- of reading that never run: bench/REPORT.md, section 7).
 SELECT proconfig FROM pg_proc

@@ -304,6 +304,8 @@ DECLARE
     ph integer := h - tp - bot;
     nb integer;
     ymax double precision;
+    ystep numeric;
+    tstep double precision;
     cpus integer := (doc->>'cpus')::integer;
     svg text;
     html text;
@@ -339,17 +341,31 @@ BEGIN
             WINDOW w AS (PARTITION BY sc.b ORDER BY sc.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) y;
 
     SELECT count(DISTINCT t.b) INTO nb FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8);
-    SELECT ceil(greatest(max(t.hi), cpus, 0.5) * 1.15) INTO ymax FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8);
+    SELECT greatest(max(t.hi), cpus, 0.5) * 1.15 INTO ymax FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8);
     ymax := coalesce(ymax, 1);
+    -- round ticks: the smallest step of 1, 2 or 5 times a power of ten
+    -- that cuts the axis into at most four
+    SELECT min(m * 10::numeric ^ e) INTO ystep
+      FROM unnest(ARRAY[1, 2, 5]::numeric[]) m, generate_series(-2, 6) e
+     WHERE m * 10::numeric ^ e >= ymax / 4;
+    ymax := ystep * ceil(ymax / ystep);
+    -- round times: the shortest usual step giving at most six labels
+    SELECT min(x) INTO tstep
+      FROM unnest(ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
+                        10800, 21600, 43200, 86400, 172800, 604800]::float8[]) x
+     WHERE x * 6 >= (doc->>'seconds')::float8;
+    tstep := coalesce(tstep, 604800);
 
     svg := pg_catalog.format('<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="DB load by wait class">',
                              w, h, w, h);
     svg := svg || pg_catalog.format('<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#999"/>', lft, tp, pw, ph);
     -- horizontal grid and the y axis
-    FOR i IN 0..4 LOOP
+    FOR i IN 0..round(ymax / ystep)::integer LOOP
         svg := svg || pg_catalog.format('<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#e0e0e0"/><text x="%s" y="%s" class="ax" text-anchor="end">%s</text>',
-                                        lft, lft + pw, round(tp + ph - ph * i / 4.0, 1), round(tp + ph - ph * i / 4.0, 1),
-                                        lft - 4, round(tp + ph - ph * i / 4.0 + 4, 1), round((ymax * i / 4.0)::numeric, 2));
+                                        lft, lft + pw, round((tp + ph - ph * i * ystep / ymax)::numeric, 1),
+                                        round((tp + ph - ph * i * ystep / ymax)::numeric, 1),
+                                        lft - 4, round((tp + ph - ph * i * ystep / ymax + 4)::numeric, 1),
+                                        trim_scale(i * ystep));
     END LOOP;
     -- buckets the sampler did not see
     FOR r IN SELECT DISTINCT t.i FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8) WHERE t.cov = 0 ORDER BY t.i LOOP
@@ -379,9 +395,9 @@ BEGIN
                                         round((tp + ph - ph * cpus / ymax)::numeric, 1),
                                         lft + pw + 4, round((tp + ph - ph * cpus / ymax + 4)::numeric, 1), cpus);
     END IF;
-    -- time labels, about six
+    -- time labels at round times (buckets starting on a multiple of tstep)
     FOR r IN SELECT DISTINCT t.i, t.b FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8)
-              WHERE t.i % greatest(ceil(nb / 6.0)::integer, 1) = 0 ORDER BY t.i LOOP
+              WHERE extract(epoch FROM t.b)::numeric % tstep::numeric = 0 ORDER BY t.i LOOP
         svg := svg || pg_catalog.format('<text x="%s" y="%s" class="ax" text-anchor="middle">%s</text>',
                                         round(lft + pw * r.i::numeric / greatest(nb - 1, 1), 1), tp + ph + 16,
                                         to_char(r.b, fmt));
