@@ -38,6 +38,11 @@
  *	  still waiting for a query id (pending_sample_id, pending_sample_time,
  *	  which the sampler stores with the sample) together in shared mode, so
  *	  that it never takes a sample whose waiting rows it cannot know of.
+ *	- The archiver's latch and the text area's head as of its last step
+ *	  (archive_latch, archive_text_head) are written by the archiver under
+ *	  the exclusive lock; the sampler reads them, and writes
+ *	  archive_text_woken (where it last woke the archiver), only in its own
+ *	  exclusive hold, and calls SetLatch() after releasing it.
  *	- request_taken_seq, the last request the statements worker took, is an
  *	  atomic written by that worker under the lock and read by the sampler
  *	  without it (a stale value only makes it carry a request over once
