@@ -62,7 +62,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 # sets it) they run in preloaded throwaway servers of their own instead
 # (--temp-instance), so they never depend on another cluster.
 REGRESS = setup ash_views settings status redaction pgssh upgrade reset archive archive_statements hostile_schema permissions reports fleet prometheus
-ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter plan_waiter utility_query idle_in_transaction parallel_leader concurrent_readers
+ISOLATION = lock_waiter lock_queue lock_upgrade truncate_waiter plan_waiter utility_query idle_in_transaction idle_blocker parallel_leader concurrent_readers
 ifdef PGS_TEMP_INSTANCE
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./tmp_check_iso

@@ -471,6 +471,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) = 11 FROM %1$I.pgsentinel_wait_classes()'),
   ('function pgsentinel_check_request(timestamp with time zone, timestamp with time zone, integer, integer, text, text, text, text)',
    'SELECT %1$I.pgsentinel_check_request(now() - interval ''1 hour'', now(), 10, 2, ''postgres''::text, NULL::text, ''Lock''::text, NULL::text)'),
+  ('function pgsentinel_load_weight(text, double precision)',
+   'SELECT %1$I.pgsentinel_load_weight(''active''::text, 2::float8) = 2::float8 AND %1$I.pgsentinel_load_weight(''idle in transaction''::text, 2::float8) = 0::float8'),
   ('function pgsentinel_window_seconds(timestamp with time zone, timestamp with time zone)',
    'SELECT %1$I.pgsentinel_window_seconds(now() - interval ''1 minute'', now()) = 60::float8'),
   -- the handler runs when the ring is read, above

@@ -6,7 +6,7 @@
 --   pid 101 (alice, web)  CPU in the 10 first samples
 --   pid 102 (bob, batch)  IO:DataFileRead in the 5 first
 --   pid 103 (carol)       idle in transaction (Client:ClientRead), 10:00:05-09,
---                         holding the lock that
+--                         sampled because she holds the lock that
 --   pid 104 (bob)         waits for (Lock:transactionid) 10:00:05-09, and
 --   pid 105 (dave)        waits behind 104, 10:00:07-09 (pg_blocking_pids()
 --                         lists 104 twice: soft and hard)
@@ -16,8 +16,9 @@
 --                    pid 101 CPU and pid 102 IO in both
 -- 10:01:00-10:02:00  the sampler was stopped: no sample at all
 --
--- So over 10:00-10:02: observed 60 s of 120 (coverage 0.5); DB time 88 s:
--- CPU 10+20+20 = 50, IO 5+20 = 25, Lock 5+3 = 8, Client 5; aas 88/60.
+-- So over 10:00-10:02: observed 60 s of 120 (coverage 0.5); DB time 83 s:
+-- CPU 10+20+20 = 50, IO 5+20 = 25, Lock 5+3 = 8; aas 83/60.  Carol's rows
+-- are not load: an idle session is sampled only to name it as a blocker.
 --
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
@@ -140,7 +141,8 @@ DELETE FROM pgs_rep_rows r USING pgs_rep_samples s
 WHERE r.t = s.t AND s.id BETWEEN 5000 AND 5179 AND (s.id - 5000) % 3 = 2;
 UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m WHERE r.wait = m.code;
 INSERT INTO pgsentinel_archive_sample
-SELECT s.t, s.id, s.period, s.weight, count(r.activity),
+SELECT s.t, s.id, s.period, s.weight,
+       count(r.activity) FILTER (WHERE r.activity <> 3),  -- 3: carol, idle
        array_agg(r.activity ORDER BY r.activity) FILTER (WHERE r.activity IS NOT NULL),
        array_agg(r.wait ORDER BY r.activity) FILTER (WHERE r.activity IS NOT NULL),
        CASE WHEN bool_or(r.blockerpid IS NOT NULL) THEN
@@ -168,6 +170,7 @@ FROM pgs_rep_s s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN pgs_rep_a a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 INSERT INTO pgsentinel_rollup_hour (bucket, datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
@@ -186,6 +189,7 @@ FROM pgs_rep_s s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN pgs_rep_a a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
        usename, application_name, client_addr, backend_type, wait_event_type,
@@ -197,12 +201,15 @@ FROM pgs_rep_s s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN pgs_rep_a a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 INSERT INTO pgsentinel_rollup_blocking_hour
 SELECT * FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'application_name', x.application_name, 'client_addr', x.client_addr,
+               'xact_start', x.xact_start,
                'state', x.state, 'wait_event_type', x.wait_event_type,
                'wait_event', x.wait_event, 'query', x.top_level_query,
                'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
@@ -216,6 +223,8 @@ SELECT * FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
+               'application_name', x.application_name, 'client_addr', x.client_addr,
+               'xact_start', x.xact_start,
                'state', x.state, 'wait_event_type', x.wait_event_type,
                'wait_event', x.wait_event, 'query', x.top_level_query,
                'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
@@ -231,7 +240,8 @@ INSERT INTO pgsentinel_rollup_hour_observed (bucket, samples, observed, peak)
 SELECT date_trunc('hour', bucket, 'UTC'), sum(samples), sum(observed), max(peak)
 FROM pgs_rep_om GROUP BY 1;
 
--- What the history view reads back: 26 samples, 60 s observed; 36 rows, 88 s.
+-- What the history view reads back: 26 samples, 60 s observed; 36 rows,
+-- 83 s (carol's 5 idle rows weigh 0).
 SELECT count(*) AS samples, sum(weight) AS observed
 FROM pgsentinel_sample_history
 WHERE sample_time >= '2020-01-01' AND sample_time < '2020-01-01 11:00';
@@ -239,7 +249,7 @@ SELECT count(*) AS rows, sum(weight) AS db_time
 FROM pgsentinel_ash_history
 WHERE ash_time >= '2020-01-01' AND ash_time < '2020-01-01 11:00';
 
--- Average active sessions over the window: 88 s over the 60 s observed;
+-- Average active sessions over the window: 83 s over the 60 s observed;
 -- by wait class (CPU a class of its own); filtered by role.
 SELECT key, db_time, round(aas::numeric, 4) AS aas, round(pct::numeric, 2) AS pct,
        observed, coverage
@@ -282,13 +292,14 @@ SELECT pgsentinel_auto_bucket('2020-01-01', '2020-01-02'),
        pgsentinel_auto_bucket('2020-01-01', '2020-01-08'),
        pgsentinel_auto_bucket('2020-01-01', '2020-01-01 00:00:30', 60);
 
--- The trailing windows ending at 10:01: peak 4 sessions (10:00:07-09).
+-- The trailing windows ending at 10:01: peak 3 active sessions (10:00:07-09;
+-- carol, idle, is not one).
 SELECT period, window_start, db_time, round(aas::numeric, 4) AS aas, peak, observed,
        round(coverage::numeric, 6) AS coverage
 FROM pgsentinel_periods('2020-01-01 10:01');
 
 -- Top wait events, sessions, statements (queryid 33 is both the idle
--- root's and its waiter's: half Client, half Lock).
+-- root's and its waiter's: only the waiter's Lock time is load).
 SELECT rank, key, description, db_time, round(pct::numeric, 2) AS pct, wait_profile
 FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02');
 SELECT rank, key, description, db_time, wait_profile

@@ -65,7 +65,7 @@ const char *const pgs_ash_columns[PGS_ASH_COLS] = {
 	"backend_xid", "backend_xmin", "top_level_query", "query", "cmdtype",
 	"queryid", "nested_queryid", "backend_type", "blockers", "blockerpid",
 	"blocker_state", "sample_id", "blocking_pids", "sample_period",
-	"blocker_usesysid"
+	"blocker_usesysid", "weight"
 };
 
 const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
@@ -75,7 +75,7 @@ const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
 	TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID,
 	XIDOID, XIDOID, TEXTOID, TEXTOID, TEXTOID,
 	INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID,
-	TEXTOID, INT8OID, INT4ARRAYOID, FLOAT8OID, OIDOID
+	TEXTOID, INT8OID, INT4ARRAYOID, FLOAT8OID, OIDOID, FLOAT8OID
 };
 
 #define ASH_COLS			PGS_ASH_COLS
@@ -413,6 +413,7 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	nulls[27] = (row->blockers == 0);
 	values[29] = Int64GetDatum(row->sample_id);
 	values[31] = Float8GetDatum(row->period_us / 1000000.0);
+	values[33] = Float8GetDatum(pgs_row_weight(row));
 	values[32] = ObjectIdGetDatum(row->blocker_usesysid);
 	nulls[32] = row->blockers == 0 || !OidIsValid(row->blocker_usesysid);
 	if (WANT(30))

@@ -415,6 +415,81 @@ read_sessions_direct(void)
 	return n;
 }
 
+/*
+ * Complete the copy of a session read as one not to be sampled (its pid,
+ * state, statement start and query id only) with all that a row needs, as
+ * read_sessions_direct() reads a sampled one: for a session sampled because
+ * it blocks a sampled one (sampler.c).  Its texts are copied again only if
+ * they may have changed since they were last copied.  False if its status
+ * slot holds another session by now.  A copy from core's snapshot is
+ * complete already.
+ */
+bool
+pgs_complete_session(SessionCopy *s)
+{
+	volatile PgBackendStatus *src;
+	ActivityMemo *memo = &s->memo;
+	CopyOrigin *origin;
+	char	   *appname;
+	char	   *hostname;
+	char	   *activity;
+	bool		recopy_appname = false;
+	bool		recopy_hostname = false;
+	bool		recopy_activity = false;
+	int			pid;
+
+	if (s->status_slot < 0)
+		return true;
+	src = &status_array[s->status_slot];
+	origin = &origins[s->status_slot];
+	session_buffers(s->status_slot, &appname, &hostname, &activity);
+	for (;;)
+	{
+		int			before;
+		int			after;
+
+		pgstat_begin_read_activity(src, before);
+		pid = src->st_procpid;
+		if (pid == s->pid)
+		{
+			s->state = src->st_state;
+			s->activity_start = src->st_activity_start_timestamp;
+			s->query_id = (uint64) src->st_query_id;
+			copy_session_fields(s, (const PgBackendStatus *) src);
+			recopy_hostname |= origin->copied_pid != pid ||
+				origin->copied_backend_start != s->proc_start;
+			recopy_appname |= recopy_hostname ||
+				strncmp(appname, src->st_appname, NAMEDATALEN) != 0;
+			if (recopy_appname)
+				copy_cstring(appname, src->st_appname, NAMEDATALEN);
+			if (recopy_hostname)
+				copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
+			recopy_activity |= recopy_hostname ||
+				origin->copied_activity_start != s->activity_start;
+			if (recopy_activity)
+				copy_cstring(activity, src->st_activity_raw,
+							 pgstat_track_activity_query_size);
+		}
+		pgstat_end_read_activity(src, after);
+		if (pgstat_read_activity_complete(before, after))
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (recopy_hostname || recopy_activity)
+	{
+		origin->copied_pid = pid == s->pid ? pid : 0;
+		origin->copied_backend_start = s->proc_start;
+		origin->copied_activity_start = s->activity_start;
+		memo->ref = PGS_TEXT_NONE;
+	}
+	if (recopy_appname)
+		memo->appname_ref = PGS_TEXT_NONE;
+	if (pid != s->pid)
+		return false;
+	s->has_hostname = hostname[0] != '\0';
+	return true;
+}
+
 /* The same from core's snapshot, when the array cannot be read directly. */
 static int
 read_sessions_snapshot(void)

@@ -109,6 +109,20 @@ StaticAssertDecl(sizeof(AshRow) == 184,
 				 "the period fits where the row had padding");
 
 /*
+ * The DB time a row stands for, in seconds: its sample's period if the
+ * session was active, 0 if it was sampled while idle (in transaction) --
+ * with track_idle_trans, or because it blocked a sampled session.  What
+ * every load figure sums (the view's weight column, the archive's rollups).
+ */
+static inline double
+pgs_row_weight(const AshRow *row)
+{
+	if (row->state == PGS_STATE_ACTIVE || row->state == PGS_STATE_FASTPATH)
+		return row->period_us / 1000000.0;
+	return 0.0;
+}
+
+/*
  * One row of pg_stat_statements history: the counters of one statement
  * (userid, dbid, queryid, toplevel) at the moment of one ASH sample.
  */
@@ -153,7 +167,7 @@ typedef struct PgsSampleRow
 	TimestampTz sample_time;	/* the ash_time of its rows */
 	int64		period_us;		/* sampling period it was taken at */
 	int32		nrows;			/* rows it wrote to the ASH ring */
-	int32		padding;
+	int32		nactive;		/* of them, those of active sessions */
 } PgsSampleRow;
 
 /*
@@ -675,6 +689,7 @@ extern void pgs_status_reader_init(void);
 extern int	pgs_read_sessions(SessionCopy **copies, const int **sampled);
 extern void pgs_forget_slot_copies(void);
 extern SessionCopy *pgs_session_by_pid(int32 pid);
+extern bool pgs_complete_session(SessionCopy *s);
 extern struct PGPROC *pgs_session_proc(const SessionCopy *s);
 extern int	pgs_session_number(const SessionCopy *s);
 extern void pgs_session_texts(const SessionCopy *s, char **appname,
@@ -769,7 +784,7 @@ extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
 						   const bool *nulls);
 
 /* ash_view.c: reading the history as SQL values */
-#define PGS_ASH_COLS 33
+#define PGS_ASH_COLS 34
 extern const char *const pgs_ash_columns[PGS_ASH_COLS];
 extern const Oid pgs_ash_column_types[PGS_ASH_COLS];
 typedef struct AshReader AshReader;

@@ -5,9 +5,10 @@
  *		sessions (backend_status_reader.c) and the PGPROC wait information
  *		directly (no SQL), keeps the sessions that are active (and idle in
  *		transaction when asked), looks up blockers of heavyweight-lock
- *		waiters only (blockers.c, once for the whole sample), completes the
- *		query ids of earlier rows (queryid_backfill.c), and appends the
- *		sample to the ASH ring.
+ *		waiters only (blockers.c, once for the whole sample), samples the
+ *		blockers that were not kept (idle ones: rows of weight 0, never
+ *		load), completes the query ids of earlier rows
+ *		(queryid_backfill.c), and appends the sample to the ASH ring.
  *
  * A sample is prepared without the lock; publish_sample() is the only place
  * the sampler holds it exclusively, and it only copies and stores there.
@@ -257,8 +258,11 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 /* What fill_row() starts every row from. */
 static const AshRow zero_row;
 
-/* Build the row of one session to be sampled. */
-static void
+/*
+ * Build the row of one session to be sampled.  Returns its PGPROC (NULL if
+ * it has none any more).
+ */
+static PGPROC *
 fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 		 int64 sample_id, TimestampTz now)
 {
@@ -350,22 +354,77 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
 			row->cmdtype = slot_copy->top_cmdtype;
 	}
 
-	/* blockers are looked up for the whole sample at once */
-	if ((row->wait_event_info & 0xFF000000) == PG_WAIT_LOCK && proc != NULL)
-	{
-		PgsLockWaiter *w = &lock_waiters[nlock_waiters];
+	return proc;
+}
 
-		waiter_sessions[nlock_waiters] = local;
-		nlock_waiters++;
-		w->proc = proc;
-		w->pid = row->pid;
-		w->row = (int) (row_index - ash_written);
-		/* what pgs_find_blockers() will read of it (links: the queue walk) */
-		pgs_prefetch(&proc->links);
-		pgs_prefetch(&proc->waitLock);
-		pgs_prefetch(&proc->waitLockMode);
-		pgs_prefetch(&proc->lockGroupLeader);
+/*
+ * Note a row waiting for a heavyweight lock: its blockers are looked up for
+ * the whole sample at once.
+ */
+static void
+note_lock_waiter(const AshRow *row, const SessionCopy *local, PGPROC *proc,
+				 uint64 row_index)
+{
+	PgsLockWaiter *w = &lock_waiters[nlock_waiters];
+
+	if ((row->wait_event_info & 0xFF000000) != PG_WAIT_LOCK || proc == NULL)
+		return;
+	waiter_sessions[nlock_waiters] = local;
+	nlock_waiters++;
+	w->proc = proc;
+	w->pid = row->pid;
+	w->row = (int) (row_index - ash_written);
+	/* what pgs_find_blockers() will read of it (links: the queue walk) */
+	pgs_prefetch(&proc->links);
+	pgs_prefetch(&proc->waitLock);
+	pgs_prefetch(&proc->waitLockMode);
+	pgs_prefetch(&proc->lockGroupLeader);
+}
+
+/*
+ * Sample the sessions that block a sampled one but were not to be sampled
+ * themselves -- idle in transaction (the usual root of a lock pile-up) or
+ * idle holding a session lock -- so that every blocker is named whole:
+ * role, application, client, last statement, transaction start.  Their
+ * rows are not load (pgs_row_weight).  A blocker that has become a lock
+ * waiter since it was read is not looked at again: its blockers are in the
+ * next sample.  Appends to rows[nrows..]; returns the new count.
+ */
+static int
+sample_blockers(AshRow *rows, int nrows, int64 sample_id, TimestampTz now,
+				int64 period)
+{
+	/* in the sample's memory: a session is added once */
+	SessionCopy **added = palloc(sizeof(SessionCopy *) *
+								 pgs_backend_status_slots());
+	int			nadded = 0;
+	int			i;
+
+	for (i = 0; i < nlock_waiters; i++)
+	{
+		const PgsLockWaiter *w = &lock_waiters[i];
+		int			list_len;
+		const int32 *pids = pgs_blocker_list(w, &list_len);
+		int			j;
+
+		for (j = 0; j < w->nblockers; j++)
+		{
+			SessionCopy *s = pgs_session_by_pid(pids[j]);
+
+			if (s == NULL || s->sampled || s->pid == MyProcPid ||
+				!pgs_complete_session(s))
+				continue;
+			/* one row a sample: marked sampled until the sample is taken */
+			s->sampled = true;
+			added[nadded++] = s;
+			(void) fill_row(&rows[nrows], s, ash_written + nrows, sample_id, now);
+			rows[nrows].period_us = (uint32) period;
+			nrows++;
+		}
 	}
+	for (i = 0; i < nadded; i++)
+		added[i]->sampled = false;
+	return nrows;
 }
 
 /*
@@ -373,9 +432,10 @@ fill_row(AshRow *row, const SessionCopy *local, uint64 row_index,
  * the lock exclusively.  Copies and stores only.
  */
 static void
-publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
-			   int nfills, int nkeys, int via_core, int64 sample_id,
-			   TimestampTz now, int64 period, TimestampTz started)
+publish_sample(const AshRow *rows, int nrows, int nactive,
+			   const PgsBackfill *fills, int nfills, int nkeys, int via_core,
+			   int64 sample_id, TimestampTz now, int64 period,
+			   TimestampTz started)
 {
 	int64		sample_us = GetCurrentTimestamp() - started;
 	int64		lock_wait_us;
@@ -391,6 +451,7 @@ publish_sample(const AshRow *rows, int nrows, const PgsBackfill *fills,
 	sample.sample_time = now;
 	sample.period_us = period;
 	sample.nrows = nrows;
+	sample.nactive = nactive;
 
 	lock_wait_us = pgs_lock_exclusive();
 
@@ -467,6 +528,8 @@ take_sample(TimestampTz now)
 	int64		sample_id = last_sample_id + 1;
 	int64		period = period_us();
 	StoredBlockerList stored_list = {NULL, 0, PGS_TEXT_NONE};
+	PGPROC	   *proc;
+	int			nactive = 0;
 	int			i;
 
 	nsampled = pgs_read_sessions(&sessions, &sampled);
@@ -488,8 +551,9 @@ take_sample(TimestampTz now)
 		AshRow	   *row = &rows[nrows];
 		uint64		row_index = ash_written + nrows;
 
-		fill_row(row, &sessions[sampled[i]], row_index, sample_id, now);
+		proc = fill_row(row, &sessions[sampled[i]], row_index, sample_id, now);
 		row->period_us = (uint32) period;
+		note_lock_waiter(row, &sessions[sampled[i]], proc, row_index);
 		nrows++;
 
 		/* remember rows whose statement has no query id or type yet */
@@ -508,10 +572,13 @@ take_sample(TimestampTz now)
 		fill_blockers(&rows[w->row], w, waiter_sessions[waiter_order[i]],
 					  ash_written + w->row, &stored_list);
 	}
+	nrows = sample_blockers(rows, nrows, sample_id, now, period);
+	for (i = 0; i < nrows; i++)
+		nactive += pgs_row_weight(&rows[i]) > 0;
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
-	publish_sample(rows, nrows, fills, nfills, nkeys, via_core, sample_id,
-				   now, period, started);
+	publish_sample(rows, nrows, nactive, fills, nfills, nkeys, via_core,
+				   sample_id, now, period, started);
 	last_sample_id = sample_id;
 	if (nkeys > 0)
 		pgssh_notify();

@@ -72,7 +72,7 @@ pgsentinel_samples(PG_FUNCTION_ARGS)
 		values[0] = Int64GetDatum(r->sample_id);
 		values[1] = TimestampTzGetDatum(r->sample_time);
 		values[2] = Float8GetDatum(r->period_us / 1000000.0);
-		values[3] = Int32GetDatum(r->nrows);
+		values[3] = Int32GetDatum(r->nactive);
 		pgs_put_mapped(rsinfo->setResult, rsinfo->setDesc, map, values, nulls);
 	}
 	pfree(cursor.chunk);

@@ -1,8 +1,10 @@
 
 # The reports on a real workload: four sleeping sessions, a CPU loop, and a
-# lock chain whose root is idle in transaction.  The report of the window
-# names the root blocker, the top wait event and the top statement, as text,
-# JSON and HTML.
+# lock chain whose root is idle in transaction, at the default settings
+# (track_idle_trans off: the root is sampled because it blocks).  The
+# report of the window names the root blocker whole (role, application,
+# statement, transaction start), the top wait event and the top statement,
+# as text, JSON and HTML; the root's idle time is not load.
 
 use strict;
 use warnings;
@@ -16,7 +18,7 @@ use Test::More;
 use PgsTest;
 
 my $node = pgs_node('reports',
-	conf => "pgsentinel_ash.sampling_period = 0.05\npgsentinel_ash.track_idle_trans = on\n"
+	conf => "pgsentinel_ash.sampling_period = 0.05\n"
 	  . "pgsentinel_archive.interval = 200ms\n"
 	  # every sample archived: the answers below average ten samples, not
 	  # the one or two in ten the default keeps
@@ -28,7 +30,7 @@ my $t0 = pgs_server_time($node);
 
 # the root: a transaction left idle holding the row lock
 my $root = pgs_start_interactive($node,
-	"SELECT pg_backend_pid();\nBEGIN;\nUPDATE rep_t SET v = v + 1 WHERE id = 1;\n");
+	"SET application_name = 'ops-console';\nSELECT pg_backend_pid();\nBEGIN;\nUPDATE rep_t SET v = v + 1 WHERE id = 1;\n");
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE rep_t%'"),
 	'root idle in transaction');
@@ -66,6 +68,20 @@ ok( $node->poll_query_until('postgres', qq{
 	'ten samples with the whole workload');
 my $t2 = $node->safe_psql('postgres', 'SELECT now()');
 my $window = "'$t1', '$t2'";
+my $root_xact = $node->safe_psql('postgres',
+	"SELECT xact_start FROM pg_stat_activity WHERE pid = $root_pid");
+
+# the root was sampled (idle in transaction, because it blocked) but is
+# not load: seven active sessions (four sleepers, the loop, two waiters)
+is( $node->safe_psql('postgres', qq{
+		SELECT concat_ws('|', count(*) > 0, sum(weight))
+		  FROM pgsentinel_ash($window) WHERE pid = $root_pid}),
+	't|0', "the root's rows weigh nothing");
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pgsentinel_top($window, 'session', 100) WHERE key = '$root_pid'"),
+	'0', 'the root is not a top session');
+cmp_ok( $node->safe_psql('postgres', "SELECT aas FROM pgsentinel_aas($window)"),
+	'<', 7.9, 'the AAS is that of the seven active sessions, not eight');
 
 # the tops, from the functions
 is( $node->safe_psql('postgres',
@@ -78,6 +94,13 @@ is( $node->safe_psql('postgres',
 		"SELECT concat_ws('|', root_pid, state, sessions, levels) FROM pgsentinel_blocking_trees($window) WHERE depth = 0 ORDER BY db_time DESC LIMIT 1"),
 	"$root_pid|idle in transaction|2|2",
 	'root blocker: the idle transaction, two sessions behind it on two levels');
+is( $node->safe_psql('postgres', qq{
+		SELECT concat_ws('|', usename = current_user, application_name,
+		                 xact_start = '$root_xact', first_seen < last_seen,
+		                 first_seen >= '$t1')
+		  FROM pgsentinel_blocking_trees($window) WHERE depth = 0 AND root_pid = $root_pid}),
+	't|ops-console|t|t|t',
+	"the root's role, application and transaction start, and when it blocked");
 like( $node->safe_psql('postgres',
 		"SELECT query FROM pgsentinel_blocking_trees($window) WHERE depth = 0 AND root_pid = $root_pid"),
 	qr/UPDATE rep_t SET v = v \+ 1/, "the root's last statement");
@@ -87,24 +110,28 @@ cmp_ok( $node->safe_psql('postgres',
 
 # the report, in each format
 my $text = $node->safe_psql('postgres', "SELECT pgsentinel_report($window)");
-like($text, qr/root blocker pid $root_pid \(\w+, idle in transaction\)/,
-	'text report names the root blocker');
+like($text,
+	qr/root blocker pid $root_pid \(\w+, application ops-console, client local, idle in transaction, in a transaction since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\): 2 sessions behind it from \d\d:\d\d:\d\d to \d\d:\d\d:\d\d \(\d\d:\d\d:\d\d\).*\n\s+UPDATE rep_t SET v = v \+ 1/,
+	'text report names the root blocker whole');
 like($text, qr/== Top wait events\n.*\n  Timeout:PgSleep /,
 	'text report: the top wait event first');
 like($text, qr/== Top SQL\n.*\n.*\n\s+SELECT pg_sleep\(300\) \/\* rep_sleep \*\//,
 	'text report: the top statement first');
 my $json = $node->safe_psql('postgres', qq{
 	SELECT concat_ws('|', r->'top_events'->0->>'key', r->'blocking_trees'->0->>'root_pid',
-	                 r->'top_statements'->0->>'query' LIKE '%rep_sleep%')
+	                 r->'top_statements'->0->>'query' LIKE '%rep_sleep%',
+	                 r->'blocking_trees'->0->>'application_name',
+	                 (r->'blocking_trees'->0->>'xact_start')::timestamptz = '$root_xact',
+	                 r->'blocking_trees'->0->>'query' LIKE 'UPDATE rep_t SET v = v + 1%')
 	FROM (SELECT pgsentinel_report($window, 'json')::jsonb AS r) x});
-is($json, "Timeout:PgSleep|$root_pid|t", 'JSON report: the same answers');
+is($json, "Timeout:PgSleep|$root_pid|t|ops-console|t|t", 'JSON report: the same answers');
 my $html = $node->safe_psql('postgres',
 	"SELECT pgsentinel_report($window, 'html', cpus => 2)");
 like($html, qr/<path class="series" data-class="Timeout"/, 'HTML report: the Timeout area');
 like($html, qr/<path class="series" data-class="Lock"/, 'HTML report: the Lock area');
 like($html, qr/<line class="cpus"/, 'HTML report: the CPU line');
-like($html, qr/<td class="n">$root_pid<\/td>.*idle in transaction/s,
-	'HTML report: the root blocker');
+like($html, qr/<td class="n">$root_pid<\/td>.*ops-console.*idle in transaction.*UPDATE rep_t SET v = v \+ 1/s,
+	'HTML report: the root blocker, its application, state and statement');
 unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
 
 # the archiver keeps the blocking trees of what it archived by hour and by
@@ -118,17 +145,20 @@ is( $node->safe_psql('postgres', q{
 	WITH r AS (
 	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
 	           samples, round(db_time::numeric, 6) AS db_time, last_time,
-	           usesysid, usename, state, wait_event_type, wait_event, query
+	           usesysid, usename, state, wait_event_type, wait_event, query,
+	           first_time, application_name, client_addr, xact_start
 	    FROM pgsentinel_blocking_hour
 	), c AS (
 	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
 	           samples, round(db_time::numeric, 6) AS db_time, last_time,
-	           usesysid, usename, state, wait_event_type, wait_event, query
+	           usesysid, usename, state, wait_event_type, wait_event, query,
+	           first_time, application_name, client_addr, xact_start
 	    FROM pgsentinel_blocking_parts((
 	        SELECT jsonb_agg(jsonb_build_object(
 	                   'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
 	                   'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
-	                   'state', x.state, 'wait_event_type', x.wait_event_type,
+	                   'application_name', x.application_name, 'client_addr', x.client_addr,
+	                   'xact_start', x.xact_start, 'state', x.state, 'wait_event_type', x.wait_event_type,
 	                   'wait_event', x.wait_event, 'query', x.top_level_query,
 	                   'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
 	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
@@ -144,17 +174,20 @@ is( $node->safe_psql('postgres', q{
 	WITH r AS (
 	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
 	           samples, round(db_time::numeric, 6) AS db_time, last_time,
-	           usesysid, usename, state, wait_event_type, wait_event, query
+	           usesysid, usename, state, wait_event_type, wait_event, query,
+	           first_time, application_name, client_addr, xact_start
 	    FROM pgsentinel_blocking_minute
 	), c AS (
 	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
 	           samples, round(db_time::numeric, 6) AS db_time, last_time,
-	           usesysid, usename, state, wait_event_type, wait_event, query
+	           usesysid, usename, state, wait_event_type, wait_event, query,
+	           first_time, application_name, client_addr, xact_start
 	    FROM pgsentinel_blocking_parts((
 	        SELECT jsonb_agg(jsonb_build_object(
 	                   'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
 	                   'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
-	                   'state', x.state, 'wait_event_type', x.wait_event_type,
+	                   'application_name', x.application_name, 'client_addr', x.client_addr,
+	                   'xact_start', x.xact_start, 'state', x.state, 'wait_event_type', x.wait_event_type,
 	                   'wait_event', x.wait_event, 'query', x.top_level_query,
 	                   'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
 	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,

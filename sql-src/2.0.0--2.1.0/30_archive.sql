@@ -16,6 +16,12 @@
 -- archive keeps it with the row.
 ALTER FOREIGN TABLE pgsentinel_ash_ring ADD COLUMN blocker_usesysid oid;
 
+-- weight: the DB time the row stands for, its sample's period if the
+-- session was active, 0 if it was sampled idle in transaction (with
+-- track_idle_trans) or because it blocked a sampled session (pgsentinel
+-- samples every blocker, whatever its state, so that it is named whole).
+ALTER FOREIGN TABLE pgsentinel_ash_ring ADD COLUMN weight double precision;
+
 -- The watermark: the last sample archived, committed with its rows.
 -- history_id names the ring's history (a crash or a promotion starts a new
 -- one: the archive then goes on after last_sample_time).
@@ -179,7 +185,7 @@ CREATE TABLE pgsentinel_rollup_session_hour (
 -- 36_rollup_views.sql, says what each kind holds): 'b' a session behind a
 -- root, 'r' a root, 'o' a session's own last row, 's' the last state a
 -- waiter saw of its blocker.  The latest names and texts are those of
--- last_time.
+-- last_time; first_time is the first sample of the part.
 CREATE TABLE pgsentinel_rollup_blocking_hour (
     bucket timestamptz NOT NULL,
     kind "char" NOT NULL,
@@ -197,6 +203,10 @@ CREATE TABLE pgsentinel_rollup_blocking_hour (
     wait_event_type text,
     wait_event text,
     query text,
+    first_time timestamptz,
+    application_name text,
+    client_addr text,
+    xact_start timestamptz,
     UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
 ) PARTITION BY RANGE (bucket);
 

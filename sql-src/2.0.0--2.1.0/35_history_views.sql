@@ -6,8 +6,8 @@
 -- twice.  That is the first sample whose rows the ring holds whole
 -- (the one of its oldest row may have lost some); after a crash or a
 -- promotion (another history) not before what the archive already holds.
--- Every row has its weight: the seconds of one session's time it stands
--- for.  Average active sessions over a window = sum(weight) / seconds;
+-- Every row has its weight: the seconds of one session's active time it
+-- stands for (0 for a session sampled while idle in transaction).  Average active sessions over a window = sum(weight) / seconds;
 -- pgsentinel_sample_history gives the seconds observed (sum of its
 -- weights), which is less than the window when the sampler did not run.
 
@@ -16,9 +16,27 @@
 -- that a reader of blocking trees skips the other samples whole.
 
 -- The blocker's role is read with the rows: pg_active_session_history
--- shows the new columns of the foreign table.
+-- shows the new columns of the foreign table.  It shows what pgsentinel
+-- 1.4 did: active sessions, and sessions idle in transaction while
+-- track_idle_trans is on; not the idle blockers sampled because they
+-- block (weight 0), which the history views show.
 CREATE OR REPLACE VIEW pg_active_session_history AS
-  SELECT * FROM pgsentinel_ash_ring;
+  SELECT * FROM pgsentinel_ash_ring
+   WHERE weight OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+      OR pg_catalog.current_setting('pgsentinel_ash.track_idle_trans', true)
+         OPERATOR(pg_catalog.=) 'on';
+
+-- The DB time a row of the archive stands for: its sample's weight if
+-- the session was active, 0 if it was idle (in transaction): the rule of
+-- the ring's weight column, for rows stored with their state's name.
+CREATE FUNCTION pgsentinel_load_weight(state text, weight double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT CASE WHEN state OPERATOR(pg_catalog.=) 'active'
+              OR state OPERATOR(pg_catalog.=) 'fastpath function call'
+            THEN weight ELSE 0::pg_catalog.float8 END;
+END;
 
 -- Where the history changes source: samples before split_time are read
 -- from the archive, those from it on from the ring ('infinity' when the
@@ -83,7 +101,7 @@ SELECT s.sample_time AS ash_time,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
        s.sample_period,
        u.blocker_usesysid,
-       s.weight,
+       pgsentinel_load_weight(a.state, s.weight) AS weight,
        'archive'::pg_catalog.text AS source,
        s.blockers IS NOT NULL AS blocked_sample
   FROM pgsentinel_archive_sample s
@@ -130,7 +148,7 @@ SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
        r.backend_xid, r.backend_xmin, r.top_level_query, r.query, r.cmdtype,
        r.queryid, r.nested_queryid, r.backend_type, r.blockers, r.blockerpid,
        r.blocker_state, r.sample_id, r.blocking_pids, r.sample_period,
-       r.blocker_usesysid, r.sample_period, 'ring'::pg_catalog.text,
+       r.blocker_usesysid, r.weight, 'ring'::pg_catalog.text,
        NULL::pg_catalog.bool
   FROM pgsentinel_ash_ring r
  WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);

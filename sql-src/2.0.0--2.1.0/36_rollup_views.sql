@@ -69,8 +69,10 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 -- reports compute them from rows too, pgsentinel_blocking_trees()).  rows:
 -- a JSON array with every row of the samples in which somebody waited, as
 -- objects of the keys ash_time, sample_id, pid, weight, usesysid, usename,
--- state, wait_event_type, wait_event, query, blocking (the pids it waited
--- for), blockerpid, blocker_state and blocker_usesysid.  In each sample a session waits behind every pid
+-- application_name, client_addr, xact_start, state, wait_event_type,
+-- wait_event, query, blocking (the pids it waited for), blockerpid,
+-- blocker_state and blocker_usesysid.  first_time is the first sample of
+-- a part, last_time the last, whose names the part gives.  In each sample a session waits behind every pid
 -- it waited for; a root is a blocker that was not itself waiting in that
 -- sample, and every session is behind a root once, at its shallowest
 -- level.  Per bucket:
@@ -78,7 +80,8 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 --       pids it waited for, the samples and time it spent there, and its
 --       names, state, wait and statement at the last of them;
 --   'r' (root_pid): a root: the samples it was one in;
---   'o' (pid): any session of the rows: its last row's names and state;
+--   'o' (pid): a root's own row: its names, state and statement at the
+--       last sample in which it was a root (sampled whatever its state);
 --   's' (pid, key_usesysid): a blocker as its waiters saw it (its role's
 --       id, of which its state's visibility depends): its last state.
 CREATE FUNCTION pgsentinel_blocking_parts(rows jsonb, unit text)
@@ -98,20 +101,26 @@ RETURNS TABLE (
     state text,
     wait_event_type text,
     wait_event text,
-    query text)
+    query text,
+    first_time timestamptz,
+    application_name text,
+    client_addr text,
+    xact_start timestamptz)
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
 WITH RECURSIVE h AS MATERIALIZED (
     SELECT r.ash_time, r.sample_id, r.pid, r.weight, r.usesysid, r.usename,
            r.state, r.wait_event_type, r.wait_event, r.query, r.blocking,
            r.blockerpid, r.blocker_state, r.blocker_usesysid,
+           r.application_name, r.client_addr, r.xact_start,
            pg_catalog.date_trunc(unit, r.ash_time, 'UTC') AS bucket
       FROM pg_catalog.jsonb_to_recordset(rows) AS r(
                ash_time timestamptz, sample_id bigint, pid integer,
                weight double precision, usesysid oid, usename text, state text,
                wait_event_type text, wait_event text, query text,
                blocking integer[], blockerpid integer, blocker_state text,
-               blocker_usesysid oid)
+               blocker_usesysid oid, application_name text, client_addr text,
+               xact_start timestamptz)
 ), e AS MATERIALIZED (
     SELECT DISTINCT h.ash_time, h.sample_id, h.bucket, h.pid AS waiter, b.pid AS blocker
       FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
@@ -148,6 +157,10 @@ WITH RECURSIVE h AS MATERIALIZED (
     SELECT h.bucket, b.root, b.pid, pg_catalog.max(b.depth) AS depth,
            pg_catalog.count(*) AS samples, pg_catalog.sum(h.weight) AS db_time,
            pg_catalog.max(h.ash_time) AS last_time,
+           pg_catalog.min(h.ash_time) AS first_time,
+           (pg_catalog.array_agg(h.application_name ORDER BY h.ash_time DESC))[1] AS application_name,
+           (pg_catalog.array_agg(h.client_addr ORDER BY h.ash_time DESC))[1] AS client_addr,
+           (pg_catalog.array_agg(h.xact_start ORDER BY h.ash_time DESC))[1] AS xact_start,
            (pg_catalog.array_agg(h.usesysid ORDER BY h.ash_time DESC))[1] AS usesysid,
            (pg_catalog.array_agg(h.usename ORDER BY h.ash_time DESC))[1] AS usename,
            (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
@@ -162,7 +175,8 @@ WITH RECURSIVE h AS MATERIALIZED (
 )
 SELECT w.bucket, 'b'::"char", w.root, w.pid, NULL::pg_catalog.oid, w.depth,
        wb.blocked_by, w.samples, w.db_time, w.last_time, w.usesysid, w.usename,
-       w.state, w.wait_event_type, w.wait_event, w.query
+       w.state, w.wait_event_type, w.wait_event, w.query, w.first_time,
+       w.application_name, w.client_addr, w.xact_start
   FROM w LEFT JOIN wb
     ON wb.bucket OPERATOR(pg_catalog.=) w.bucket
    AND wb.root OPERATOR(pg_catalog.=) w.root
@@ -170,7 +184,7 @@ SELECT w.bucket, 'b'::"char", w.root, w.pid, NULL::pg_catalog.oid, w.depth,
 UNION ALL
 SELECT r.bucket, 'r', r.root, NULL, NULL, NULL, NULL, pg_catalog.count(*),
        0::pg_catalog.float8, pg_catalog.max(r.ash_time), NULL, NULL, NULL, NULL,
-       NULL, NULL
+       NULL, NULL, pg_catalog.min(r.ash_time), NULL, NULL, NULL
   FROM roots r GROUP BY r.bucket, r.root
 UNION ALL
 SELECT h.bucket, 'o', NULL, h.pid, NULL, NULL, NULL, pg_catalog.count(*),
@@ -180,14 +194,22 @@ SELECT h.bucket, 'o', NULL, h.pid, NULL, NULL, NULL, pg_catalog.count(*),
        (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1],
        (pg_catalog.array_agg(h.wait_event_type ORDER BY h.ash_time DESC))[1],
        (pg_catalog.array_agg(h.wait_event ORDER BY h.ash_time DESC))[1],
-       (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1]
-  FROM h GROUP BY h.bucket, h.pid
+       (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1],
+       pg_catalog.min(h.ash_time),
+       (pg_catalog.array_agg(h.application_name ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.client_addr ORDER BY h.ash_time DESC))[1],
+       (pg_catalog.array_agg(h.xact_start ORDER BY h.ash_time DESC))[1]
+  FROM h JOIN roots r
+    ON r.ash_time OPERATOR(pg_catalog.=) h.ash_time
+   AND r.sample_id OPERATOR(pg_catalog.=) h.sample_id
+   AND r.root OPERATOR(pg_catalog.=) h.pid
+ GROUP BY h.bucket, h.pid
 UNION ALL
 SELECT h.bucket, 's', NULL, h.blockerpid, h.blocker_usesysid, NULL, NULL,
        pg_catalog.count(*), 0::pg_catalog.float8, pg_catalog.max(h.ash_time),
        h.blocker_usesysid, NULL,
        (pg_catalog.array_agg(h.blocker_state ORDER BY h.ash_time DESC))[1],
-       NULL, NULL, NULL
+       NULL, NULL, NULL, pg_catalog.min(h.ash_time), NULL, NULL, NULL
   FROM h WHERE h.blocker_state IS NOT NULL
  GROUP BY h.bucket, h.blockerpid, h.blocker_usesysid;
 END;
@@ -201,7 +223,10 @@ SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
        CASE WHEN v.visible THEN r.state END AS state,
        CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN r.wait_event END AS wait_event,
-       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query
+       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query,
+       r.first_time, r.application_name,
+       CASE WHEN v.visible THEN r.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN r.xact_start END AS xact_start
   FROM pgsentinel_rollup_blocking_hour r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
@@ -212,7 +237,10 @@ SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
        CASE WHEN v.visible THEN r.state END AS state,
        CASE WHEN v.visible THEN r.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN r.wait_event END AS wait_event,
-       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query
+       CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query,
+       r.first_time, r.application_name,
+       CASE WHEN v.visible THEN r.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN r.xact_start END AS xact_start
   FROM pgsentinel_rollup_blocking_minute r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;

@@ -430,7 +430,8 @@ SELECT h.ash_time, h.ash_time, h.datname, h.usename, h.application_name,
                                       client, backend, query_id, wait_class,
                                       event, session_pid, server) x
        OFFSET 0) h
- WHERE pc.kind OPERATOR(pg_catalog.=) 'raw';
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
+   AND h.weight OPERATOR(pg_catalog.>) 0::pg_catalog.float8;
 END;
 
 -- The seconds observed in a window, read as pgsentinel_load() reads the

@@ -179,13 +179,16 @@ END;
 
 -- The blocking trees of a window.  In each sample, a session waits behind
 -- every pid pg_blocking_pids() gave for it (soft and hard blockers once);
--- a root is a blocker that was not itself waiting in that sample, whether
--- active, idle in transaction or not sampled at all.  One row per root
--- (depth 0: the samples it blocked in, the sessions and DB time behind
--- it, the levels under it, its last state and statement while somebody
--- waited), then one per session behind it (depth: its level, blocked_by:
--- the sessions it waited for, db_time: its own time spent behind that
--- root).  Whole hours and minutes of the archive are read from the
+-- a root is a blocker that was not itself waiting in that sample, active
+-- or idle (the sampler samples every blocker, whatever its state; only a
+-- prepared transaction has no row).  One row per root (depth 0: the
+-- samples it blocked in, the sessions and DB time behind it, the levels
+-- under it; its role, application, client, transaction start, state and
+-- statement at the last sample in which it was a root; first_seen and
+-- last_seen: its first and last such sample), then one per session
+-- behind it (depth: its level, blocked_by: the sessions it waited for,
+-- db_time: its own time spent behind that root, first_seen and
+-- last_seen: when it was behind it).  Whole hours and minutes of the archive are read from the
 -- blocking rollups, the rest from the rows of the samples in which
 -- somebody waited (the archive marks them: blocked_sample), through the
 -- same pgsentinel_blocking_parts().
@@ -207,7 +210,12 @@ RETURNS TABLE (
     sessions bigint,
     levels integer,
     db_time double precision,
-    aas double precision)
+    aas double precision,
+    application_name text,
+    client_addr text,
+    xact_start timestamptz,
+    first_seen timestamptz,
+    last_seen timestamptz)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH pc0 AS MATERIALIZED (
@@ -236,7 +244,8 @@ WITH pc0 AS MATERIALIZED (
         SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                       'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                       'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
-                      'state', x.state, 'wait_event_type', x.wait_event_type,
+                      'application_name', x.application_name, 'client_addr', x.client_addr,
+                      'xact_start', x.xact_start, 'state', x.state, 'wait_event_type', x.wait_event_type,
                       'wait_event', x.wait_event, 'query', x.top_level_query,
                       'blocking', CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
                                        THEN x.blocking_pids
@@ -249,14 +258,16 @@ WITH pc0 AS MATERIALIZED (
     UNION ALL
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
            r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
-           r.state, r.wait_event_type, r.wait_event, r.query
+           r.state, r.wait_event_type, r.wait_event, r.query, r.first_time,
+           r.application_name, r.client_addr, r.xact_start
       FROM pc JOIN pgsentinel_blocking_hour r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
      WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
     UNION ALL
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
            r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
-           r.state, r.wait_event_type, r.wait_event, r.query
+           r.state, r.wait_event_type, r.wait_event, r.query, r.first_time,
+           r.application_name, r.client_addr, r.xact_start
       FROM pc JOIN pgsentinel_blocking_minute r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
      WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
@@ -273,7 +284,12 @@ WITH pc0 AS MATERIALIZED (
                 p.wait_event, NULL::pg_catalog.int8, NULL::pg_catalog.int4, NULL::pg_catalog.text,
                 NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text)
                 ORDER BY p.last_time DESC))[1] AS wait,
-           (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1] AS query
+           (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1] AS query,
+           (pg_catalog.array_agg(p.application_name ORDER BY p.last_time DESC))[1] AS application_name,
+           (pg_catalog.array_agg(p.client_addr ORDER BY p.last_time DESC))[1] AS client_addr,
+           (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC))[1] AS xact_start,
+           pg_catalog.min(p.first_time) AS first_seen,
+           pg_catalog.max(p.last_time) AS last_seen
       FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
      GROUP BY 1, 2
 ), wb AS (
@@ -284,6 +300,8 @@ WITH pc0 AS MATERIALIZED (
      GROUP BY 1, 2
 ), rt AS (
     SELECT p.root_pid AS root, pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
+           pg_catalog.min(p.first_time) AS first_seen,
+           pg_catalog.max(p.last_time) AS last_seen,
            (SELECT pg_catalog.count(DISTINCT w.pid) FROM w
              WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS sessions,
            (SELECT pg_catalog.sum(w.db_time) FROM w
@@ -295,7 +313,8 @@ WITH pc0 AS MATERIALIZED (
 )
 SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
        x.query, x.samples, x.sessions, x.levels, x.db_time,
-       x.db_time OPERATOR(pg_catalog./) NULLIF((SELECT o.observed FROM obs o), 0::pg_catalog.float8)
+       x.db_time OPERATOR(pg_catalog./) NULLIF((SELECT o.observed FROM obs o), 0::pg_catalog.float8),
+       x.application_name, x.client_addr, x.xact_start, x.first_seen, x.last_seen
   FROM (SELECT rt.root AS root_pid, 0 AS depth, rt.root AS pid,
                NULL::pg_catalog.int4[] AS blocked_by,
                own.usename,
@@ -306,20 +325,23 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                             AND p.state IS NOT NULL
                           ORDER BY p.last_time DESC LIMIT 1)) AS state,
                own.wait, own.query, rt.samples, rt.sessions, rt.depth AS levels,
-               rt.db_time, rt.db_time AS root_db_time
+               rt.db_time, rt.db_time AS root_db_time, own.application_name,
+               own.client_addr, own.xact_start, rt.first_seen, rt.last_seen
           FROM rt
           LEFT JOIN LATERAL (SELECT p.usename, p.state,
                                     pgsentinel_dimension_key('wait_event'::pg_catalog.text, p.wait_event_type,
                                         p.wait_event, NULL::pg_catalog.int8, NULL::pg_catalog.int4, NULL::pg_catalog.text,
                                         NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text) AS wait,
-                                    p.query
+                                    p.query, p.application_name, p.client_addr, p.xact_start
                                FROM parts p
                               WHERE p.kind OPERATOR(pg_catalog.=) 'o'
                                 AND p.pid OPERATOR(pg_catalog.=) rt.root
                               ORDER BY p.last_time DESC LIMIT 1) own ON true
         UNION ALL
         SELECT w.root, w.depth, w.pid, wb.blocked_by, w.usename, w.state, w.wait,
-               w.query, w.samples, NULL, NULL, w.db_time, rt.db_time
+               w.query, w.samples, NULL, NULL, w.db_time, rt.db_time,
+               w.application_name, w.client_addr, w.xact_start, w.first_seen,
+               w.last_seen
           FROM w JOIN rt ON rt.root OPERATOR(pg_catalog.=) w.root
           LEFT JOIN wb ON wb.root OPERATOR(pg_catalog.=) w.root
                       AND wb.pid OPERATOR(pg_catalog.=) w.pid) x

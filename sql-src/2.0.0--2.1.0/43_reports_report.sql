@@ -85,6 +85,7 @@ BEGIN
                             THEN (SELECT max(o.peak) FROM %1$I.pgsentinel_observed($1, $2, 'hour'::pg_catalog.text, $8) o)
                             ELSE (SELECT max(c) FROM (SELECT count(*) AS c
                                                         FROM %1$I.pgsentinel_ash($1, $2, $5, server => $8)
+                                                       WHERE weight > 0
                                                        GROUP BY ash_time, sample_id) x) END AS peak,
                        (SELECT count(DISTINCT pid)
                           FROM %1$I.pgsentinel_load($1, $2, 'hour'::pg_catalog.text, 'session'::pg_catalog.text, $5, server => $8)) AS sessions
@@ -230,11 +231,19 @@ BEGIN
     FOR r IN SELECT * FROM jsonb_to_recordset(doc->'blocking_trees')
                  AS x(root_pid int, depth int, pid int, blocked_by int[], usename text,
                       state text, wait_event text, query text, samples bigint,
-                      sessions bigint, levels int, db_time float8, aas float8) LOOP
+                      sessions bigint, levels int, db_time float8, aas float8,
+                      application_name text, client_addr text, xact_start timestamptz,
+                      first_seen timestamptz, last_seen timestamptz) LOOP
         IF r.depth = 0 THEN
-            out := out || pg_catalog.format(E'  root blocker pid %s (%s, %s): %s sessions behind it, %s s of DB time (%s AAS), %s levels\n      %s\n',
+            out := out || pg_catalog.format(E'  root blocker pid %s (%s, application %s, client %s, %s%s): %s sessions behind it from %s to %s (%s), %s s of DB time (%s AAS), %s levels\n      %s\n',
                                             r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
-                                            coalesce(r.state, 'state unknown'), r.sessions,
+                                            coalesce(regexp_replace(regexp_replace(nullif(r.application_name, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '-'),
+                                            coalesce(r.client_addr, 'local'),
+                                            coalesce(r.state, 'state unknown'),
+                                            coalesce(', in a transaction since ' || to_char(r.xact_start, 'YYYY-MM-DD HH24:MI:SS'), ''),
+                                            r.sessions,
+                                            to_char(r.first_seen, 'HH24:MI:SS'), to_char(r.last_seen, 'HH24:MI:SS'),
+                                            to_char(r.last_seen - r.first_seen, 'HH24:MI:SS'),
                                             round(r.db_time::numeric, 1),
                                             round(r.aas::numeric, 2), r.levels,
                                             coalesce(left(regexp_replace(regexp_replace(r.query, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100),
@@ -460,8 +469,8 @@ BEGIN
             (7, 'Top clients', 'top_clients', '{rank,key,aas,pct,wait_profile}',
              '{#,client,AAS,% DB time,waits}'),
             (8, 'Blocking trees', 'blocking_trees',
-             '{root_pid,depth,pid,blocked_by,usename,state,wait_event,sessions,levels,db_time,aas,query}',
-             '{root,depth,pid,blocked by,role,state,wait,sessions behind,levels,DB time (s),AAS,statement}'))
+             '{root_pid,depth,pid,blocked_by,usename,application_name,client_addr,state,xact_start,wait_event,first_seen,last_seen,sessions,levels,db_time,aas,query}',
+             '{root,depth,pid,blocked by,role,application,client,state,transaction start,wait,first seen,last seen,sessions behind,levels,DB time (s),AAS,statement}'))
              AS v(n, title, section, keys, headers) ORDER BY n
     LOOP
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)

@@ -33,7 +33,8 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
        a.nested_queryid, a.backend_type, coalesce(u.blockers, 0) AS blockers,
        u.blockerpid, u.blocker_state,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
-       s.sample_period, s.weight, u.blocker_usesysid,
+       s.sample_period, pgsentinel_load_weight(a.state, s.weight) AS weight,
+       u.blocker_usesysid,
        s.blockers IS NOT NULL AS blocked_sample
   FROM pgsentinel_fleet_sample s
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id
