@@ -76,7 +76,8 @@ FROM (VALUES (1, 101, 'alice', 'web', '10.0.0.1/32', 'active', 1),
              (2, 102, 'bob', 'batch', '10.0.0.2/32', 'active', 2),
              (3, 103, 'carol', 'psql', '10.0.0.3/32', 'idle in transaction', 3),
              (4, 104, 'bob', 'batch', '10.0.0.2/32', 'active', 3),
-             (5, 105, 'dave', 'web', '10.0.0.1/32', 'active', 4))
+             (5, 105, 'dave', 'web', '10.0.0.1/32', 'active', 4),
+             (6, 106, 'erin', 'web', '10.0.0.1/32', 'active', 3))
      AS v(id, pid, usename, app, client, state, q);
 
 -- The rows, then one archive row per sample with the rows as arrays.
@@ -139,6 +140,25 @@ SELECT t, 5, 9001, NULL, NULL, NULL FROM pgs_rep_samples
 WHERE t >= '2020-01-01 14:45+00';
 DELETE FROM pgs_rep_rows r USING pgs_rep_samples s
 WHERE r.t = s.t AND s.id BETWEEN 5000 AND 5179 AND (s.id - 5000) % 3 = 2;
+-- 16:00:00-16:09:59, for the incidents (below): every second, pid 101 on
+-- CPU (normal: 1 active session); 16:03:00-16:04:59 a pile-up behind
+-- carol, idle in transaction: 104 (batch) waits for her, 106 (erin, web)
+-- for 104, both running the UPDATE (queryid 33); 16:07:00-01 a blip of
+-- two samples with 104 and 106 on CPU.
+INSERT INTO pgs_rep_samples
+SELECT '2020-01-01 16:00:00+00'::timestamptz + i * interval '1 s', 7000 + i, 1, 1
+FROM generate_series(0, 599) i;
+INSERT INTO pgs_rep_rows
+SELECT t, 1, 9001, NULL::int, NULL::text, NULL::int[] FROM pgs_rep_samples WHERE id >= 7000
+UNION ALL
+SELECT t, 3, 9004, NULL, NULL, NULL FROM pgs_rep_samples WHERE id BETWEEN 7180 AND 7299
+UNION ALL
+SELECT t, 4, 9003, 103, 'idle in transaction', '{103}' FROM pgs_rep_samples WHERE id BETWEEN 7180 AND 7299
+UNION ALL
+SELECT t, 6, 9003, 104, 'active', '{104}' FROM pgs_rep_samples WHERE id BETWEEN 7180 AND 7299
+UNION ALL
+SELECT t, a, 9001, NULL, NULL, NULL FROM pgs_rep_samples, unnest('{4,6}'::int[]) a
+WHERE id BETWEEN 7420 AND 7421;
 UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m WHERE r.wait = m.code;
 INSERT INTO pgsentinel_archive_sample
 SELECT s.t, s.id, s.period, s.weight,
@@ -551,6 +571,72 @@ FROM (VALUES ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_eve
      AS v(f, q);
 RESET ROLE;
 DROP ROLE regress_pgs_report_reader;
+
+-- Incidents: the pile-up of 16:03-16:05 against a normal of one active
+-- session, with its top wait, statement, application and root blocker;
+-- the blip of two samples is not one (unless min_samples allows it).
+SELECT incident, started, ended, duration, samples, baseline, threshold,
+       round(aas::numeric, 2) AS aas, peak, top_wait, round(top_wait_pct::numeric, 1) AS pct,
+       queryid, query, application, root_blocker, blocker
+FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10');
+SELECT incident, started, ended, samples
+FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10', min_samples => 2);
+SELECT count(*) AS no_incident_in_normal_times
+FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:03');
+SELECT count(*) AS no_incident_without_samples
+FROM pgsentinel_incidents('2020-01-01 18:00', '2020-01-01 19:00');
+SELECT * FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10', min_excess => -1);
+SELECT * FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10', min_samples => 0);
+SELECT * FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10', gap => '-1 s');
+SELECT * FROM pgsentinel_incidents('2020-01-01 16:10', '2020-01-01 16:00');
+
+-- What is unusual: the hour 12:00-13:00 of four Wednesdays (hourly
+-- rollups only).  The weeks of 8, 15 and 22 January: CPU 0.5 AAS, IO 0.3
+-- (queryid 22).  29 January: CPU unchanged, IO 0.7 (more than doubled),
+-- and a statement never seen before, 44 on Lock, 0.2.  1 January has no
+-- sample at that hour: not a week of the usual.
+INSERT INTO pgsentinel_rollup_hour (bucket, datname, usesysid, usename,
+       application_name, backend_type, wait_event_type, wait_event, queryid,
+       db_time, rows)
+SELECT d + time '12:00', 'shop', 10, v.usename, v.app, 'client backend', v.t, v.e, v.q,
+       CASE WHEN d = '2020-01-29' THEN v.now ELSE v.before END, 1
+FROM unnest('{2020-01-08,2020-01-15,2020-01-22,2020-01-29}'::date[]) d,
+     (VALUES ('alice', 'web', 'CPU', 'CPU', 11, 1800, 1800),
+             ('bob', 'batch', 'IO', 'DataFileRead', 22, 1080, 2520),
+             ('dave', 'web', 'Lock', 'transactionid', 44, 0, 720))
+     AS v(usename, app, t, e, q, before, now)
+WHERE CASE WHEN d = '2020-01-29' THEN v.now ELSE v.before END > 0;
+INSERT INTO pgsentinel_rollup_hour_observed (bucket, samples, observed, peak)
+SELECT d + time '12:00', 360, 3600, 3
+FROM unnest('{2020-01-08,2020-01-15,2020-01-22,2020-01-29}'::date[]) d;
+SELECT dimension, key, description, round(aas::numeric, 2) AS aas,
+       round(usual::numeric, 2) AS usual, round(spread::numeric, 2) AS spread,
+       round(ratio::numeric, 2) AS ratio, weeks_seen, unusual
+FROM pgsentinel_unusual('2020-01-29 13:00');
+-- an unchanged week: nothing unusual
+SELECT count(*) FILTER (WHERE unusual) AS unusual, max(weeks_seen) AS weeks_seen
+FROM pgsentinel_unusual('2020-01-22 13:00');
+-- nothing to compare with: nothing unusual
+SELECT count(*) FILTER (WHERE unusual) AS unusual, max(weeks_seen) AS weeks_seen
+FROM pgsentinel_unusual('2020-01-08 13:00', weeks => 1);
+-- Both at the top of the report, in each format.
+SELECT line FROM regexp_split_to_table(
+    pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10'), E'\n') WITH ORDINALITY AS l(line, n)
+WHERE n BETWEEN 3 AND 10;
+SELECT line FROM regexp_split_to_table(
+    pgsentinel_report('2020-01-29 12:00', '2020-01-29 13:00'), E'\n') AS line
+WHERE line ~ '^== Unusual|^  (wait class|statement) ';
+SELECT r->'incidents'->0->>'started' AS started, r->'incidents'->0->>'root_blocker' AS root_blocker,
+       r->'unusual'->>'weeks_seen' AS weeks_seen
+FROM (SELECT pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'json')::jsonb AS r) x;
+SELECT h ~ '<h2>Incidents</h2><table>.*16:03:00.*Lock:transactionid.*carol' AS html_incident,
+       h ~ '<h2>Unusual now</h2><p class="note">No earlier week' AS html_unusual
+FROM pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'html') h;
+SELECT h ~ '<h2>Unusual now</h2><table>.*IO.*0\.70.*0\.30' AS html_unusual
+FROM pgsentinel_report('2020-01-29 12:00', '2020-01-29 13:00', 'html') h;
+SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', weeks => 0);
+SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', min_aas => -0.5);
+SELECT * FROM pgsentinel_unusual(NULL);
 
 DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
     pgs_rep_sh, pgs_rep_bh, pgs_rep_sm, pgs_rep_bm;

@@ -106,6 +106,15 @@ BEGIN
                               FROM %1$I.pgsentinel_top($1, $2, 'client'::pg_catalog.text, $3, $5, server => $8) t),
             'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                  FROM %1$I.pgsentinel_blocking_trees($1, $2, $5, $8) t),
+            -- of the whole server: not with a database filter
+            'incidents', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.incident), '[]')
+                            FROM %1$I.pgsentinel_incidents($1, $2, server => $8) t
+                           WHERE $5 IS NULL),
+            'unusual', (SELECT jsonb_build_object(
+                                   'weeks_seen', coalesce(max(t.weeks_seen), 0),
+                                   'keys', coalesce(jsonb_agg(to_jsonb(t)) FILTER (WHERE t.unusual), '[]'))
+                          FROM %1$I.pgsentinel_unusual($2, server => $8) t
+                         WHERE $5 IS NULL),
             'series', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                  'bucket_start', t.bucket_start, 'wait_class', t.key,
                                  'aas', t.aas, 'coverage', t.coverage)
@@ -143,6 +152,52 @@ BEGIN
                                     coalesce(doc->>'server_version', 'unknown'),
                                     coalesce(doc->>'pgsentinel_version', 'unknown'),
                                     to_char(clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ'));
+    -- first what a DBA looks for first: when the load left its normal,
+    -- and what is unusual in the last hour
+    IF dbname IS NULL THEN
+        out := out || E'== Incidents (when active sessions rose above normal)\n';
+        IF jsonb_array_length(doc->'incidents') = 0 THEN
+            out := out || E'  none: the active sessions stayed within their normal\n';
+        END IF;
+        FOR r IN SELECT * FROM jsonb_to_recordset(doc->'incidents')
+                     AS x(incident int, started timestamptz, ended timestamptz, baseline float8,
+                          aas float8, peak float8, top_wait text, top_wait_pct float8,
+                          queryid bigint, query text, application text, root_blocker int,
+                          blocker text) LOOP
+            out := out || pg_catalog.format(E'  %s to %s (%s): %s active sessions, peak %s (normal %s); %s %s%%%s%s\n',
+                                            to_char(r.started, 'HH24:MI:SS'), to_char(r.ended, 'HH24:MI:SS'),
+                                            to_char(r.ended - r.started, 'HH24:MI:SS'),
+                                            round(r.aas::numeric, 2), round(r.peak::numeric), round(r.baseline::numeric, 1),
+                                            coalesce(r.top_wait, '(hidden)'), round(r.top_wait_pct::numeric),
+                                            coalesce(', application ' || regexp_replace(regexp_replace(r.application, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), ''),
+                                            coalesce(', root blocker pid ' || r.root_blocker, ''));
+            out := out || pg_catalog.format(E'      SQL %s: %s\n', coalesce(r.queryid::text, '(none)'),
+                                            left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
+            IF r.blocker IS NOT NULL THEN
+                out := out || pg_catalog.format(E'      blocker: %s\n',
+                                                left(regexp_replace(regexp_replace(r.blocker, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 160));
+            END IF;
+        END LOOP;
+        out := out || pg_catalog.format(E'\n== Unusual now (the hour before %s against the same hour of the weeks before)\n',
+                                        to_char(until, 'YYYY-MM-DD HH24:MI'));
+        IF (doc->'unusual'->>'weeks_seen')::int = 0 THEN
+            out := out || E'  no earlier week to compare with\n';
+        ELSIF jsonb_array_length(doc->'unusual'->'keys') = 0 THEN
+            out := out || pg_catalog.format(E'  nothing: every wait class and statement as usual (%s weeks)\n',
+                                            doc->'unusual'->>'weeks_seen');
+        END IF;
+        FOR r IN SELECT * FROM jsonb_to_recordset(doc->'unusual'->'keys')
+                     AS x(dimension text, key text, description text, aas float8, usual float8,
+                          ratio float8, weeks_seen int) LOOP
+            out := out || pg_catalog.format(E'  %-10s %-20s %8s AAS, usual %s (%s)%s\n',
+                                            replace(r.dimension, '_', ' '), r.key, round(r.aas::numeric, 2),
+                                            round(r.usual::numeric, 2),
+                                            coalesce('x' || round(r.ratio::numeric, 1), 'new'),
+                                            coalesce('  ' || left(regexp_replace(regexp_replace(r.description, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 80), ''));
+        END LOOP;
+        out := out || E'\n';
+    END IF;
+
     j := doc->'load';
     out := out || E'== Load profile\n';
     out := out || pg_catalog.format(E'  DB time            %s s\n', round((j->>'db_time')::numeric, 1));
@@ -442,6 +497,26 @@ BEGIN
                                                                                           doc->>'server', doc->>'database') END,
                                                               '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                                       to_char((doc->>'generated_at')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'));
+    IF doc->>'dbname_filter' IS NULL THEN
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
+            INTO tbl USING doc->'incidents',
+                 '{started,ended,aas,peak,baseline,top_wait,top_wait_pct,queryid,query,application,root_blocker,blocker}'::text[],
+                 '{started,ended,AAS,peak,normal,top wait,% of it,queryid,statement,application,root blocker,blocker}'::text[];
+        html := html || '<h2>Incidents</h2>'
+                || CASE WHEN jsonb_array_length(doc->'incidents') = 0
+                        THEN '<p class="note">None: the active sessions stayed within their normal.</p>'
+                        ELSE tbl END;
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
+            INTO tbl USING doc->'unusual'->'keys',
+                 '{dimension,key,aas,usual,ratio,weeks_seen,description}'::text[],
+                 '{by,key,AAS,usual AAS,ratio,weeks compared,statement}'::text[];
+        html := html || '<h2>Unusual now</h2>'
+                || CASE WHEN (doc->'unusual'->>'weeks_seen')::int = 0
+                        THEN '<p class="note">No earlier week to compare the last hour with.</p>'
+                        WHEN jsonb_array_length(doc->'unusual'->'keys') = 0
+                        THEN '<p class="note">Nothing: every wait class and statement of the last hour as in the weeks before.</p>'
+                        ELSE tbl END;
+    END IF;
     html := html || '<h2>Load profile</h2>' || pg_catalog.format(
         '<table><tr><th>DB time (s)</th><th>average active sessions</th><th>peak</th><th>sessions seen</th><th>coverage</th><th>samples</th><th>CPUs</th></tr>'
         '<tr><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s%%</td><td class="n">%s</td><td class="n">%s</td></tr></table>',
