@@ -240,7 +240,8 @@ SELECT count(DISTINCT source) = 1 AS one_source, min(source) AS source
 SELECT (SELECT round(sum(db_time)::numeric, 6)
           FROM pgsentinel_top(:'w0', :'w1', 'wait_event', 1000, server => 'self'))
        = (SELECT round(sum(weight)::numeric, 6) FROM pgsentinel_fleet_ash
-           WHERE server = 'self' AND ash_time >= :'w0' AND ash_time < :'w1') AS top_sums_its_rows;
+           WHERE server = 'self' AND ash_time >= :'w0' AND ash_time < :'w1'
+             AND NOT pgsentinel_own_worker(backend_type)) AS top_sums_its_load;
 SELECT count(*) > 0 AS samples FROM pgsentinel_samples_in(:'w0', :'w1', server => 'self');
 -- Top SQL's calls are the server's statements history in the repository,
 -- per second of the window

@@ -481,6 +481,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_unusual(now())'),
   ('function pgsentinel_check_unusual(timestamp with time zone, integer, double precision)',
    'SELECT %1$I.pgsentinel_check_unusual(now(), 4, 0.1::float8)'),
+  ('function pgsentinel_own_worker(text)',
+   'SELECT %1$I.pgsentinel_own_worker(''pgsentinel archiver''::text) AND NOT %1$I.pgsentinel_own_worker(NULL::text)'),
   ('function pgsentinel_window_seconds(timestamp with time zone, timestamp with time zone)',
    'SELECT %1$I.pgsentinel_window_seconds(now() - interval ''1 minute'', now()) = 60::float8'),
   -- the handler runs when the ring is read, above

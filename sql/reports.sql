@@ -79,6 +79,13 @@ FROM (VALUES (1, 101, 'alice', 'web', '10.0.0.1/32', 'active', 1),
              (5, 105, 'dave', 'web', '10.0.0.1/32', 'active', 4),
              (6, 106, 'erin', 'web', '10.0.0.1/32', 'active', 3))
      AS v(id, pid, usename, app, client, state, q);
+-- pgsentinel's archiver (its own backend type), text 2 for a query
+INSERT INTO pgsentinel_archive_activity
+    (day, activity_id, hash, datid, datname, pid, usesysid, usename,
+     application_name, backend_start, state, top_level_query_id,
+     query_id, cmdtype, queryid, backend_type)
+VALUES ('2020-01-01', 7, 7, 1, 'shop', 107, 10, 'postgres', 'pgsentinel archiver',
+        '2020-01-01 09:00+00', 'active', 2, 2, 'INSERT', 77, 'pgsentinel archiver');
 
 -- The rows, then one archive row per sample with the rows as arrays.
 CREATE TEMP TABLE pgs_rep_samples (t timestamptz, id bigint, period float8, weight float8);
@@ -144,7 +151,8 @@ WHERE r.t = s.t AND s.id BETWEEN 5000 AND 5179 AND (s.id - 5000) % 3 = 2;
 -- CPU (normal: 1 active session); 16:03:00-16:04:59 a pile-up behind
 -- carol, idle in transaction: 104 (batch) waits for her, 106 (erin, web)
 -- for 104, both running the UPDATE (queryid 33); 16:07:00-01 a blip of
--- two samples with 104 and 106 on CPU.
+-- two samples with 104 and 106 on CPU; 16:08:20-24 pgsentinel's archiver
+-- on CPU (not load: no incident, no DB time in the reports).
 INSERT INTO pgs_rep_samples
 SELECT '2020-01-01 16:00:00+00'::timestamptz + i * interval '1 s', 7000 + i, 1, 1
 FROM generate_series(0, 599) i;
@@ -158,7 +166,9 @@ UNION ALL
 SELECT t, 6, 9003, 104, 'active', '{104}' FROM pgs_rep_samples WHERE id BETWEEN 7180 AND 7299
 UNION ALL
 SELECT t, a, 9001, NULL, NULL, NULL FROM pgs_rep_samples, unnest('{4,6}'::int[]) a
-WHERE id BETWEEN 7420 AND 7421;
+WHERE id BETWEEN 7420 AND 7421
+UNION ALL
+SELECT t, 7, 9001, NULL, NULL, NULL FROM pgs_rep_samples WHERE id BETWEEN 7500 AND 7504;
 UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m WHERE r.wait = m.code;
 INSERT INTO pgsentinel_archive_sample
 SELECT s.t, s.id, s.period, s.weight,
@@ -619,6 +629,22 @@ FROM pgsentinel_unusual('2020-01-22 13:00');
 -- nothing to compare with: nothing unusual
 SELECT count(*) FILTER (WHERE unusual) AS unusual, max(weeks_seen) AS weeks_seen
 FROM pgsentinel_unusual('2020-01-08 13:00', weeks => 1);
+-- pgsentinel's own workers are not load unless asked for (rollups and
+-- rows alike), and the report shows their time apart.
+SELECT round(db_time::numeric, 1) AS db_time_without_archiver
+FROM pgsentinel_aas('2020-01-01 16:00', '2020-01-01 16:10');
+SELECT round(db_time::numeric, 1) AS archiver_asked_for
+FROM pgsentinel_aas('2020-01-01 16:00', '2020-01-01 16:10', backend => 'pgsentinel archiver');
+SELECT round(db_time::numeric, 1) AS archiver_from_rows
+FROM pgsentinel_aas('2020-01-01 16:08:10', '2020-01-01 16:08:30', backend => 'pgsentinel archiver');
+SELECT round(db_time::numeric, 1) AS rows_without_archiver
+FROM pgsentinel_aas('2020-01-01 16:08:10', '2020-01-01 16:08:30');
+SELECT count(*) AS archiver_in_tops
+FROM pgsentinel_top('2020-01-01 16:00', '2020-01-01 16:10', 'application') WHERE key = 'pgsentinel archiver';
+SELECT line FROM regexp_split_to_table(
+    pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10'), E'\n') AS line
+WHERE line ~ 'pgsentinel itself';
+
 -- Both at the top of the report, in each format.
 SELECT line FROM regexp_split_to_table(
     pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10'), E'\n') WITH ORDINALITY AS l(line, n)

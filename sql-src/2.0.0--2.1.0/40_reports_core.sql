@@ -307,6 +307,19 @@ SELECT v.kind, v.lo, v.hi
  ORDER BY v.n;
 END;
 
+-- Whether a backend type is one of pgsentinel's own workers (the
+-- archiver, which also runs the fleet's tick, and the statements worker:
+-- src/archiver.c, src/pgssh_request.c).  The reports leave their time out
+-- of the load unless a backend filter asks for it, and show it apart.  A
+-- row whose backend type the reader may not see is counted as load.
+CREATE FUNCTION pgsentinel_own_worker(backend_type text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT coalesce(backend_type OPERATOR(pg_catalog.=) 'pgsentinel archiver'
+                OR backend_type OPERATOR(pg_catalog.=) 'pgsentinel statements', false);
+END;
+
 -- The DB time of a window, filtered, as the rollups keep it: one row per
 -- rollup row of the window's whole buckets (t: the bucket) and per row of
 -- the rest (t: its time).  by: the dimension the caller splits by, which
@@ -316,8 +329,10 @@ END;
 -- groups by is whole hours ('hour') or minutes ('minute'), or NULL: rows
 -- only.  last_time: the latest time the row stands for (a rollup of
 -- statements does not say: NULL); query: the top-level statement (rows
--- only).  The sums equal those of pgsentinel_ash() over the window.  A
--- fleet server (server) has no rollups in the repository: rows only.
+-- only).  The sums equal those of pgsentinel_ash() over the window, less
+-- the rows that are not load: of idle sessions (weight 0) and, unless
+-- backend asks for them, of pgsentinel's own workers.  A fleet server
+-- (server) has no rollups in the repository: rows only.
 CREATE FUNCTION pgsentinel_load(
     since timestamptz, until timestamptz, grain text, by text,
     dbname text DEFAULT NULL,
@@ -371,6 +386,7 @@ SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
    AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
    AND (query_id IS NULL OR r.queryid OPERATOR(pg_catalog.=) query_id)
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
@@ -385,6 +401,7 @@ SELECT r.bucket, NULL, r.datname, r.usename, r.application_name, NULL,
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
    AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
    AND (query_id IS NULL OR r.queryid OPERATOR(pg_catalog.=) query_id)
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
@@ -400,6 +417,7 @@ SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
    AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
    AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
    AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
@@ -415,6 +433,7 @@ SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
    AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
    AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
+   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
    AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
@@ -431,7 +450,8 @@ SELECT h.ash_time, h.ash_time, h.datname, h.usename, h.application_name,
                                       event, session_pid, server) x
        OFFSET 0) h
  WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
-   AND h.weight OPERATOR(pg_catalog.>) 0::pg_catalog.float8;
+   AND h.weight OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(h.backend_type));
 END;
 
 -- The seconds observed in a window, read as pgsentinel_load() reads the

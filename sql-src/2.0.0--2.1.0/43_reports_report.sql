@@ -104,6 +104,12 @@ BEGIN
                                 FROM %1$I.pgsentinel_top($1, $2, 'database'::pg_catalog.text, $3, $5, server => $8) t),
             'top_clients', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                               FROM %1$I.pgsentinel_top($1, $2, 'client'::pg_catalog.text, $3, $5, server => $8) t),
+            -- pgsentinel's own workers, left out of the load
+            'own_workers', (SELECT jsonb_build_object('db_time', coalesce(sum(a.db_time), 0),
+                                                      'aas', sum(a.aas))
+                              FROM unnest('{pgsentinel archiver,pgsentinel statements}'::text[]) AS w(b),
+                                   %1$I.pgsentinel_aas($1, $2, NULL::pg_catalog.text, $5,
+                                                       backend => w.b, server => $8) a),
             'blocking_trees', (SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]')
                                  FROM %1$I.pgsentinel_blocking_trees($1, $2, $5, $8) t),
             -- of the whole server: not with a database filter
@@ -208,6 +214,9 @@ BEGIN
     out := out || pg_catalog.format(E'  sessions seen      %s\n', j->>'sessions');
     out := out || pg_catalog.format(E'  coverage           %s%% of the window observed (%s samples)\n',
                                     round(100 * (j->>'coverage')::numeric, 1), j->>'samples');
+    out := out || pg_catalog.format(E'  pgsentinel itself  %s s (%s AAS, its archiver and statements workers: not in the load above)\n',
+                                    round((doc->'own_workers'->>'db_time')::numeric, 1),
+                                    coalesce(round((doc->'own_workers'->>'aas')::numeric, 3)::text, '-'));
     out := out || pg_catalog.format(E'  CPUs               %s\n',
                                     coalesce(cpus::text, CASE WHEN server IS NULL
                                                               THEN 'unknown (set pgsentinel_report.cpus)'
@@ -518,11 +527,11 @@ BEGIN
                         ELSE tbl END;
     END IF;
     html := html || '<h2>Load profile</h2>' || pg_catalog.format(
-        '<table><tr><th>DB time (s)</th><th>average active sessions</th><th>peak</th><th>sessions seen</th><th>coverage</th><th>samples</th><th>CPUs</th></tr>'
-        '<tr><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s%%</td><td class="n">%s</td><td class="n">%s</td></tr></table>',
+        '<table><tr><th>DB time (s)</th><th>average active sessions</th><th>peak</th><th>sessions seen</th><th>coverage</th><th>samples</th><th>CPUs</th><th>pgsentinel itself (s, not in the load)</th></tr>'
+        '<tr><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s%%</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td></tr></table>',
         round((l->>'db_time')::numeric, 1), coalesce(round((l->>'aas')::numeric, 2)::text, 'no data'),
         coalesce(l->>'peak', '0'), l->>'sessions', round(100 * (l->>'coverage')::numeric, 1), l->>'samples',
-        coalesce(cpus::text, 'unknown'));
+        coalesce(cpus::text, 'unknown'), round((doc->'own_workers'->>'db_time')::numeric, 1));
     IF (l->>'coverage')::numeric < 0.9 THEN
         html := html || '<p class="note">The sampler did not observe the whole window (grey in the chart): average active sessions are over the time observed.</p>';
     END IF;

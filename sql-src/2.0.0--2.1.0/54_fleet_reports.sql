@@ -175,6 +175,7 @@ WITH p AS (
       FROM p, pgsentinel_fleet_ash h
      WHERE h.ash_time OPERATOR(pg_catalog.>=) since
        AND h.ash_time OPERATOR(pg_catalog.<) until
+       AND NOT pgsentinel_own_worker(h.backend_type)
        AND h.server_id IN (SELECT srv.server_id FROM srv)
      GROUP BY 1, 2
 )
@@ -219,6 +220,7 @@ WITH a AS (
       FROM pgsentinel_fleet_ash h
      WHERE h.ash_time OPERATOR(pg_catalog.>=) since
        AND h.ash_time OPERATOR(pg_catalog.<) until
+       AND NOT pgsentinel_own_worker(h.backend_type)
      GROUP BY 1, 2
 ), ranked AS (
     SELECT pg_catalog.row_number() OVER (ORDER BY a.db_time DESC, a.server) AS rank,
@@ -267,6 +269,7 @@ WITH r AS (
       FROM pgsentinel_fleet_ash h
      WHERE h.ash_time OPERATOR(pg_catalog.>=) since
        AND h.ash_time OPERATOR(pg_catalog.<) until
+       AND NOT pgsentinel_own_worker(h.backend_type)
        AND pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND (pgsentinel_fleet_top_statements.server IS NULL
             OR h.server OPERATOR(pg_catalog.=) pgsentinel_fleet_top_statements.server)
