@@ -334,6 +334,9 @@ SELECT rank, key, description, db_time, round(pct::numeric, 2) AS pct, wait_prof
 FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02');
 SELECT rank, key, description, db_time, wait_profile
 FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'session', 3);
+-- bob's two sessions (102 and 104: batch, from 10.0.0.2) are one group
+SELECT rank, key, db_time, wait_profile
+FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'session_group');
 SELECT rank, key, db_time FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'role');
 SELECT rank, queryid, query, db_time, round(aas::numeric, 4) AS aas, wait_profile,
        calls_per_s, ms_per_call, rows_per_call, counted
@@ -507,6 +510,7 @@ FROM pgs_rep_windows,
              ('top wait_class', 'SELECT * FROM pgsentinel_top(%L, %L, ''wait_class'')'),
              ('top statement', 'SELECT * FROM pgsentinel_top(%L, %L, ''statement'')'),
              ('top role', 'SELECT * FROM pgsentinel_top(%L, %L, ''role'')'),
+             ('top session_group', 'SELECT * FROM pgsentinel_top(%L, %L, ''session_group'')'),
              ('top application', 'SELECT * FROM pgsentinel_top(%L, %L, ''application'')'),
              ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type'')'),
              ('top database', 'SELECT * FROM pgsentinel_top(%L, %L, ''database'')'),

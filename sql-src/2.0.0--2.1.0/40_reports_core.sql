@@ -45,13 +45,13 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF dimension IS NULL OR dimension IN ('wait_class', 'wait_event', 'statement',
-            'session', 'database', 'role', 'application', 'client',
+            'session', 'session_group', 'database', 'role', 'application', 'client',
             'backend_type') THEN
         RETURN dimension;
     END IF;
     RAISE EXCEPTION 'unknown dimension "%"', dimension
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Use one of wait_class, wait_event, statement, session, database, role, application, client, backend_type.';
+              HINT = 'Use one of wait_class, wait_event, statement, session, session_group, database, role, application, client, backend_type.';
 END
 $$;
 
@@ -121,7 +121,9 @@ END
 $$;
 
 -- The value of a row for a dimension: wait_event is "class:event" except
--- for CPU, statement the query id, session the pid.  Immutable throughout
+-- for CPU, statement the query id, session the pid, session_group
+-- "role@database application from client" (the sessions of one origin,
+-- however often they reconnect).  Immutable throughout
 -- (no concat(), which is only stable), so that it is inlined in the
 -- queries that call it for every row.
 CREATE FUNCTION pgsentinel_dimension_key(
@@ -140,6 +142,11 @@ SELECT CASE
                   OPERATOR(pg_catalog.||) coalesce(wait_event, '') END
     WHEN dimension OPERATOR(pg_catalog.=) 'statement' THEN queryid::pg_catalog.text
     WHEN dimension OPERATOR(pg_catalog.=) 'session' THEN pid::pg_catalog.text
+    WHEN dimension OPERATOR(pg_catalog.=) 'session_group' THEN
+        coalesce(usename, '?') OPERATOR(pg_catalog.||) '@'
+        OPERATOR(pg_catalog.||) coalesce(datname, '?') OPERATOR(pg_catalog.||) ' '
+        OPERATOR(pg_catalog.||) coalesce(NULLIF(application_name, ''), '-')
+        OPERATOR(pg_catalog.||) ' from ' OPERATOR(pg_catalog.||) coalesce(client_addr, 'local')
     WHEN dimension OPERATOR(pg_catalog.=) 'database' THEN datname
     WHEN dimension OPERATOR(pg_catalog.=) 'role' THEN usename
     WHEN dimension OPERATOR(pg_catalog.=) 'application' THEN application_name
@@ -363,6 +370,7 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH s AS (
     SELECT coalesce(by OPERATOR(pg_catalog.=) 'session' OR by OPERATOR(pg_catalog.=) 'client'
+                    OR by OPERATOR(pg_catalog.=) 'session_group'
                     OR client IS NOT NULL OR session_pid IS NOT NULL, false) AS sessions
 ), g AS (
     SELECT s.sessions,

@@ -98,6 +98,8 @@ BEGIN
                                  FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5, server => $8) t),
             'top_sessions', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                FROM %1$I.pgsentinel_top($1, $2, 'session'::pg_catalog.text, $3, $5, server => $8) t),
+            'top_session_groups', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                                     FROM %1$I.pgsentinel_top($1, $2, 'session_group'::pg_catalog.text, $3, $5, server => $8) t),
             'top_applications', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                    FROM %1$I.pgsentinel_top($1, $2, 'application'::pg_catalog.text, $3, $5, server => $8) t),
             'top_databases', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
@@ -275,7 +277,9 @@ BEGIN
                                         regexp_replace(regexp_replace(r.description, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), r.wait_profile);
     END LOOP;
 
-    FOR sec IN SELECT * FROM (VALUES (1, 'Top applications', 'top_applications', '(none)'),
+    FOR sec IN SELECT * FROM (VALUES (0, 'Top session groups (role@database application from client)',
+                                      'top_session_groups', '(none)'),
+                                     (1, 'Top applications', 'top_applications', '(none)'),
                                      (2, 'Top databases', 'top_databases', '(none)'),
                                      (3, 'Top clients', 'top_clients', '(local or hidden)'))
                            AS v(n, title, section, nothing) ORDER BY n LOOP
@@ -546,6 +550,8 @@ BEGIN
              '{#,queryid,AAS,% DB time,waits,calls/s,ms/call,rows/call,share of the window counted,statement}'),
             (4, 'Top sessions', 'top_sessions', '{rank,key,description,aas,pct,wait_profile}',
              '{#,pid,session,AAS,% DB time,waits}'),
+            (4.5, 'Top session groups', 'top_session_groups', '{rank,key,aas,pct,wait_profile}',
+             '{#,role@database application from client,AAS,% DB time,waits}'),
             (5, 'Top applications', 'top_applications', '{rank,key,aas,pct,wait_profile}',
              '{#,application,AAS,% DB time,waits}'),
             (6, 'Top databases', 'top_databases', '{rank,key,aas,pct,wait_profile}',
