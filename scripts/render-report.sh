@@ -67,7 +67,6 @@ unix_socket_directories = '$SOCK'
 port = $PGPORT
 shared_preload_libraries = 'pg_stat_statements,pgsentinel'
 pgsentinel_ash.sampling_period = 0.1
-pgsentinel_ash.track_idle_trans = on
 compute_query_id = auto
 EOF
 "$BINDIR/pg_ctl" -D "$PGDATA" -l "$DIR/server.log" -w start >/dev/null || { cat "$DIR/server.log"; exit 1; }
@@ -115,7 +114,8 @@ check $? "the workload is in the history"
 
 "${PSQL[@]}" -c "SELECT pgsentinel_report('$SINCE', now(), 'html', cpus => 2)" >"$DIR/report.html"
 check $? "report written"
-for c in CPU Timeout Lock Client; do
+# (the idle root blocker is sampled, but is not load: no Client area)
+for c in CPU Timeout Lock; do
 	grep -q "<path class=\"series\" data-class=\"$c\"" "$DIR/report.html"
 	check $? "the SVG has the $c area"
 done
@@ -123,6 +123,31 @@ grep -q '<line class="cpus"' "$DIR/report.html"
 check $? "the SVG has the CPU line"
 ! grep -Eqi '(src=|href=|url\(|<script)' "$DIR/report.html"
 check $? "the page fetches nothing"
+! grep -q '<path class="series" data-class="Client"' "$DIR/report.html"
+check $? "the idle root blocker is not load (no Client area)"
+grep -Eq '<rect class="tip"[^>]*><title>[0-9:]+: [0-9.]+ active sessions \(' "$DIR/report.html"
+check $? "the chart has a tooltip per bucket"
+# the axes at round values (a step of 1, 2 or 5 times a power of ten from
+# 0) and round times (a usual step, every label on a multiple of it)
+python3 - "$DIR/report.html" <<'EOF'
+import re, sys
+from decimal import Decimal
+html = open(sys.argv[1]).read()
+ys = [Decimal(v) for v in re.findall(r'class="ax" text-anchor="end">([0-9.]+)</text>', html)]
+ts = re.findall(r'class="ax" text-anchor="middle">(\d\d):(\d\d):(\d\d)</text>', html)
+assert len(ys) >= 2 and ys[0] == 0, ys
+step = ys[1] - ys[0]
+assert all(b - a == step for a, b in zip(ys, ys[1:])), ys
+mant = step.scaleb(-step.adjusted()).normalize()
+assert mant in (1, 2, 5), (step, mant)
+secs = [int(h) * 3600 + int(m) * 60 + int(s) for h, m, s in ts]
+assert len(secs) >= 2, ts
+tstep = min(b - a for a, b in zip(secs, secs[1:]))
+assert tstep in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600), tstep
+assert all(x % tstep == 0 for x in secs), (secs, tstep)
+print("# y axis %s, time axis every %s s" % (' '.join(map(str, ys)), tstep))
+EOF
+check $? "the axes are labelled at round values and times"
 
 # headless Chromium: no sandbox (containers), no GPU, its profile in DIR
 HOME=$DIR timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \

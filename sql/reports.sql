@@ -437,7 +437,8 @@ SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
            AS areas,
        (SELECT count(*) FROM regexp_matches(h, '<line class="cpus"', 'g')) AS cpu_lines,
        h ~* '(src=|href=|url\(|@import|<script)' AS fetches_something,
-       h ~ 'root_pid|<th>root</th>' AND h ~ 'idle in transaction' AS names_root_state
+       substring(h from '<rect class="tip"[^>]*><title>([^<]*)</title>') AS first_tooltip,
+       h ~ '<td class="tree">103</td>.*<td class="tree">`-- 104</td>.*<td class="tree">    `-- 105</td>' AND h ~ 'idle in transaction' AS names_root_state
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
 SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
 -- The chart's axes are labelled at round values and round times.
@@ -660,7 +661,7 @@ SELECT r->'incidents'->0->>'started' AS started, r->'incidents'->0->>'root_block
        r->'unusual'->>'weeks_seen' AS weeks_seen
 FROM (SELECT pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'json')::jsonb AS r) x;
 SELECT h ~ '<h2>Incidents</h2><table>.*16:03:00.*Lock:transactionid.*carol' AS html_incident,
-       h ~ '<h2>Unusual now</h2><p class="note">No earlier week' AS html_unusual
+       h ~ '<h2>Unusual now</h2><p class="none">No earlier week' AS html_unusual
 FROM pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'html') h;
 SELECT h ~ '<h2>Unusual now</h2><table>.*IO.*0\.70.*0\.30' AS html_unusual
 FROM pgsentinel_report('2020-01-29 12:00', '2020-01-29 13:00', 'html') h;

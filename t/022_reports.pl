@@ -130,8 +130,8 @@ my $html = $node->safe_psql('postgres',
 like($html, qr/<path class="series" data-class="Timeout"/, 'HTML report: the Timeout area');
 like($html, qr/<path class="series" data-class="Lock"/, 'HTML report: the Lock area');
 like($html, qr/<line class="cpus"/, 'HTML report: the CPU line');
-like($html, qr/<td class="n">$root_pid<\/td>.*ops-console.*idle in transaction.*UPDATE rep_t SET v = v \+ 1/s,
-	'HTML report: the root blocker, its application, state and statement');
+like($html, qr/<td class="tree">$root_pid<\/td>.*ops-console.*idle in transaction.*UPDATE rep_t SET v = v \+ 1.*<td class="tree">`-- \d+<\/td>.*<td class="tree">    `-- \d+<\/td>/s,
+	'HTML report: the root blocker, its application, state and statement; the tree drawn');
 unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
 
 # the archiver keeps the blocking trees of what it archived by hour and by

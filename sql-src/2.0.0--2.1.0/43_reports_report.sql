@@ -329,7 +329,8 @@ END
 $fn$;
 
 -- An HTML table of a JSON array of objects: the values of keys, under
--- headers, escaped; fractions rounded to two decimals.
+-- headers, escaped; fractions rounded to two decimals; the key "tree" in
+-- a cell that keeps its spaces (class tree).
 CREATE FUNCTION pgsentinel_html_table(rows jsonb, keys text[], headers text[])
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE
@@ -350,7 +351,8 @@ BEGIN
                                     THEN '<td class="n">' || CASE WHEN (e->>k)::numeric = trunc((e->>k)::numeric)
                                                                   THEN e->>k
                                                                   ELSE round((e->>k)::numeric, 2)::text END || '</td>'
-                                    ELSE '<td>' || coalesce(replace(replace(replace(e->>k, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '') || '</td>'
+                                    ELSE '<td' || CASE WHEN k = 'tree' THEN ' class="tree"' ELSE '' END || '>'
+                                         || coalesce(replace(replace(replace(e->>k, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '') || '</td>'
                                END, '' ORDER BY o)
                FROM unnest(keys) WITH ORDINALITY AS x(k, o)) || '</tr>';
     END LOOP;
@@ -472,6 +474,20 @@ BEGIN
                                         round((tp + ph - ph * cpus / ymax)::numeric, 1),
                                         lft + pw + 4, round((tp + ph - ph * cpus / ymax + 4)::numeric, 1), cpus);
     END IF;
+    -- a tooltip per bucket: its time, its total and its classes
+    FOR r IN SELECT t.i, t.b, sum(t.aas) AS total, max(t.cov) AS cov,
+                    string_agg(pg_catalog.format('%s %s', t.cls, round(t.aas::numeric, 2)), ', ' ORDER BY t.ord)
+                        FILTER (WHERE t.aas > 0) AS parts
+               FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8)
+              GROUP BY t.i, t.b ORDER BY t.i LOOP
+        svg := svg || pg_catalog.format('<rect class="tip" x="%s" y="%s" width="%s" height="%s" fill="#000" fill-opacity="0"><title>%s: %s</title></rect>',
+                                        round(greatest(lft + pw * (r.i - 0.5) / greatest(nb - 1, 1), lft)::numeric, 1), tp,
+                                        round((pw::numeric / greatest(nb - 1, 1)), 1), ph,
+                                        to_char(r.b, fmt),
+                                        CASE WHEN r.cov = 0 THEN 'not observed'
+                                             ELSE round(r.total::numeric, 2) || ' active sessions'
+                                                  || coalesce(' (' || r.parts || ')', '') END);
+    END LOOP;
     -- time labels at round times (buckets starting on a multiple of tstep)
     FOR r IN SELECT DISTINCT t.i, t.b FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8)
               WHERE extract(epoch FROM t.b)::numeric % tstep::numeric = 0 ORDER BY t.i LOOP
@@ -494,7 +510,7 @@ BEGIN
         || 'body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}'
         || 'h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:2px;margin-top:28px}'
         || 'table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}'
-        || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}'
+        || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td.tree{white-space:pre;font-family:monospace}'
         || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}'
         || '</style></head><body>';
     html := html || pg_catalog.format('<h1>pgsentinel report</h1><p>%s to %s &middot; %s &middot; PostgreSQL %s &middot; generated %s</p>',
@@ -517,7 +533,7 @@ BEGIN
                  '{started,ended,AAS,peak,normal,top wait,% of it,queryid,statement,application,root blocker,blocker}'::text[];
         html := html || '<h2>Incidents</h2>'
                 || CASE WHEN jsonb_array_length(doc->'incidents') = 0
-                        THEN '<p class="note">None: the active sessions stayed within their normal.</p>'
+                        THEN '<p class="none">None: the active sessions stayed within their normal.</p>'
                         ELSE tbl END;
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
             INTO tbl USING doc->'unusual'->'keys',
@@ -525,9 +541,9 @@ BEGIN
                  '{by,key,AAS,usual AAS,ratio,weeks compared,statement}'::text[];
         html := html || '<h2>Unusual now</h2>'
                 || CASE WHEN (doc->'unusual'->>'weeks_seen')::int = 0
-                        THEN '<p class="note">No earlier week to compare the last hour with.</p>'
+                        THEN '<p class="none">No earlier week to compare the last hour with.</p>'
                         WHEN jsonb_array_length(doc->'unusual'->'keys') = 0
-                        THEN '<p class="note">Nothing: every wait class and statement of the last hour as in the weeks before.</p>'
+                        THEN '<p class="none">Nothing: every wait class and statement of the last hour as in the weeks before.</p>'
                         ELSE tbl END;
     END IF;
     html := html || '<h2>Load profile</h2>' || pg_catalog.format(
@@ -559,12 +575,20 @@ BEGIN
             (7, 'Top clients', 'top_clients', '{rank,key,aas,pct,wait_profile}',
              '{#,client,AAS,% DB time,waits}'),
             (8, 'Blocking trees', 'blocking_trees',
-             '{root_pid,depth,pid,blocked_by,usename,application_name,client_addr,state,xact_start,wait_event,first_seen,last_seen,sessions,levels,db_time,aas,query}',
-             '{root,depth,pid,blocked by,role,application,client,state,transaction start,wait,first seen,last seen,sessions behind,levels,DB time (s),AAS,statement}'))
+             '{tree,blocked_by,usename,application_name,client_addr,state,xact_start,wait_event,first_seen,last_seen,sessions,levels,db_time,aas,query}',
+             '{root and who waited behind it (pid),blocked by,role,application,client,state,transaction start,wait,first seen,last seen,sessions behind,levels,DB time (s),AAS,statement}'))
              AS v(n, title, section, keys, headers) ORDER BY n
     LOOP
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
-            INTO tbl USING doc->r.section, r.keys, r.headers;
+            INTO tbl USING CASE WHEN r.section = 'blocking_trees' THEN
+                               -- drawn as a tree: each session under the one it waited for
+                               (SELECT coalesce(jsonb_agg(e || jsonb_build_object('tree',
+                                           repeat('    ', greatest((e->>'depth')::int - 1, 0))
+                                           || CASE WHEN (e->>'depth')::int > 0 THEN '`-- ' ELSE '' END
+                                           || (e->>'pid')) ORDER BY o), '[]')
+                                  FROM jsonb_array_elements(doc->'blocking_trees') WITH ORDINALITY AS x(e, o))
+                           ELSE doc->r.section END,
+                           r.keys, r.headers;
         html := html || '<h2>' || r.title || '</h2>' || tbl;
     END LOOP;
     RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(coalesce(doc->>'pgsentinel_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;')
