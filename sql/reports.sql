@@ -362,8 +362,9 @@ FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:01',
 
 -- Arguments that can only show nothing: a count of rows or CPUs below 1
 -- is an error; a window in the future and a filter naming a database,
--- role or wait class that does not exist draw one NOTICE each (once per
--- statement, however many reports the statement runs).
+-- role or wait class that does not exist, or an application no row of
+-- the window has, draw one NOTICE each (once per statement, however many
+-- reports the statement runs).
 SET client_min_messages = notice;
 \set SHOW_CONTEXT never
 SELECT count(*) FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', n => 0);
@@ -380,9 +381,14 @@ SELECT count(*) FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:01',
                                         '2020-01-01 10:01', '2020-01-01 10:02', wait_class => 'Locks');
 SELECT length(pgsentinel_report(now() + interval '1 day', now() + interval '2 days',
                                 dbname => 'nosuchdb')) > 0 AS one_notice_each;
--- (the rows' own database and wait class draw none)
+-- an application that no row of the window has (a misspelling)
+SELECT count(*) FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', 'wait_event',
+                                    application => 'batch-reprot');
+SELECT count(*) FROM pgsentinel_aas('2020-01-01 10:00', '2020-01-01 10:02', application => 'Batch');
+-- (the rows' own database, wait class and application draw none)
 SELECT count(*) >= 0 AS quiet FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02',
-                                                  dbname => current_database(), wait_class => 'CPU');
+                                                  dbname => current_database(), wait_class => 'CPU',
+                                                  application => 'batch');
 \set SHOW_CONTEXT errors
 RESET client_min_messages;
 

@@ -59,13 +59,15 @@ $$;
 -- count of rows to show and a CPU count must be positive (an error; NULL:
 -- not given), and a window in the
 -- future or a filter naming a database, role or wait class that does not
--- exist here (unless the report is of a fleet server) draws a NOTICE with
--- a hint, since it can only show nothing (or a dropped one's rows).  A
+-- exist here (unless the report is of a fleet server), or an application
+-- that no row of the window has, draws a NOTICE with a hint, since it can
+-- only show nothing (or a dropped one's rows).  A
 -- report calls others: each NOTICE is given once per statement.  Returns
 -- true (for a WHERE clause).
 CREATE FUNCTION pgsentinel_check_request(since timestamptz, until timestamptz,
                                          n integer, cpus integer, dbname text,
-                                         username text, wait_class text, server text)
+                                         username text, wait_class text, server text,
+                                         application text DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -75,6 +77,8 @@ DECLARE
     hint text;
     said text := current_setting('pgsentinel_internal.notices_said', true);
     stmt text := statement_timestamp()::text;
+    sch name;
+    app_seen boolean := true;
 BEGIN
     IF n IS NOT NULL AND n < 1 THEN
         RAISE EXCEPTION 'n must be 1 or more, not %', n
@@ -88,6 +92,14 @@ BEGIN
     END IF;
     IF said IS NULL OR split_part(said, '|', 1) <> stmt THEN
         said := stmt;
+    END IF;
+    IF application IS NOT NULL AND until > since THEN
+        -- the first matching row ends the scan
+        SELECT n.nspname INTO sch
+          FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+         WHERE e.extname = 'pgsentinel';
+        EXECUTE format('SELECT EXISTS (SELECT FROM %I.pgsentinel_ash($1, $2, application => $3, server => $4))', sch)
+            INTO app_seen USING since, until, application, server;
     END IF;
     FOR msg, hint IN
         SELECT m, h FROM (VALUES
@@ -106,7 +118,10 @@ BEGIN
                        AND wait_class NOT IN ('CPU', 'Activity', 'BufferPin', 'Client', 'Extension',
                                               'InjectionPoint', 'IO', 'IPC', 'Lock', 'LWLock', 'Timeout') THEN
                  format('"%s" is not a wait class: no row can match', wait_class) END,
-             'Use one of CPU, Activity, BufferPin, Client, Extension, IO, IPC, Lock, LWLock, Timeout (case-sensitive).')
+             'Use one of CPU, Activity, BufferPin, Client, Extension, IO, IPC, Lock, LWLock, Timeout (case-sensitive).'),
+            (CASE WHEN NOT app_seen THEN
+                 format('no row of the window has application "%s"', application) END,
+             'Application names are case-sensitive: see SELECT DISTINCT application_name FROM pgsentinel_ash(since, until).')
         ) AS v(m, h)
         WHERE m IS NOT NULL
     LOOP
@@ -523,7 +538,7 @@ WITH obs AS (
       FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(by) IS NOT DISTINCT FROM by
        AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
-                                    dbname, username, wait_class, server)
+                                    dbname, username, wait_class, server, application)
 ), r AS (
     SELECT pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,
@@ -586,7 +601,7 @@ WITH p0 AS (
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND pgsentinel_dimension(by) IS NOT DISTINCT FROM by
        AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
-                                    dbname, username, wait_class, server)
+                                    dbname, username, wait_class, server, application)
 ), p AS (
     -- a bucket made of whole hours (minutes) may read the hourly (minute)
     -- rollups: the origin is on a whole hour

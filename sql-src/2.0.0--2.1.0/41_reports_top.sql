@@ -37,7 +37,7 @@ WITH obs AS (
       FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
      WHERE pgsentinel_dimension(dimension) IS NOT NULL
        AND pgsentinel_check_request(since, until, n, NULL::pg_catalog.int4,
-                                    dbname, username, wait_class, server)
+                                    dbname, username, wait_class, server, application)
 ), r AS (
     SELECT pgsentinel_dimension_key(dimension, h.wait_event_type, h.wait_event,
                h.queryid, h.pid, h.datname, h.usename, h.application_name,

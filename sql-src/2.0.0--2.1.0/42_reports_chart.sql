@@ -95,7 +95,7 @@ WITH p AS (
            CASE WHEN until OPERATOR(pg_catalog.-) since OPERATOR(pg_catalog.>) interval '1 day'
                 THEN 'MM-DD HH24:MI' ELSE 'HH24:MI:SS' END AS fmt
      WHERE pgsentinel_check_request(since, until, NULL::pg_catalog.int4, cpus,
-                                    dbname, username, wait_class, server)
+                                    dbname, username, wait_class, server, application)
 ), s AS (
     SELECT x.bucket_start, x.key, x.aas, x.coverage,
            coalesce(c.ord, 11) AS ord, coalesce(c.symbol, '?') AS symbol,
