@@ -127,12 +127,16 @@ check $? "the page fetches nothing"
 check $? "the idle root blocker is not load (no Client area)"
 grep -Eq '<rect class="tip"[^>]*><title>[0-9:]+: [0-9.]+ active sessions \(' "$DIR/report.html"
 check $? "the chart has a tooltip per bucket"
+[ "$(grep -o '<div class="panel" id="panel-[a-z_]*"><svg ' "$DIR/report.html" | wc -l)" = 4 ]
+check $? "the load sliced by wait class, SQL, application and role"
 # the axes at round values (a step of 1, 2 or 5 times a power of ten from
 # 0) and round times (a usual step, every label on a multiple of it)
 python3 - "$DIR/report.html" <<'EOF'
 import re, sys
 from decimal import Decimal
 html = open(sys.argv[1]).read()
+# the chart shown first (by wait class); the slices are drawn alike
+html = re.search(r'id="panel-wait_class">(.*?)</div>', html, re.S).group(1)
 ys = [Decimal(v) for v in re.findall(r'class="ax" text-anchor="end">([0-9.]+)</text>', html)]
 ts = re.findall(r'class="ax" text-anchor="middle">(\d\d):(\d\d):(\d\d)</text>', html)
 assert len(ys) >= 2 and ys[0] == 0, ys

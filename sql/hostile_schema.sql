@@ -483,6 +483,11 @@ INSERT INTO pgs_calls VALUES
    'SELECT %1$I.pgsentinel_check_unusual(now(), 4, 0.1::float8)'),
   ('function pgsentinel_own_worker(text)',
    'SELECT %1$I.pgsentinel_own_worker(''pgsentinel archiver''::text) AND NOT %1$I.pgsentinel_own_worker(NULL::text)'),
+  ('function pgsentinel_html_stack(jsonb, double precision, integer, text, text)',
+   'SELECT h LIKE ''%%data-class="&lt;img src=x onerror=&quot;y&quot;&gt;"%%'' AND h NOT LIKE ''%%<img%%''
+      FROM %1$I.pgsentinel_html_stack(''[{"b": "2020-01-01 10:00+00", "cls": "<img src=x onerror=\"y\">", "ord": 1, "colour": "#000", "aas": 1, "cov": 1},
+                                         {"b": "2020-01-01 10:01+00", "cls": "<img src=x onerror=\"y\">", "ord": 1, "colour": "#000", "aas": 2, "cov": 1}]''::jsonb,
+                                      120::float8, 2, ''1 minute''::text, ''chart''::text) AS h'),
   ('function pgsentinel_window_seconds(timestamp with time zone, timestamp with time zone)',
    'SELECT %1$I.pgsentinel_window_seconds(now() - interval ''1 minute'', now()) = 60::float8'),
   -- the handler runs when the ring is read, above

@@ -436,11 +436,19 @@ SELECT r->'load' AS load, jsonb_array_length(r->'series') AS series_rows,
        r->'blocking_trees'->0->>'root_pid' AS root_blocker
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'json')::jsonb AS r) x;
 -- As HTML: one self-contained page with the chart, one area per class
--- and the CPU line; nothing to fetch.
+-- and the CPU line, and the same load sliced by SQL, application and role
+-- (tabs without script); nothing to fetch.
 SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
        (SELECT count(*) FROM regexp_matches(h, '<svg ', 'g')) AS svgs,
-       (SELECT array_agg(m[1]) FROM regexp_matches(h, '<path class="series" data-class="([A-Za-z]+)"', 'g') m)
+       (SELECT array_agg(m[1]) FROM regexp_matches(substring(h from 'id="panel-wait_class">(.*?)</div>'),
+                                                   '<path class="series" data-class="([A-Za-z]+)"', 'g') m)
            AS areas,
+       (SELECT array_agg(m[1]) FROM regexp_matches(substring(h from 'id="panel-application">(.*?)</div>'),
+                                                   '<path class="series" data-class="([^"]+)"', 'g') m)
+           AS application_areas,
+       (SELECT array_agg(m[1]) FROM regexp_matches(substring(h from 'id="panel-statement">(.*?)</div>'),
+                                                   '<path class="series" data-class="([^"]+)"', 'g') m)
+           AS statement_areas,
        (SELECT count(*) FROM regexp_matches(h, '<line class="cpus"', 'g')) AS cpu_lines,
        h ~* '(src=|href=|url\(|@import|<script)' AS fetches_something,
        substring(h from '<rect class="tip"[^>]*><title>([^<]*)</title>') AS first_tooltip,
@@ -452,7 +460,8 @@ SELECT (SELECT string_agg(m[1], ' ') FROM regexp_matches(h, 'text-anchor="end">(
          AS y_ticks,
        (SELECT string_agg(m[1], ' ') FROM regexp_matches(h, 'text-anchor="middle">([0-9:]+)</text>', 'g') m)
          AS time_ticks
-FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
+FROM (SELECT substring(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2)
+                       from 'id="panel-wait_class">(.*?)</div>') AS h) x;
 
 -- The report's statements are planned without JIT (their costs count ways
 -- of reading that never run: bench/REPORT.md, section 7).

@@ -127,7 +127,15 @@ BEGIN
                                  'bucket_start', t.bucket_start, 'wait_class', t.key,
                                  'aas', t.aas, 'coverage', t.coverage)
                                ORDER BY t.bucket_start, t.key), '[]')
-                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class'::pg_catalog.text, $5, server => $8) t))
+                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class'::pg_catalog.text, $5, server => $8) t),
+            -- the same series sliced by statement, application and role
+            'slices', (SELECT jsonb_object_agg(d.dim, (
+                                 SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                            'bucket_start', t.bucket_start, 'key', t.key,
+                                            'aas', t.aas, 'coverage', t.coverage)
+                                          ORDER BY t.bucket_start, t.key), '[]')
+                                   FROM %1$I.pgsentinel_aas_series($1, $2, $7, d.dim, $5, server => $8) t))
+                         FROM unnest('{statement,application,role}'::text[]) AS d(dim)))
         $q$, s)
         INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version;
 
@@ -360,19 +368,21 @@ BEGIN
 END
 $$;
 
--- The HTML page of a report (pgsentinel_report's JSON document): inline
--- CSS, and the DB load as an SVG stacked area per wait class with a line
--- at the CPU count, so that the file shows the same anywhere, offline.
-CREATE FUNCTION pgsentinel_report_html(doc jsonb)
+-- One stacked-area chart of the DB load, as SVG: ser is a JSON array of
+-- objects (b: bucket start, cls: what the area is of, ord: its place in
+-- the stack, colour, aas, cov: the bucket's coverage), seconds the
+-- window's length, cpus where the CPU line goes (NULL: none), bucket the
+-- bucket's length as text, label the chart's accessible name.  Axes at
+-- round values and times, a tooltip per bucket, a legend; every name is
+-- escaped (an application name is the client's to choose).
+CREATE FUNCTION pgsentinel_html_stack(series jsonb, seconds double precision,
+                                      cpus integer, bucket text, label text)
 RETURNS text
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    s name;
-    classes jsonb;
     ser jsonb;
-    tbl text;
     w constant integer := 960;
     h constant integer := 320;
     lft constant integer := 50;
@@ -385,38 +395,18 @@ DECLARE
     ymax double precision;
     ystep numeric;
     tstep double precision;
-    cpus integer := (doc->>'cpus')::integer;
     svg text;
-    html text;
     r record;
     i integer;
-    l jsonb := doc->'load';
-    fmt text := CASE WHEN (doc->>'seconds')::float8 > 86400 THEN 'MM-DD HH24:MI'
-                     WHEN (doc->>'seconds')::float8 > 3600 THEN 'HH24:MI'
+    fmt text := CASE WHEN seconds > 86400 THEN 'MM-DD HH24:MI'
+                     WHEN seconds > 3600 THEN 'HH24:MI'
                      ELSE 'HH24:MI:SS' END;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT jsonb_agg(to_jsonb(c)) FROM %I.pgsentinel_wait_classes() c', s)
-        INTO classes;
-
-    WITH x AS (
-        SELECT (e->>'bucket_start')::timestamptz AS b, e->>'wait_class' AS key,
-               (e->>'aas')::float8 AS aas, (e->>'coverage')::float8 AS cov
-          FROM jsonb_array_elements(doc->'series') e
-    ), c AS (
-        SELECT * FROM jsonb_to_recordset(classes) AS c(wait_class text, ord integer, colour text)
-    ), sc AS (
-        SELECT x.b, coalesce(c.wait_class, 'Other') AS cls, coalesce(c.ord, 11) AS ord,
-               coalesce(c.colour, '#7f7f7f') AS colour, sum(x.aas) AS aas, max(x.cov) AS cov
-          FROM x LEFT JOIN c ON c.wait_class = x.key
-         GROUP BY 1, 2, 3, 4
-    )
     SELECT coalesce(jsonb_agg(to_jsonb(y)), '[]') INTO ser
-      FROM (SELECT (dense_rank() OVER (ORDER BY sc.b) - 1)::integer AS i, sc.b, sc.cls, sc.ord,
-                   sc.colour, sc.aas, sum(sc.aas) OVER w - sc.aas AS lo, sum(sc.aas) OVER w AS hi, sc.cov
-              FROM sc
+      FROM (SELECT (dense_rank() OVER (ORDER BY sc.b) - 1)::integer AS i, sc.b,
+                   replace(replace(replace(replace(sc.cls, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;') AS cls,
+                   sc.ord, sc.colour, sc.aas, sum(sc.aas) OVER w - sc.aas AS lo, sum(sc.aas) OVER w AS hi, sc.cov
+              FROM jsonb_to_recordset(series) AS sc(b timestamptz, cls text, ord integer, colour text, aas float8, cov float8)
             WINDOW w AS (PARTITION BY sc.b ORDER BY sc.ord ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) y;
 
     SELECT count(DISTINCT t.b) INTO nb FROM jsonb_to_recordset(ser) AS t(i integer, b timestamptz, cls text, ord integer, colour text, aas float8, lo float8, hi float8, cov float8);
@@ -432,11 +422,11 @@ BEGIN
     SELECT min(x) INTO tstep
       FROM unnest(ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
                         10800, 21600, 43200, 86400, 172800, 604800]::float8[]) x
-     WHERE x * 6 >= (doc->>'seconds')::float8;
+     WHERE x * 6 >= seconds;
     tstep := coalesce(tstep, 604800);
 
-    svg := pg_catalog.format('<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="DB load by wait class">',
-                             w, h, w, h);
+    svg := pg_catalog.format('<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="%s">',
+                             w, h, w, h, label);
     svg := svg || pg_catalog.format('<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#999"/>', lft, tp, pw, ph);
     -- horizontal grid and the y axis
     FOR i IN 0..round(ymax / ystep)::integer LOOP
@@ -504,7 +494,94 @@ BEGIN
         i := i + 1;
     END LOOP;
     svg := svg || pg_catalog.format('<text x="%s" y="%s" class="ax" text-anchor="middle">average active sessions per %s</text></svg>',
-                                    lft + pw / 2, h - 6, doc->>'bucket');
+                                    lft + pw / 2, h - 6, bucket);
+    RETURN svg;
+END
+$fn$;
+
+-- The HTML page of a report (pgsentinel_report's JSON document): inline
+-- CSS, and the DB load as an SVG stacked area per wait class with a line
+-- at the CPU count, and sliced by SQL, application and role behind tabs
+-- made of radio buttons and CSS (no script), so that the file shows the
+-- same anywhere, offline.
+CREATE FUNCTION pgsentinel_report_html(doc jsonb)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    s name;
+    classes jsonb;
+    ser jsonb;
+    tbl text;
+    cpus integer := (doc->>'cpus')::integer;
+    svg text;
+    html text;
+    r record;
+    l jsonb := doc->'load';
+    slices text;
+    panels text := '';
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT jsonb_agg(to_jsonb(c)) FROM %I.pgsentinel_wait_classes() c', s)
+        INTO classes;
+
+
+    -- the DB load by wait class, in the classes' order and colours
+    WITH x AS (
+        SELECT (e->>'bucket_start')::timestamptz AS b, e->>'wait_class' AS key,
+               (e->>'aas')::float8 AS aas, (e->>'coverage')::float8 AS cov
+          FROM jsonb_array_elements(doc->'series') e
+    ), c AS (
+        SELECT * FROM jsonb_to_recordset(classes) AS c(wait_class text, ord integer, colour text)
+    )
+    SELECT coalesce(jsonb_agg(to_jsonb(y)), '[]') INTO ser
+      FROM (SELECT x.b, coalesce(c.wait_class, 'Other') AS cls, coalesce(c.ord, 11) AS ord,
+                   coalesce(c.colour, '#7f7f7f') AS colour, sum(x.aas) AS aas, max(x.cov) AS cov
+              FROM x LEFT JOIN c ON c.wait_class = x.key
+             GROUP BY 1, 2, 3, 4) y;
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_stack($1, $2, $3, $4, $5)', s)
+        INTO svg USING ser, (doc->>'seconds')::float8, cpus, doc->>'bucket', 'DB load by wait class';
+    -- and sliced by statement, application and role as Performance Insights
+    -- slices it: the six largest keys of each, the rest as one
+    slices := '';
+    FOR r IN SELECT * FROM (VALUES (1, 'statement', 'SQL'), (2, 'application', 'application'),
+                                   (3, 'role', 'role')) AS v(n, dim, title) ORDER BY n LOOP
+        WITH x AS (
+            SELECT (e->>'bucket_start')::timestamptz AS b, e->>'key' AS key,
+                   (e->>'aas')::float8 AS aas, (e->>'coverage')::float8 AS cov
+              FROM jsonb_array_elements(doc->'slices'->r.dim) e
+        ), k AS (
+            SELECT x.key, row_number() OVER (ORDER BY sum(x.aas) DESC, x.key) AS n
+              FROM x WHERE x.key IS NOT NULL GROUP BY x.key HAVING sum(x.aas) > 0
+        ), named AS (
+            -- a statement's legend: its query id and the start of its text
+            SELECT k.key, k.n,
+                   CASE WHEN r.dim = 'statement'
+                        THEN k.key || coalesce(' ' || left(regexp_replace((SELECT t->>'query'
+                                 FROM jsonb_array_elements(doc->'top_statements') t
+                                WHERE t->>'queryid' = k.key), '\s+', ' ', 'g'), 18), '')
+                        ELSE k.key END AS label
+              FROM k
+        )
+        SELECT coalesce(jsonb_agg(to_jsonb(y)), '[]') INTO ser
+          FROM (SELECT x.b, CASE WHEN nm.n <= 6 THEN nm.label ELSE 'Other' END AS cls,
+                       CASE WHEN nm.n <= 6 THEN nm.n::integer ELSE 7 END AS ord,
+                       CASE WHEN nm.n <= 6
+                            THEN (ARRAY['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'])[nm.n]
+                            ELSE '#7f7f7f' END AS colour,
+                       sum(x.aas) AS aas, max(x.cov) AS cov
+                  FROM x LEFT JOIN named nm ON nm.key = x.key
+                 GROUP BY 1, 2, 3, 4) y;
+        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_stack($1, $2, $3, $4, $5)', s)
+            INTO tbl USING ser, (doc->>'seconds')::float8, cpus, doc->>'bucket', 'DB load by ' || r.title;
+        slices := slices || pg_catalog.format('<input type="radio" name="slice" id="slice-%s"><label for="slice-%s">by %s</label>',
+                                              r.dim, r.dim, r.title);
+        panels := panels || pg_catalog.format('<div class="panel" id="panel-%s">%s</div>', r.dim, tbl);
+    END LOOP;
+
 
     html := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>pgsentinel report</title><style>'
         || 'body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}'
@@ -512,6 +589,11 @@ BEGIN
         || 'table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}'
         || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td.tree{white-space:pre;font-family:monospace}'
         || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}'
+        -- the chart's slices: tabs without script (a radio button each)
+        || '.tabs>input{display:none}.tabs>label{display:inline-block;padding:2px 10px;margin:0 4px 6px 0;border:1px solid #ccc;font-size:13px;cursor:pointer}'
+        || '.tabs>input:checked+label{background:#e8e8e8;font-weight:bold}.tabs>.panel{display:none}'
+        || '#slice-wait_class:checked~#panel-wait_class,#slice-statement:checked~#panel-statement,'
+        || '#slice-application:checked~#panel-application,#slice-role:checked~#panel-role{display:block}'
         || '</style></head><body>';
     html := html || pg_catalog.format('<h1>pgsentinel report</h1><p>%s to %s &middot; %s &middot; PostgreSQL %s &middot; generated %s</p>',
                                       to_char((doc->>'since')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'),
@@ -555,7 +637,10 @@ BEGIN
     IF (l->>'coverage')::numeric < 0.9 THEN
         html := html || '<p class="note">The sampler did not observe the whole window (grey in the chart): average active sessions are over the time observed.</p>';
     END IF;
-    html := html || '<h2>DB load by wait class</h2>' || svg;
+    html := html || '<h2>DB load</h2><div class="tabs">'
+                 || '<input type="radio" name="slice" id="slice-wait_class" checked><label for="slice-wait_class">by wait class</label>'
+                 || slices || '<div class="panel" id="panel-wait_class">' || svg || '</div>'
+                 || panels || '</div>';
     FOR r IN SELECT * FROM (VALUES
             (1, 'Wait classes', 'wait_classes', '{key,aas,pct,db_time}'::text[],
              '{wait class,AAS,% DB time,DB time (s)}'::text[]),
