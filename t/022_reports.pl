@@ -230,5 +230,25 @@ my $figures = $node->safe_psql('postgres', qq{
 is($figures, 't|t|t|t',
 	'calls/s over the window and ms/call agree with pg_stat_statements within 5 %; the share counted is said');
 
+# after pgsentinel_reset() (the ring emptied) the same figures come from
+# the archive's statements history
+ok( $node->poll_query_until('postgres',
+		"SELECT stmt_last_time >= '$w1' FROM pgsentinel_archive_state"),
+	'the statements history of the window archived');
+$node->safe_psql('postgres', 'SELECT pgsentinel_reset()');
+is( $node->safe_psql('postgres', qq{
+	SELECT count(*) FROM pg_stat_statements_history h
+	  JOIN pg_stat_statements s USING (queryid) WHERE s.query LIKE '%rep_calls%'}),
+	'0', 'the ring no longer has the burst');
+is( $node->safe_psql('postgres', qq{
+	SELECT t.calls_per_s * extract(epoch FROM timestamptz '$w1' - timestamptz '$w0') / s.calls
+	           BETWEEN 0.95 AND 1.0,
+	       t.ms_per_call / s.mean_exec_time BETWEEN 0.95 AND 1.05,
+	       t.counted BETWEEN 0.1 AND 0.6, s.calls > 100
+	  FROM pgsentinel_top_statements('$w0', '$w1', 1000) t
+	  JOIN pg_stat_statements s ON s.queryid = t.queryid AND s.toplevel
+	 WHERE s.query LIKE '%rep_calls%'}),
+	't|t|t|t', 'after pgsentinel_reset(): the same figures, from the archive');
+
 $node->stop;
 done_testing();
