@@ -288,6 +288,63 @@ copy_session_fields(SessionCopy *dst, const PgBackendStatus *src)
 	copy_client(dst, &src->st_clientaddr);
 }
 
+/* Which of a slot's private texts a read has copied anew. */
+typedef struct TextRecopy
+{
+	bool		appname;
+	bool		hostname;
+	bool		activity;
+} TextRecopy;
+
+/*
+ * Copy what a row needs of the entry src of session pid, being read (its
+ * change counter taken), into dst and the slot's text buffers: its fields,
+ * and each text only if it may have changed since origin's copy (an
+ * attempt that overwrote a buffer sets its flag, which the attempts of one
+ * read accumulate: a torn attempt may have overwritten it).
+ */
+static inline void
+copy_sampled_session(SessionCopy *dst, volatile PgBackendStatus *src,
+					 const CopyOrigin *origin, int pid, char *appname,
+					 char *hostname, char *activity, TextRecopy *recopy)
+{
+	copy_session_fields(dst, (const PgBackendStatus *) src);
+	recopy->hostname |= origin->copied_pid != pid ||
+		origin->copied_backend_start != dst->proc_start;
+	recopy->appname |= recopy->hostname ||
+		strncmp(appname, src->st_appname, NAMEDATALEN) != 0;
+	if (recopy->appname)
+		copy_cstring(appname, src->st_appname, NAMEDATALEN);
+	if (recopy->hostname)
+		copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
+	dst->has_hostname = hostname[0] != '\0';
+	recopy->activity |= recopy->hostname ||
+		origin->copied_activity_start != dst->activity_start;
+	if (recopy->activity)
+		copy_cstring(activity, src->st_activity_raw,
+					 pgstat_track_activity_query_size);
+}
+
+/*
+ * After a read: what the slot's texts were copied from (copied_pid 0 if
+ * they describe no session to be sampled), and the memo's references of
+ * texts copied anew dropped.
+ */
+static inline void
+note_recopy(SessionCopy *dst, CopyOrigin *origin, const TextRecopy *recopy,
+			int32 copied_pid)
+{
+	if (recopy->hostname || recopy->activity)
+	{
+		origin->copied_pid = copied_pid;
+		origin->copied_backend_start = dst->proc_start;
+		origin->copied_activity_start = dst->activity_start;
+		dst->memo.ref = PGS_TEXT_NONE;
+	}
+	if (recopy->appname)
+		dst->memo.appname_ref = PGS_TEXT_NONE;
+}
+
 /*
  * Read core's backend-status array directly into the copies kept per slot
  * (sessions[]): entries that changed since the previous sample are read
@@ -313,13 +370,8 @@ read_sessions_direct(void)
 		char	   *hostname;
 		char	   *activity;
 		int			pid;
-		ActivityMemo *memo;
 		CopyOrigin *origin;
-
-		/* set once an attempt overwrote the copies, even a torn one */
-		bool		recopy_appname = false;
-		bool		recopy_hostname = false;
-		bool		recopy_activity = false;
+		TextRecopy	recopy = {false, false, false};
 
 		/*
 		 * Unchanged since it was copied: the copy is still right (settings
@@ -341,7 +393,6 @@ read_sessions_direct(void)
 			continue;
 		}
 		dst = &sessions[i];
-		memo = &dst->memo;
 		origin = &origins[i];
 
 		/* by slot: a slot's copies of an earlier sample may still be right */
@@ -365,21 +416,8 @@ read_sessions_direct(void)
 				dst->query_id = (uint64) src->st_query_id;
 				if (pid != MyProcPid && state_sampled(st))
 				{
-					copy_session_fields(dst, (const PgBackendStatus *) src);
-					recopy_hostname |= origin->copied_pid != pid ||
-						origin->copied_backend_start != dst->proc_start;
-					recopy_appname |= recopy_hostname ||
-						strncmp(appname, src->st_appname, NAMEDATALEN) != 0;
-					if (recopy_appname)
-						copy_cstring(appname, src->st_appname, NAMEDATALEN);
-					if (recopy_hostname)
-						copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
-					dst->has_hostname = hostname[0] != '\0';
-					recopy_activity |= recopy_hostname ||
-						origin->copied_activity_start != dst->activity_start;
-					if (recopy_activity)
-						copy_cstring(activity, src->st_activity_raw,
-									 pgstat_track_activity_query_size);
+					copy_sampled_session(dst, src, origin, pid, appname,
+										 hostname, activity, &recopy);
 					dst->sampled = true;
 				}
 			}
@@ -391,16 +429,8 @@ read_sessions_direct(void)
 			}
 			CHECK_FOR_INTERRUPTS();
 		}
-		if (recopy_hostname || recopy_activity)
-		{
-			/* the copies describe the session read last, if it is sampled */
-			origin->copied_pid = dst->sampled ? pid : 0;
-			origin->copied_backend_start = dst->proc_start;
-			origin->copied_activity_start = dst->activity_start;
-			memo->ref = PGS_TEXT_NONE;
-		}
-		if (recopy_appname)
-			memo->appname_ref = PGS_TEXT_NONE;
+		/* the copies describe the session read last, if it is sampled */
+		note_recopy(dst, origin, &recopy, dst->sampled ? pid : 0);
 		dst->status_slot = i;
 		g->in_use = pid > 0;
 		g->sampled = dst->sampled;
@@ -428,14 +458,11 @@ bool
 pgs_complete_session(SessionCopy *s)
 {
 	volatile PgBackendStatus *src;
-	ActivityMemo *memo = &s->memo;
 	CopyOrigin *origin;
 	char	   *appname;
 	char	   *hostname;
 	char	   *activity;
-	bool		recopy_appname = false;
-	bool		recopy_hostname = false;
-	bool		recopy_activity = false;
+	TextRecopy	recopy = {false, false, false};
 	int			pid;
 
 	if (s->status_slot < 0)
@@ -455,39 +482,16 @@ pgs_complete_session(SessionCopy *s)
 			s->state = src->st_state;
 			s->activity_start = src->st_activity_start_timestamp;
 			s->query_id = (uint64) src->st_query_id;
-			copy_session_fields(s, (const PgBackendStatus *) src);
-			recopy_hostname |= origin->copied_pid != pid ||
-				origin->copied_backend_start != s->proc_start;
-			recopy_appname |= recopy_hostname ||
-				strncmp(appname, src->st_appname, NAMEDATALEN) != 0;
-			if (recopy_appname)
-				copy_cstring(appname, src->st_appname, NAMEDATALEN);
-			if (recopy_hostname)
-				copy_cstring(hostname, src->st_clienthostname, NAMEDATALEN);
-			recopy_activity |= recopy_hostname ||
-				origin->copied_activity_start != s->activity_start;
-			if (recopy_activity)
-				copy_cstring(activity, src->st_activity_raw,
-							 pgstat_track_activity_query_size);
+			copy_sampled_session(s, src, origin, pid, appname, hostname,
+								 activity, &recopy);
 		}
 		pgstat_end_read_activity(src, after);
 		if (pgstat_read_activity_complete(before, after))
 			break;
 		CHECK_FOR_INTERRUPTS();
 	}
-	if (recopy_hostname || recopy_activity)
-	{
-		origin->copied_pid = pid == s->pid ? pid : 0;
-		origin->copied_backend_start = s->proc_start;
-		origin->copied_activity_start = s->activity_start;
-		memo->ref = PGS_TEXT_NONE;
-	}
-	if (recopy_appname)
-		memo->appname_ref = PGS_TEXT_NONE;
-	if (pid != s->pid)
-		return false;
-	s->has_hostname = hostname[0] != '\0';
-	return true;
+	note_recopy(s, origin, &recopy, pid == s->pid ? pid : 0);
+	return pid == s->pid;
 }
 
 /* The same from core's snapshot, when the array cannot be read directly. */
