@@ -112,7 +112,8 @@ WITH j AS MATERIALIZED (
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
-               'state', x.state, 'wait_event_type', x.wait_event_type,
+               'application_name', x.application_name, 'client_addr', x.client_addr,
+               'xact_start', x.xact_start, 'state', x.state, 'wait_event_type', x.wait_event_type,
                'wait_event', x.wait_event, 'query', x.top_level_query,
                'blocking', CASE WHEN cardinality(x.blocking_pids) > 0 THEN x.blocking_pids
                                 WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,

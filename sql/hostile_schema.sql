@@ -488,6 +488,8 @@ INSERT INTO pgs_calls VALUES
       FROM %1$I.pgsentinel_html_stack(''[{"b": "2020-01-01 10:00+00", "cls": "<img src=x onerror=\"y\">", "ord": 1, "colour": "#000", "aas": 1, "cov": 1},
                                          {"b": "2020-01-01 10:01+00", "cls": "<img src=x onerror=\"y\">", "ord": 1, "colour": "#000", "aas": 2, "cov": 1}]''::jsonb,
                                       120::float8, 2, ''1 minute''::text, ''chart''::text) AS h'),
+  ('function pgsentinel_html_trees(jsonb)',
+   'SELECT %1$I.pgsentinel_html_trees(''[{"root_pid": 1, "depth": 0, "pid": 1}, {"root_pid": 1, "depth": 1, "pid": 2, "blocked_by": [1]}]''::jsonb)->1->>''tree'' = ''`-- 2'''),
   ('function pgsentinel_window_seconds(timestamp with time zone, timestamp with time zone)',
    'SELECT %1$I.pgsentinel_window_seconds(now() - interval ''1 minute'', now()) = 60::float8'),
   -- the handler runs when the ring is read, above

@@ -454,6 +454,18 @@ SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
        substring(h from '<rect class="tip"[^>]*><title>([^<]*)</title>') AS first_tooltip,
        h ~ '<td class="tree">103</td>.*<td class="tree">`-- 104</td>.*<td class="tree">    `-- 105</td>' AND h ~ 'idle in transaction' AS names_root_state
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
+-- The trees are drawn depth first: each session under the one it waited
+-- for (2 and 3 behind root 1, 5 behind 2, 4 behind 3); one whose blocker
+-- is not a level up, last.
+SELECT e->>'tree' AS tree
+FROM jsonb_array_elements(pgsentinel_html_trees('[
+    {"root_pid": 1, "depth": 0, "pid": 1},
+    {"root_pid": 1, "depth": 1, "pid": 2, "blocked_by": [1]},
+    {"root_pid": 1, "depth": 1, "pid": 3, "blocked_by": [1]},
+    {"root_pid": 1, "depth": 2, "pid": 4, "blocked_by": [3]},
+    {"root_pid": 1, "depth": 2, "pid": 5, "blocked_by": [2, 3]},
+    {"root_pid": 6, "depth": 0, "pid": 6},
+    {"root_pid": 6, "depth": 2, "pid": 7, "blocked_by": [9]}]')) e;
 SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'pdf');
 -- The chart's axes are labelled at round values and round times.
 SELECT (SELECT string_agg(m[1], ' ') FROM regexp_matches(h, 'text-anchor="end">([0-9.]+)</text>', 'g') m)
@@ -676,7 +688,7 @@ SELECT r->'incidents'->0->>'started' AS started, r->'incidents'->0->>'root_block
        r->'unusual'->>'weeks_seen' AS weeks_seen
 FROM (SELECT pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'json')::jsonb AS r) x;
 SELECT h ~ '<h2>Incidents</h2><table>.*16:03:00.*Lock:transactionid.*carol' AS html_incident,
-       h ~ '<h2>Unusual now</h2><p class="none">No earlier week' AS html_unusual
+       h ~ '<h2>Unusual now</h2><p class="none">Nothing to compare' AS html_unusual
 FROM pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'html') h;
 SELECT h ~ '<h2>Unusual now</h2><table>.*IO.*0\.70.*0\.30' AS html_unusual
 FROM pgsentinel_report('2020-01-29 12:00', '2020-01-29 13:00', 'html') h;

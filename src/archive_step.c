@@ -14,8 +14,8 @@
  * ring started again empty after a crash, or this is a promoted standby
  * whose ring sampled other sessions) it goes on after the time, so that a
  * window is never archived twice.  Samples the ring lost before they were
- * archived are counted (ids skipped within a history, and rows a sample
- * wrote that are no longer in the ring).
+ * archived are counted (ids skipped within a history, and rows of active
+ * sessions a sample wrote that are no longer in the ring).
  *
  * Downsampling: a sample is kept when sample_id % keep_one_in = 0; the
  * others are skipped and counted, and each kept row weighs its sample's

@@ -451,8 +451,9 @@ read_sessions_direct(void)
  * read_sessions_direct() reads a sampled one: for a session sampled because
  * it blocks a sampled one (sampler.c).  Its texts are copied again only if
  * they may have changed since they were last copied.  False if its status
- * slot holds another session by now.  A copy from core's snapshot is
- * complete already.
+ * slot holds another session by now, or the session has become one to be
+ * sampled (active again: the next sample has its row, with its own wait
+ * and blockers).  A copy from core's snapshot is complete already.
  */
 bool
 pgs_complete_session(SessionCopy *s)
@@ -491,7 +492,7 @@ pgs_complete_session(SessionCopy *s)
 		CHECK_FOR_INTERRUPTS();
 	}
 	note_recopy(s, origin, &recopy, pid == s->pid ? pid : 0);
-	return pid == s->pid;
+	return pid == s->pid && !state_sampled(s->state);
 }
 
 /* The same from core's snapshot, when the array cannot be read directly. */

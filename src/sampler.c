@@ -386,9 +386,10 @@ note_lock_waiter(const AshRow *row, const SessionCopy *local, PGPROC *proc,
  * themselves -- idle in transaction (the usual root of a lock pile-up) or
  * idle holding a session lock -- so that every blocker is named whole:
  * role, application, client, last statement, transaction start.  Their
- * rows are not load (pgs_row_weight).  A blocker that has become a lock
- * waiter since it was read is not looked at again: its blockers are in the
- * next sample.  Appends to rows[nrows..]; returns the new count.
+ * rows are not load (pgs_row_weight).  A blocker that has become active
+ * since it was read is left to the next sample, which records it as it
+ * records every active session (pgs_complete_session).  Appends to
+ * rows[nrows..]; returns the new count.
  */
 static int
 sample_blockers(AshRow *rows, int nrows, int64 sample_id, TimestampTz now,

@@ -43,8 +43,9 @@ StaticAssertDecl(lengthof(sample_columns) == lengthof(sample_column_types),
 
 /*
  * SQL function pgsentinel_samples(): every sample in the list, oldest
- * first.  active_sessions is the rows the sample wrote to the ASH ring
- * (some may have been overwritten since).
+ * first.  active_sessions is the rows of active sessions the sample wrote
+ * to the ASH ring (some may have been overwritten since), not those of
+ * the idle blockers it sampled too.
  */
 Datum
 pgsentinel_samples(PG_FUNCTION_ARGS)

@@ -18,13 +18,16 @@
 -- The blocker's role is read with the rows: pg_active_session_history
 -- shows the new columns of the foreign table.  It shows what pgsentinel
 -- 1.4 did: active sessions, and sessions idle in transaction while
--- track_idle_trans is on; not the idle blockers sampled because they
--- block (weight 0), which the history views show.
+-- track_idle_trans is on (then also those sampled because they blocked:
+-- a row does not say why it was sampled); not the other idle blockers
+-- (weight 0), which the history views show.
 CREATE OR REPLACE VIEW pg_active_session_history AS
   SELECT * FROM pgsentinel_ash_ring
    WHERE weight OPERATOR(pg_catalog.>) 0::pg_catalog.float8
-      OR pg_catalog.current_setting('pgsentinel_ash.track_idle_trans', true)
-         OPERATOR(pg_catalog.=) 'on';
+      OR (pg_catalog.current_setting('pgsentinel_ash.track_idle_trans', true)
+          OPERATOR(pg_catalog.=) 'on'::pg_catalog.text
+          AND (state OPERATOR(pg_catalog.=) 'idle in transaction'::pg_catalog.text
+               OR state OPERATOR(pg_catalog.=) 'idle in transaction (aborted)'::pg_catalog.text));
 
 -- The DB time a row of the archive stands for: its sample's weight if
 -- the session was active, 0 if it was idle (in transaction): the rule of

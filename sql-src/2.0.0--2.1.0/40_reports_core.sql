@@ -160,8 +160,8 @@ SELECT CASE
     WHEN dimension OPERATOR(pg_catalog.=) 'session_group' THEN
         coalesce(usename, '?') OPERATOR(pg_catalog.||) '@'
         OPERATOR(pg_catalog.||) coalesce(datname, '?') OPERATOR(pg_catalog.||) ' '
-        OPERATOR(pg_catalog.||) coalesce(NULLIF(application_name, ''), '-')
-        OPERATOR(pg_catalog.||) ' from ' OPERATOR(pg_catalog.||) coalesce(client_addr, 'local')
+        OPERATOR(pg_catalog.||) coalesce(NULLIF(application_name, ''::pg_catalog.text), '-')
+        OPERATOR(pg_catalog.||) ' from ' OPERATOR(pg_catalog.||) coalesce(client_addr, 'local or hidden')
     WHEN dimension OPERATOR(pg_catalog.=) 'database' THEN datname
     WHEN dimension OPERATOR(pg_catalog.=) 'role' THEN usename
     WHEN dimension OPERATOR(pg_catalog.=) 'application' THEN application_name

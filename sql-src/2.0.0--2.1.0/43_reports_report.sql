@@ -182,7 +182,8 @@ BEGIN
                           blocker text) LOOP
             out := out || pg_catalog.format(E'  %s to %s (%s): %s active sessions, peak %s (normal %s); %s %s%%%s%s\n',
                                             to_char(r.started, 'HH24:MI:SS'), to_char(r.ended, 'HH24:MI:SS'),
-                                            to_char(r.ended - r.started, 'HH24:MI:SS'),
+                                            lpad(floor(extract(epoch FROM r.ended - r.started) / 3600)::text, 2, '0')
+                                                || to_char(r.ended - r.started, ':MI:SS'),
                                             round(r.aas::numeric, 2), round(r.peak::numeric), round(r.baseline::numeric, 1),
                                             coalesce(r.top_wait, '(hidden)'), round(r.top_wait_pct::numeric),
                                             coalesce(', application ' || regexp_replace(regexp_replace(r.application, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), ''),
@@ -197,7 +198,7 @@ BEGIN
         out := out || pg_catalog.format(E'\n== Unusual now (the hour before %s against the same hour of the weeks before)\n',
                                         to_char(until, 'YYYY-MM-DD HH24:MI'));
         IF (doc->'unusual'->>'weeks_seen')::int = 0 THEN
-            out := out || E'  no earlier week to compare with\n';
+            out := out || E'  nothing to compare: no load in the hour, or no earlier week observed\n';
         ELSIF jsonb_array_length(doc->'unusual'->'keys') = 0 THEN
             out := out || pg_catalog.format(E'  nothing: every wait class and statement as usual (%s weeks)\n',
                                             doc->'unusual'->>'weeks_seen');
@@ -314,12 +315,13 @@ BEGIN
             out := out || pg_catalog.format(E'  root blocker pid %s (%s, application %s, client %s, %s%s): %s sessions behind it from %s to %s (%s), %s s of DB time (%s AAS), %s levels\n      %s\n',
                                             r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             coalesce(regexp_replace(regexp_replace(nullif(r.application_name, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '-'),
-                                            coalesce(r.client_addr, 'local'),
+                                            coalesce(r.client_addr, 'local or hidden'),
                                             coalesce(r.state, 'state unknown'),
                                             coalesce(', in a transaction since ' || to_char(r.xact_start, 'YYYY-MM-DD HH24:MI:SS'), ''),
                                             r.sessions,
                                             to_char(r.first_seen, 'HH24:MI:SS'), to_char(r.last_seen, 'HH24:MI:SS'),
-                                            to_char(r.last_seen - r.first_seen, 'HH24:MI:SS'),
+                                            lpad(floor(extract(epoch FROM r.last_seen - r.first_seen) / 3600)::text, 2, '0')
+                                                || to_char(r.last_seen - r.first_seen, ':MI:SS'),
                                             round(r.db_time::numeric, 1),
                                             round(r.aas::numeric, 2), r.levels,
                                             coalesce(left(regexp_replace(regexp_replace(r.query, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100),
@@ -368,6 +370,45 @@ BEGIN
 END
 $$;
 
+-- The rows of pgsentinel_blocking_trees() (as JSON) in the order to draw
+-- them as trees, each with a key "tree": its pid, indented under the
+-- session it waited for at the level above (the lowest pid of them),
+-- depth first, siblings in their order (by their time); a session whose
+-- blocker is not one level up (trees merged over samples) comes last.
+CREATE FUNCTION pgsentinel_html_trees(rows jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH RECURSIVE x AS (
+    SELECT j.e, j.o, (j.e->>'root_pid')::integer AS root, (j.e->>'pid')::integer AS pid,
+           (j.e->>'depth')::integer AS depth,
+           ARRAY(SELECT b::integer FROM jsonb_array_elements_text(
+                     CASE WHEN jsonb_typeof(j.e->'blocked_by') = 'array'
+                          THEN j.e->'blocked_by' ELSE '[]' END) AS b) AS by
+      FROM jsonb_array_elements(rows) WITH ORDINALITY AS j(e, o)
+), p AS (
+    SELECT x.*, (SELECT min(y.pid) FROM x y
+                  WHERE y.root = x.root AND y.depth = x.depth - 1 AND y.pid = ANY (x.by)) AS parent
+      FROM x
+), t AS (
+    SELECT p.e, p.o, p.root, p.pid, p.depth, ARRAY[p.o] AS path
+      FROM p WHERE p.depth = 0
+    UNION ALL
+    SELECT c.e, c.o, c.root, c.pid, c.depth, t.path || c.o
+      FROM t JOIN p c ON c.root = t.root AND c.parent = t.pid AND c.depth = t.depth + 1
+), drawn AS (
+    SELECT t.e, t.depth, t.path FROM t
+    UNION ALL
+    SELECT p.e, p.depth, ARRAY[1000000000 + p.o] FROM p
+     WHERE NOT EXISTS (SELECT FROM t WHERE t.o = p.o)
+)
+SELECT coalesce(jsonb_agg(d.e || jsonb_build_object('tree',
+           repeat('    ', greatest(d.depth - 1, 0))
+           || CASE WHEN d.depth > 0 THEN '`-- ' ELSE '' END || (d.e->>'pid')) ORDER BY d.path), '[]')
+  FROM drawn d;
+$$;
+
 -- One stacked-area chart of the DB load, as SVG: ser is a JSON array of
 -- objects (b: bucket start, cls: what the area is of, ord: its place in
 -- the stack, colour, aas, cov: the bucket's coverage), seconds the
@@ -378,7 +419,7 @@ $$;
 CREATE FUNCTION pgsentinel_html_stack(series jsonb, seconds double precision,
                                       cpus integer, bucket text, label text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
@@ -426,7 +467,8 @@ BEGIN
     tstep := coalesce(tstep, 604800);
 
     svg := pg_catalog.format('<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="%s">',
-                             w, h, w, h, label);
+                             w, h, w, h,
+                             replace(replace(replace(replace(label, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'));
     svg := svg || pg_catalog.format('<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#999"/>', lft, tp, pw, ph);
     -- horizontal grid and the y axis
     FOR i IN 0..round(ymax / ystep)::integer LOOP
@@ -494,7 +536,8 @@ BEGIN
         i := i + 1;
     END LOOP;
     svg := svg || pg_catalog.format('<text x="%s" y="%s" class="ax" text-anchor="middle">average active sessions per %s</text></svg>',
-                                    lft + pw / 2, h - 6, bucket);
+                                    lft + pw / 2, h - 6,
+                                    replace(replace(replace(bucket, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'));
     RETURN svg;
 END
 $fn$;
@@ -521,6 +564,7 @@ DECLARE
     l jsonb := doc->'load';
     slices text;
     panels text := '';
+    trees jsonb;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -544,6 +588,9 @@ BEGIN
              GROUP BY 1, 2, 3, 4) y;
     EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_stack($1, $2, $3, $4, $5)', s)
         INTO svg USING ser, (doc->>'seconds')::float8, cpus, doc->>'bucket', 'DB load by wait class';
+
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_trees($1)', s)
+        INTO trees USING doc->'blocking_trees';
     -- and sliced by statement, application and role as Performance Insights
     -- slices it: the six largest keys of each, the rest as one
     slices := '';
@@ -623,7 +670,7 @@ BEGIN
                  '{by,key,AAS,usual AAS,ratio,weeks compared,statement}'::text[];
         html := html || '<h2>Unusual now</h2>'
                 || CASE WHEN (doc->'unusual'->>'weeks_seen')::int = 0
-                        THEN '<p class="none">No earlier week to compare the last hour with.</p>'
+                        THEN '<p class="none">Nothing to compare: no load in the last hour, or no earlier week observed.</p>'
                         WHEN jsonb_array_length(doc->'unusual'->'keys') = 0
                         THEN '<p class="none">Nothing: every wait class and statement of the last hour as in the weeks before.</p>'
                         ELSE tbl END;
@@ -665,13 +712,7 @@ BEGIN
              AS v(n, title, section, keys, headers) ORDER BY n
     LOOP
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
-            INTO tbl USING CASE WHEN r.section = 'blocking_trees' THEN
-                               -- drawn as a tree: each session under the one it waited for
-                               (SELECT coalesce(jsonb_agg(e || jsonb_build_object('tree',
-                                           repeat('    ', greatest((e->>'depth')::int - 1, 0))
-                                           || CASE WHEN (e->>'depth')::int > 0 THEN '`-- ' ELSE '' END
-                                           || (e->>'pid')) ORDER BY o), '[]')
-                                  FROM jsonb_array_elements(doc->'blocking_trees') WITH ORDINALITY AS x(e, o))
+            INTO tbl USING CASE WHEN r.section = 'blocking_trees' THEN trees
                            ELSE doc->r.section END,
                            r.keys, r.headers;
         html := html || '<h2>' || r.title || '</h2>' || tbl;

@@ -31,7 +31,9 @@ $$;
 
 -- The incidents of a window: the stretches where the number of active
 -- sessions departed from the window's normal.  Normal is the median of
--- the samples' active sessions over the window, and a sample departs when
+-- the samples' active sessions over the window (each sample weighing the
+-- time it stands for; pgsentinel's own workers are among the sessions
+-- here, their steps being short), and a sample departs when
 -- it has more than the median plus min_excess sessions, or plus three
 -- standard deviations as the median absolute deviation estimates them,
 -- whichever is more (robust to the incidents themselves, as long as they
@@ -78,20 +80,29 @@ WITH s AS MATERIALIZED (
                                     NULL::pg_catalog.text, NULL::pg_catalog.text,
                                     NULL::pg_catalog.text, server)
 ), m AS (
-    -- the median (the upper one of an even count)
-    SELECT (pg_catalog.array_agg(s.n ORDER BY s.n))[
-               ((pg_catalog.count(*) OPERATOR(pg_catalog./) 2) OPERATOR(pg_catalog.+) 1)::pg_catalog.int4] AS median
-      FROM s
+    -- the median, each sample weighing the time it stands for (an
+    -- archived sample stands for keep_one_in of the ring's)
+    SELECT c.n AS median
+      FROM (SELECT s.n,
+                   pg_catalog.sum(s.weight) OVER (ORDER BY s.n ROWS UNBOUNDED PRECEDING) AS cw,
+                   pg_catalog.sum(s.weight) OVER () AS tw
+              FROM s) c
+     WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
+     ORDER BY c.n LIMIT 1
 ), th AS (
-    -- and the median absolute deviation
+    -- and the median absolute deviation, weighted alike
     SELECT m.median,
            m.median OPERATOR(pg_catalog.+) greatest(min_excess,
                (3::pg_catalog.float8 OPERATOR(pg_catalog.*) 1.4826::pg_catalog.float8)
                OPERATOR(pg_catalog.*)
-               (SELECT (pg_catalog.array_agg(pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median)
-                                             ORDER BY pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median)))[
-                           ((pg_catalog.count(*) OPERATOR(pg_catalog./) 2) OPERATOR(pg_catalog.+) 1)::pg_catalog.int4]
-                  FROM s)) AS threshold
+               (SELECT c.d
+                  FROM (SELECT pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median) AS d,
+                               pg_catalog.sum(s.weight) OVER (ORDER BY pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median)
+                                                              ROWS UNBOUNDED PRECEDING) AS cw,
+                               pg_catalog.sum(s.weight) OVER () AS tw
+                          FROM s) c
+                 WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
+                 ORDER BY c.d LIMIT 1)) AS threshold
       FROM m
 ), hi AS (
     SELECT s.sample_time, s.weight,
