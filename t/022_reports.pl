@@ -111,7 +111,7 @@ cmp_ok( $node->safe_psql('postgres',
 # the report, in each format
 my $text = $node->safe_psql('postgres', "SELECT pgsentinel_report($window)");
 like($text,
-	qr/root blocker pid $root_pid \(\w+, application ops-console, client local or hidden, idle in transaction, in a transaction since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\): 2 sessions behind it from \d\d:\d\d:\d\d to \d\d:\d\d:\d\d \(\d\d:\d\d:\d\d\).*\n\s+UPDATE rep_t SET v = v \+ 1/,
+	qr/root blocker pid $root_pid \(\w+, application ops-console, client local, idle in transaction, in a transaction since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\): 2 sessions behind it from \d\d:\d\d:\d\d to \d\d:\d\d:\d\d \(\d\d:\d\d:\d\d\).*\n\s+UPDATE rep_t SET v = v \+ 1/,
 	'text report names the root blocker whole');
 like($text, qr/== Top wait events\n.*\n  Timeout:PgSleep /,
 	'text report: the top wait event first');

@@ -315,7 +315,8 @@ BEGIN
             out := out || pg_catalog.format(E'  root blocker pid %s (%s, application %s, client %s, %s%s): %s sessions behind it from %s to %s (%s), %s s of DB time (%s AAS), %s levels\n      %s\n',
                                             r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             coalesce(regexp_replace(regexp_replace(nullif(r.application_name, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '-'),
-                                            coalesce(r.client_addr, 'local or hidden'),
+                                            -- (a session one may not see has no state either)
+                                            coalesce(r.client_addr, CASE WHEN r.state IS NULL THEN 'hidden' ELSE 'local' END),
                                             coalesce(r.state, 'state unknown'),
                                             coalesce(', in a transaction since ' || to_char(r.xact_start, 'YYYY-MM-DD HH24:MI:SS'), ''),
                                             r.sessions,
