@@ -129,15 +129,17 @@ BEGIN
                                ORDER BY t.bucket_start, t.key), '[]')
                          FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class'::pg_catalog.text, $5, server => $8) t),
             -- the same series sliced by statement, application and role
+            -- (the HTML charts' tabs: not read for the text report)
             'slices', (SELECT jsonb_object_agg(d.dim, (
                                  SELECT coalesce(jsonb_agg(jsonb_build_object(
                                             'bucket_start', t.bucket_start, 'key', t.key,
                                             'aas', t.aas, 'coverage', t.coverage)
                                           ORDER BY t.bucket_start, t.key), '[]')
                                    FROM %1$I.pgsentinel_aas_series($1, $2, $7, d.dim, $5, server => $8) t))
-                         FROM unnest('{statement,application,role}'::text[]) AS d(dim)))
+                         FROM unnest('{statement,application,role}'::text[]) AS d(dim)
+                        WHERE $10 <> 'text'))
         $q$, s)
-        INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version;
+        INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version, format;
 
     IF format = 'json' THEN
         RETURN jsonb_pretty(doc);
