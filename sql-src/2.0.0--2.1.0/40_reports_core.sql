@@ -402,8 +402,10 @@ SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
        r.application_name, NULL::pg_catalog.text, NULL::pg_catalog.int4,
        r.backend_type, r.wait_event_type, r.wait_event, r.queryid,
        NULL::pg_catalog.text, r.db_time
-  FROM pc JOIN pgsentinel_ash_hour r
-    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+  FROM pc CROSS JOIN LATERAL (
+       SELECT x.* FROM pgsentinel_ash_hour x
+        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       OFFSET 0) r
  WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
@@ -417,8 +419,10 @@ UNION ALL
 SELECT r.bucket, NULL, r.datname, r.usename, r.application_name, NULL,
        NULL, r.backend_type, r.wait_event_type, r.wait_event,
        r.queryid, NULL, r.db_time
-  FROM pc JOIN pgsentinel_ash_minute r
-    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+  FROM pc CROSS JOIN LATERAL (
+       SELECT x.* FROM pgsentinel_ash_minute x
+        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       OFFSET 0) r
  WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
@@ -432,8 +436,10 @@ UNION ALL
 SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
        r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
        NULL, NULL, r.db_time
-  FROM pc JOIN pgsentinel_ash_session_hour r
-    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+  FROM pc CROSS JOIN LATERAL (
+       SELECT x.* FROM pgsentinel_ash_session_hour x
+        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       OFFSET 0) r
  WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
@@ -448,8 +454,10 @@ UNION ALL
 SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
        r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
        NULL, NULL, r.db_time
-  FROM pc JOIN pgsentinel_ash_session_minute r
-    ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
+  FROM pc CROSS JOIN LATERAL (
+       SELECT x.* FROM pgsentinel_ash_session_minute x
+        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       OFFSET 0) r
  WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
    AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
@@ -463,7 +471,9 @@ SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
 UNION ALL
 -- the rows of the other pieces (OFFSET 0 keeps the call a subquery of its
 -- own: a piece's ends reach the scans of the history as parameters, so
--- that only the partitions and blocks of the piece are read)
+-- that only the partitions and blocks of the piece are read; so for the
+-- rollups above, whose views group their rows: there a join's condition
+-- would not reach the scans and every bucket would be grouped)
 SELECT h.ash_time, h.ash_time, h.datname, h.usename, h.application_name,
        h.client_addr, h.pid, h.backend_type, h.wait_event_type, h.wait_event,
        h.queryid, h.top_level_query, h.weight
