@@ -79,6 +79,7 @@ DECLARE
     stmt text := statement_timestamp()::text;
     sch name;
     app_seen boolean := true;
+    app_key text;
 BEGIN
     IF n IS NOT NULL AND n < 1 THEN
         RAISE EXCEPTION 'n must be 1 or more, not %', n
@@ -94,12 +95,17 @@ BEGIN
         said := stmt;
     END IF;
     IF application IS NOT NULL AND until > since THEN
+        -- once per statement and window (a report calls several reports);
         -- the first matching row ends the scan
-        SELECT n.nspname INTO sch
-          FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-         WHERE e.extname = 'pgsentinel';
-        EXECUTE format('SELECT EXISTS (SELECT FROM %I.pgsentinel_ash($1, $2, application => $3, server => $4))', sch)
-            INTO app_seen USING since, until, application, server;
+        app_key := 'app' || md5(concat_ws('|', application, since, until, server));
+        IF position('|' || app_key IN said) = 0 THEN
+            SELECT n.nspname INTO sch
+              FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'pgsentinel';
+            EXECUTE format('SELECT EXISTS (SELECT FROM %I.pgsentinel_ash($1, $2, application => $3, server => $4))', sch)
+                INTO app_seen USING since, until, application, server;
+            said := said || '|' || app_key;
+        END IF;
     END IF;
     FOR msg, hint IN
         SELECT m, h FROM (VALUES
