@@ -169,6 +169,21 @@ SELECT t, a, 9001, NULL, NULL, NULL FROM pgs_rep_samples, unnest('{4,6}'::int[])
 WHERE id BETWEEN 7420 AND 7421
 UNION ALL
 SELECT t, 7, 9001, NULL, NULL, NULL FROM pgs_rep_samples WHERE id BETWEEN 7500 AND 7504;
+-- 17:00-17:10, samples of two weights (the archive keeps one in ten, the
+-- ring every one): 17:00-17:05 one sample in 10 s (weight 10), pid 101
+-- alone; 17:05-17:10 every second (weight 1), 101, 102 and 106 on CPU.
+-- Counted by sample, the three sessions would be the normal (300 samples
+-- against 30); by time, one session is, and 17:05-17:10 an incident.
+INSERT INTO pgs_rep_samples
+SELECT '2020-01-01 17:00:00+00'::timestamptz + i * interval '10 s', 8000 + i * 10, 1, 10
+FROM generate_series(0, 29) i
+UNION ALL
+SELECT '2020-01-01 17:05:00+00'::timestamptz + i * interval '1 s', 8300 + i, 1, 1
+FROM generate_series(0, 299) i;
+INSERT INTO pgs_rep_rows
+SELECT t, a, 9001, NULL::int, NULL::text, NULL::int[]
+FROM pgs_rep_samples, unnest(CASE WHEN id < 8300 THEN '{1}'::int[] ELSE '{1,2,6}' END) a
+WHERE id BETWEEN 8000 AND 8599;
 UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m WHERE r.wait = m.code;
 INSERT INTO pgsentinel_archive_sample
 SELECT s.t, s.id, s.period, s.weight,
@@ -625,6 +640,9 @@ SELECT incident, started, ended, samples
 FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10', min_samples => 2);
 SELECT count(*) AS no_incident_in_normal_times
 FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:03');
+-- samples weigh the time they stand for
+SELECT started, ended, samples, baseline, threshold
+FROM pgsentinel_incidents('2020-01-01 17:00', '2020-01-01 17:10');
 SELECT count(*) AS no_incident_without_samples
 FROM pgsentinel_incidents('2020-01-01 18:00', '2020-01-01 19:00');
 SELECT * FROM pgsentinel_incidents('2020-01-01 16:00', '2020-01-01 16:10', min_excess => -1);
