@@ -41,6 +41,39 @@
 #include "pgsentinel.h"
 
 /*
+ * How a bucket's part of the blocking trees adds to the one already kept
+ * (the same for the hour and the minute rollups): counts and times summed,
+ * the deepest level and all blockers kept, the names of the latest row.
+ */
+#define BLOCKING_ROLLUP_UPSERT \
+"  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)" \
+"  DO UPDATE SET depth = greatest(t.depth, excluded.depth)," \
+"                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)" \
+"                                FROM unnest(t.blocked_by || excluded.blocked_by) x)," \
+"                samples = t.samples + excluded.samples," \
+"                db_time = t.db_time + excluded.db_time," \
+"                usesysid = CASE WHEN excluded.last_time >= t.last_time" \
+"                                THEN excluded.usesysid ELSE t.usesysid END," \
+"                usename = CASE WHEN excluded.last_time >= t.last_time" \
+"                               THEN excluded.usename ELSE t.usename END," \
+"                state = CASE WHEN excluded.last_time >= t.last_time" \
+"                             THEN excluded.state ELSE t.state END," \
+"                wait_event_type = CASE WHEN excluded.last_time >= t.last_time" \
+"                     THEN excluded.wait_event_type ELSE t.wait_event_type END," \
+"                wait_event = CASE WHEN excluded.last_time >= t.last_time" \
+"                                  THEN excluded.wait_event ELSE t.wait_event END," \
+"                query = CASE WHEN excluded.last_time >= t.last_time" \
+"                             THEN excluded.query ELSE t.query END," \
+"                application_name = CASE WHEN excluded.last_time >= t.last_time" \
+"                     THEN excluded.application_name ELSE t.application_name END," \
+"                client_addr = CASE WHEN excluded.last_time >= t.last_time" \
+"                     THEN excluded.client_addr ELSE t.client_addr END," \
+"                xact_start = CASE WHEN excluded.last_time >= t.last_time" \
+"                     THEN excluded.xact_start ELSE t.xact_start END," \
+"                first_time = least(t.first_time, excluded.first_time)," \
+"                last_time = greatest(t.last_time, excluded.last_time)),"
+
+/*
  * The step.  %1$s is the extension's schema, quoted; $1 keep_one_in, $2
  * the most samples to take, $3 the oldest time the retention keeps
  * (older samples are skipped: their partitions are gone), $4 the first
@@ -329,64 +362,14 @@ static const char *const step_sql =
 "         last_time, usesysid, usename, state, wait_event_type, wait_event,"
 "         query, first_time, application_name, client_addr, xact_start)"
 "  SELECT b.* FROM bl_rows r, %1$s.pgsentinel_blocking_parts(r.rows, 'hour'::text) b"
-"  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)"
-"  DO UPDATE SET depth = greatest(t.depth, excluded.depth),"
-"                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)"
-"                                FROM unnest(t.blocked_by || excluded.blocked_by) x),"
-"                samples = t.samples + excluded.samples,"
-"                db_time = t.db_time + excluded.db_time,"
-"                usesysid = CASE WHEN excluded.last_time >= t.last_time"
-"                                THEN excluded.usesysid ELSE t.usesysid END,"
-"                usename = CASE WHEN excluded.last_time >= t.last_time"
-"                               THEN excluded.usename ELSE t.usename END,"
-"                state = CASE WHEN excluded.last_time >= t.last_time"
-"                             THEN excluded.state ELSE t.state END,"
-"                wait_event_type = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.wait_event_type ELSE t.wait_event_type END,"
-"                wait_event = CASE WHEN excluded.last_time >= t.last_time"
-"                                  THEN excluded.wait_event ELSE t.wait_event END,"
-"                query = CASE WHEN excluded.last_time >= t.last_time"
-"                             THEN excluded.query ELSE t.query END,"
-"                application_name = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.application_name ELSE t.application_name END,"
-"                client_addr = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.client_addr ELSE t.client_addr END,"
-"                xact_start = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.xact_start ELSE t.xact_start END,"
-"                first_time = least(t.first_time, excluded.first_time),"
-"                last_time = greatest(t.last_time, excluded.last_time)),"
+BLOCKING_ROLLUP_UPSERT
 " roll_blocking_minute AS ("
 "  INSERT INTO %1$s.pgsentinel_rollup_blocking_minute AS t (bucket, kind,"
 "         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,"
 "         last_time, usesysid, usename, state, wait_event_type, wait_event,"
 "         query, first_time, application_name, client_addr, xact_start)"
 "  SELECT b.* FROM bl_rows r, %1$s.pgsentinel_blocking_parts(r.rows, 'minute'::text) b"
-"  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)"
-"  DO UPDATE SET depth = greatest(t.depth, excluded.depth),"
-"                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)"
-"                                FROM unnest(t.blocked_by || excluded.blocked_by) x),"
-"                samples = t.samples + excluded.samples,"
-"                db_time = t.db_time + excluded.db_time,"
-"                usesysid = CASE WHEN excluded.last_time >= t.last_time"
-"                                THEN excluded.usesysid ELSE t.usesysid END,"
-"                usename = CASE WHEN excluded.last_time >= t.last_time"
-"                               THEN excluded.usename ELSE t.usename END,"
-"                state = CASE WHEN excluded.last_time >= t.last_time"
-"                             THEN excluded.state ELSE t.state END,"
-"                wait_event_type = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.wait_event_type ELSE t.wait_event_type END,"
-"                wait_event = CASE WHEN excluded.last_time >= t.last_time"
-"                                  THEN excluded.wait_event ELSE t.wait_event END,"
-"                query = CASE WHEN excluded.last_time >= t.last_time"
-"                             THEN excluded.query ELSE t.query END,"
-"                application_name = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.application_name ELSE t.application_name END,"
-"                client_addr = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.client_addr ELSE t.client_addr END,"
-"                xact_start = CASE WHEN excluded.last_time >= t.last_time"
-"                     THEN excluded.xact_start ELSE t.xact_start END,"
-"                first_time = least(t.first_time, excluded.first_time),"
-"                last_time = greatest(t.last_time, excluded.last_time)),"
+BLOCKING_ROLLUP_UPSERT
 " obs_minute AS ("
 "  INSERT INTO %1$s.pgsentinel_rollup_minute_observed AS t"
 "         (bucket, samples, observed, peak)"
