@@ -395,12 +395,15 @@ static int
 sample_blockers(AshRow *rows, int nrows, int64 sample_id, TimestampTz now,
 				int64 period)
 {
-	/* in the sample's memory: a session is added once */
-	SessionCopy **added = palloc(sizeof(SessionCopy *) *
-								 pgs_backend_status_slots());
+	SessionCopy **added;
 	int			nadded = 0;
 	int			i;
 
+	/* most samples have no lock waiter */
+	if (nlock_waiters == 0)
+		return nrows;
+	/* in the sample's memory: a session is added once */
+	added = palloc(sizeof(SessionCopy *) * pgs_backend_status_slots());
 	for (i = 0; i < nlock_waiters; i++)
 	{
 		const PgsLockWaiter *w = &lock_waiters[i];
