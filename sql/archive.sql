@@ -378,3 +378,53 @@ SELECT count(*) AS rows_for_a_superuser FROM pgsentinel_ash_minute WHERE usename
 DELETE FROM pgsentinel_rollup_minute WHERE usesysid = :bob;
 DELETE FROM pgsentinel_rollup_session_minute WHERE usesysid = :bob;
 DROP ROLE regress_pgs_bob, regress_pgs_alice;
+
+-- 10. The archive's statements are the extension's: the texts' ids, one per
+-- text and day, found again by hash; and the partitions listed to make and
+-- to drop.  The state's lock keeps the archiver's step out meanwhile.
+BEGIN;
+LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
+SELECT timezone('UTC', now())::date AS today,
+       coalesce(max(text_id), 0) AS max_id
+  FROM pgsentinel_archive_text WHERE day = timezone('UTC', now())::date \gset
+CREATE TEMP TABLE first_ids AS
+SELECT text, text_id - :max_id AS id
+  FROM pgsentinel_text_ids(ARRAY[:'today', :'today', :'today', :'today']::date[],
+                           ARRAY['regress text a', 'regress text b',
+                                 'regress text a', NULL]);
+SELECT * FROM first_ids ORDER BY id;
+SELECT t.text, t.text_id - :max_id AS id, f.id = t.text_id - :max_id AS same_id
+  FROM pgsentinel_text_ids(ARRAY[:'today', :'today']::date[],
+                           ARRAY['regress text b', 'regress text c']) t
+  LEFT JOIN first_ids f USING (text) ORDER BY 2;
+SELECT count(*) AS stored_once FROM pgsentinel_archive_text
+ WHERE day = :'today' AND text LIKE 'regress text _';
+ROLLBACK;
+-- Every partitioned table of days gets one from the day asked for, each
+-- made apart and attached; of today's none is missing.
+SELECT p.retention, count(DISTINCT p.parent) AS tables,
+       count(DISTINCT m.partition_name) >= count(DISTINCT p.parent) AS listed,
+       count(*) FILTER (WHERE m.ddl LIKE 'CREATE TABLE %')
+         = count(DISTINCT m.partition_name) AS each_created,
+       count(*) FILTER (WHERE m.ddl LIKE 'ALTER TABLE % ATTACH PARTITION %')
+         = count(DISTINCT m.partition_name) AS each_attached
+  FROM pgsentinel_archive_partitioned() p
+  JOIN pgsentinel_archive_partitions_to_make(timezone('UTC', now())::date - 2,
+                                             'public'::regnamespace) m
+    ON m.partition_name LIKE p.parent || '\_%'
+   AND m.partition_name NOT LIKE p.parent || '\_%\_%'
+ WHERE p.retention <> 'hour'
+ GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS needed_missing
+  FROM pgsentinel_archive_partitions_to_make(timezone('UTC', now())::date,
+                                             'public'::regnamespace)
+ WHERE needed;
+-- Today's raw partitions are listed to drop when the raw retention ends
+-- tomorrow, and only they: not the minute rollups', kept one day more.
+SELECT string_agg(p.relname, ', ' ORDER BY p.relname) AS todays_to_drop
+  FROM pgsentinel_archive_partitions_expired(timezone('UTC', now())::date + 1,
+                                             timezone('UTC', now())::date,
+                                             timezone('UTC', now())::date - 400,
+                                             'public'::regnamespace) x
+  JOIN pg_class p ON p.oid = x.parent
+ WHERE x.ddl LIKE '%\_' || to_char(timezone('UTC', now()), 'YYYYMMDD');

@@ -413,7 +413,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",
 						 quoted);
 				SPI_execute(lock_sql, false, 0);
-				pgs_archive_step(quoted, pgs_archive_keep_one_in,
+				pgs_archive_step(schema, pgs_archive_keep_one_in,
 								 ARCHIVE_STEP_SAMPLES, oldest_kept, &r);
 				if (GetCurrentTimestamp() >= *size_due)
 				{
@@ -460,7 +460,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",
 						 quoted);
 				SPI_execute(lock_sql, false, 0);
-				pgs_archive_statements_step(quoted, oldest_kept, &sr);
+				pgs_archive_statements_step(schema, oldest_kept, &sr);
 				pgs_db_work_commit();
 				*stmt_written = sr.ring_written;
 			}

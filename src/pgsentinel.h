@@ -828,6 +828,8 @@ extern void pgs_db_work_commit(void);
 extern void pgs_db_work_abort(void);
 
 /* archive_step.c */
+extern char *pgs_archive_template(const char *schema, const char *fn,
+								  const char *arg);
 extern void pgs_archive_step(const char *schema, int keep_one_in,
 							 int max_samples, TimestampTz oldest_kept,
 							 PgsArchiveStepResult *result);

@@ -28,28 +28,14 @@ WITH smp AS MATERIALIZED (
     JOIN kept k ON k.sample_id = a.sample_id AND k.sample_time = a.ash_time
    WHERE a.ash_time >= (SELECT min(k.sample_time) FROM kept k)
      AND a.ash_time <= (SELECT max(k.sample_time) FROM kept k)),
- txt AS MATERIALIZED (
-  SELECT DISTINCT x.day, t.text, hashtextextended(t.text, 0) AS hash
-    FROM rws x, LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
-   WHERE t.text IS NOT NULL),
- txt_old AS MATERIALIZED (
-  SELECT x.day, x.text, o.text_id
-    FROM txt x JOIN %1$I.pgsentinel_fleet_text o
-      ON o.server_id = $1 AND o.feed = 0 AND o.day = x.day
-     AND o.hash = x.hash AND o.text = x.text),
- txt_new AS (
-  INSERT INTO %1$I.pgsentinel_fleet_text (server_id, feed, day, text_id, hash, text)
-  SELECT $1, 0, x.day,
-         coalesce((SELECT max(o.text_id) FROM %1$I.pgsentinel_fleet_text o
-                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = x.day), 0)
-         + row_number() OVER (PARTITION BY x.day ORDER BY x.hash, x.text),
-         x.hash, x.text
-    FROM txt x
-   WHERE NOT EXISTS (SELECT FROM txt_old y WHERE y.day = x.day AND y.text = x.text)
-  RETURNING day, text, text_id),
  txt_all AS MATERIALIZED (
-  SELECT day, text, text_id FROM txt_old
-  UNION ALL SELECT day, text, text_id FROM txt_new),
+  SELECT i.day, i.text, i.text_id
+    FROM (SELECT array_agg(x.day) AS days, array_agg(x.text) AS texts
+            FROM (SELECT DISTINCT x.day, t.text
+                    FROM rws x,
+                         LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
+                   WHERE t.text IS NOT NULL) x) a,
+         %1$I.pgsentinel_text_ids(a.days, a.texts, $1) i),
  we AS MATERIALIZED (
   SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
  we_old AS MATERIALIZED (
@@ -207,27 +193,11 @@ WITH d AS MATERIALIZED (
                     WHERE p.queryid = m.queryid AND p.dbid = m.dbid
                       AND p.userid = m.userid LIMIT 1)) AS text
     FROM missing m),
- txt AS MATERIALIZED (
-  SELECT DISTINCT f.day, f.text, hashtextextended(f.text, 0) AS hash
-    FROM found f WHERE f.text IS NOT NULL),
- txt_old AS MATERIALIZED (
-  SELECT x.day, x.text, o.text_id
-    FROM txt x JOIN %1$I.pgsentinel_fleet_text o
-      ON o.server_id = $1 AND o.feed = 0 AND o.day = x.day
-     AND o.hash = x.hash AND o.text = x.text),
- txt_new AS (
-  INSERT INTO %1$I.pgsentinel_fleet_text (server_id, feed, day, text_id, hash, text)
-  SELECT $1, 0, x.day,
-         coalesce((SELECT max(o.text_id) FROM %1$I.pgsentinel_fleet_text o
-                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = x.day), 0)
-         + row_number() OVER (PARTITION BY x.day ORDER BY x.hash, x.text),
-         x.hash, x.text
-    FROM txt x
-   WHERE NOT EXISTS (SELECT FROM txt_old y WHERE y.day = x.day AND y.text = x.text)
-  RETURNING day, text, text_id),
  txt_all AS MATERIALIZED (
-  SELECT day, text, text_id FROM txt_old
-  UNION ALL SELECT day, text, text_id FROM txt_new),
+  SELECT i.day, i.text, i.text_id
+    FROM (SELECT array_agg(f.day) AS days, array_agg(f.text) AS texts
+            FROM found f WHERE f.text IS NOT NULL) a,
+         %1$I.pgsentinel_text_ids(a.days, a.texts, $1) i),
  map AS (
   INSERT INTO %1$I.pgsentinel_fleet_stmt_text (server_id, feed, day, queryid,
          dbid, userid, text_id)
