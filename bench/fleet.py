@@ -78,7 +78,7 @@ def main():
         repo.psql(f"SELECT pgsentinel_fleet_add('src', '{src.conninfo()}')")
         repo.psql(f"SELECT pgsentinel_fleet_add('src-pulled', '{src.conninfo()}', "
                   "method => 'pull', keep_one_in => 10)")
-        repo.wait("(SELECT count(*) = 2 FROM pgsentinel_fleet_servers "
+        repo.wait("(SELECT count(*) = 2 FROM pgsentinel_fleet_status "
                   "WHERE last_sample_time IS NOT NULL)")
 
         # lag, then WAL and size over the same seconds
@@ -89,9 +89,9 @@ def main():
             size0[name] = int(repo.psql(
                 "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
                 f"WHERE c.relkind = 'r' AND c.relname ~ ('^pgsentinel_fleet_[a-z_]+_' || "
-                f"(SELECT server_id FROM pgsentinel_fleet_servers WHERE name = '{name}') || '_')"))
-            seen[name] = repo.psql(f"SELECT max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '{name}'")
-        n0 = {name: int(repo.psql(f"SELECT count(*) FROM pgsentinel_fleet_samples WHERE server = '{name}'"))
+                f"(SELECT server_id FROM pgsentinel_fleet_status WHERE name = '{name}') || '_')"))
+            seen[name] = repo.psql(f"SELECT max(sample_time) FROM pgsentinel_fleet_sample_archive WHERE server = '{name}'")
+        n0 = {name: int(repo.psql(f"SELECT count(*) FROM pgsentinel_fleet_sample_archive WHERE server = '{name}'"))
               for name in lags}
         archive.caught_up(plain)
         archive.caught_up(src)
@@ -102,11 +102,11 @@ def main():
             for name in lags:
                 rows = repo.psql(
                     "SELECT string_agg(extract(epoch FROM clock_timestamp() - sample_time)::text, ' ') "
-                    f"FROM pgsentinel_fleet_samples WHERE server = '{name}' AND sample_time > '{seen[name]}'")
+                    f"FROM pgsentinel_fleet_sample_archive WHERE server = '{name}' AND sample_time > '{seen[name]}'")
                 if rows:
                     lags[name] += [float(x) for x in rows.split()]
                     seen[name] = repo.psql(
-                        f"SELECT max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '{name}'")
+                        f"SELECT max(sample_time) FROM pgsentinel_fleet_sample_archive WHERE server = '{name}'")
             time.sleep(0.1)
         archive.caught_up(plain)
         archive.caught_up(src)
@@ -123,8 +123,8 @@ def main():
             size1 = int(repo.psql(
                 "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
                 f"WHERE c.relkind = 'r' AND c.relname ~ ('^pgsentinel_fleet_[a-z_]+_' || "
-                f"(SELECT server_id FROM pgsentinel_fleet_servers WHERE name = '{name}') || '_')"))
-            n1 = int(repo.psql(f"SELECT count(*) FROM pgsentinel_fleet_samples WHERE server = '{name}'"))
+                f"(SELECT server_id FROM pgsentinel_fleet_status WHERE name = '{name}') || '_')"))
+            n1 = int(repo.psql(f"SELECT count(*) FROM pgsentinel_fleet_sample_archive WHERE server = '{name}'"))
             out.append((name, (size1 - size0[name]) / max(n1 - n0[name], 1), lags[name]))
         print(f"| figure ({args.sessions} sleeping sessions, {args.seconds} s) | value |")
         print("|---|---|")

@@ -53,7 +53,7 @@ $$;
 -- The statements' watermark has passed reading s.
 CREATE FUNCTION pgs_stmt_archived(s bigint) RETURNS boolean
 LANGUAGE sql AS $$
-  SELECT coalesce((SELECT stmt_last_sample_id FROM pgsentinel_archive_state) >= s, false)
+  SELECT coalesce((SELECT statements_last_sample_id FROM pgsentinel_archive_state) >= s, false)
 $$;
 
 -- The helper's rows in which a counter moved (the archive stores those).
@@ -122,21 +122,21 @@ SELECT count(*) AS readings_counted_twice FROM (
     FROM pgsentinel_statements_history
     GROUP BY 1, 2, 3, 4, 5 HAVING count(*) > 1) d;
 -- readings in which nothing moved are counted, not stored
-SELECT stmt_rows_archived > 0 AS rows_archived,
-       stmt_rows_unchanged > 0 AS unchanged_not_stored,
-       stmt_history_id = pgsentinel_history_id() AS same_history
+SELECT statements_rows_archived > 0 AS rows_archived,
+       statements_rows_unchanged > 0 AS unchanged_not_stored,
+       statements_history_id = pgsentinel_history_id() AS same_history
 FROM pgsentinel_archive_state;
 SELECT DISTINCT query FROM pgsentinel_statements_archive
 WHERE queryid = :qid AND toplevel;
 -- (one text per UTC day: a run across midnight has two)
 SELECT count(*) > 0 AS text_of_the_work,
        count(*) = count(DISTINCT day) AS one_text_per_day
-FROM pgsentinel_archive_stmt_text WHERE queryid = :qid;
+FROM pgsentinel_archive_statement_text WHERE queryid = :qid;
 
 -- 2. The archiver held back (a lock on its table): the combined view
 -- shows the ring's deltas; once it catches up, the archive's, the same.
 BEGIN;
-LOCK TABLE pgsentinel_archive_stmt_delta IN EXCLUSIVE MODE;
+LOCK TABLE pgsentinel_archive_statement_delta IN EXCLUSIVE MODE;
 SELECT coalesce(max(sample_id), 0) AS a2 FROM pg_stat_statements_history \gset
 SELECT pgs_stmt_work(1), 2;
 SELECT queryid AS qid2 FROM pg_stat_statements
@@ -150,7 +150,7 @@ CREATE TEMP TABLE saved2 AS
   SELECT * FROM helper_rows WHERE queryid = :qid2 AND sample_id > :a2;
 SELECT max(sample_id) AS b2 FROM pg_stat_statements_history \gset
 SELECT count(*) > 0 AS deltas_of_the_work,
-       min(sample_id) > (SELECT stmt_last_sample_id FROM pgsentinel_archive_state)
+       min(sample_id) > (SELECT statements_last_sample_id FROM pgsentinel_archive_state)
          AS not_archived_yet
 FROM saved2;
 SELECT count(*) AS rows_that_differ FROM (
@@ -225,7 +225,7 @@ WHERE queryid = :qid3 AND toplevel AND sample_id > :a3 AND reset;
 -- archived has no text anywhere: it is looked for once that day (a map row
 -- without a text), not read from pg_stat_statements at every step.
 BEGIN;
-LOCK TABLE pgsentinel_archive_stmt_delta IN EXCLUSIVE MODE;
+LOCK TABLE pgsentinel_archive_statement_delta IN EXCLUSIVE MODE;
 SELECT pgs_stmt_work(1), 4, 4, 4;
 SELECT queryid AS qid4 FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1), $2, $3, $4' AND toplevel \gset
@@ -238,7 +238,7 @@ COMMIT;
 SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b4));
 SELECT count(*) > 0 AS day_mapped, count(*) = count(DISTINCT day) AS one_map_per_day,
        count(text_id) AS with_text
-FROM pgsentinel_archive_stmt_text WHERE queryid = :qid4;
+FROM pgsentinel_archive_statement_text WHERE queryid = :qid4;
 SELECT count(*) > 0 AS deltas_archived, bool_and(query IS NULL) AS without_text
 FROM pgsentinel_statements_archive WHERE queryid = :qid4;
 
@@ -273,7 +273,7 @@ SELECT count(*) > 0 AS history_readable,
        count(*) FILTER (WHERE userid <> current_user::regrole
                           AND queryid IS NOT NULL) AS others_queryid_shown
 FROM pgsentinel_statements_history WHERE sample_id > :a;
-SELECT count(*) AS archive_table_readable FROM pgsentinel_archive_stmt_delta;
+SELECT count(*) AS archive_table_readable FROM pgsentinel_archive_statement_delta;
 \c - :su
 GRANT pg_read_all_stats TO regress_pgs_stmt_reader;
 SET ROLE regress_pgs_stmt_reader;

@@ -77,7 +77,7 @@ SELECT 'pgsentinel_fleet_' || CASE WHEN is_called THEN last_value + 1 ELSE last_
 CREATE SERVER :"taken" FOREIGN DATA WRAPPER postgres_fdw;
 SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''self'', %L, method => ''pull'')',
                                   :'here' || ' dbname=' || current_database()));
-SELECT count(*) AS nothing_added FROM pgsentinel_fleet_servers;
+SELECT count(*) AS nothing_added FROM pgsentinel_fleet_status;
 DROP SERVER :"taken";
 
 -- a loopback pull: this server is its own fleet's "self".  The ring is
@@ -104,10 +104,10 @@ SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''squatted'', %L,
                                   :'here' || ' dbname=' || current_database()));
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 SELECT to_regclass('public.sales_20200101') IS NOT NULL AS other_users_table_kept;
-SELECT count(*) AS squatted_server_added FROM pgsentinel_fleet_servers WHERE name = 'squatted';
+SELECT count(*) AS squatted_server_added FROM pgsentinel_fleet_status WHERE name = 'squatted';
 DO $$
 BEGIN
-    IF EXISTS (SELECT FROM pgsentinel_fleet_servers WHERE name = 'squatted') THEN
+    IF EXISTS (SELECT FROM pgsentinel_fleet_status WHERE name = 'squatted') THEN
         PERFORM pgsentinel_fleet_remove('squatted', false);
     END IF;
 END $$;
@@ -162,7 +162,7 @@ SELECT pgsentinel_fleet_add('self', :'self', method => 'pull', pull_interval => 
 SELECT pgsentinel_fleet_add('self', :'self', method => 'pull');
 SELECT name, method, conninfo ~ 'dbname=' AS conninfo, conninfo ~ 'SECRET|password' AS password_kept,
        keep_one_in, retention, removed
-  FROM pgsentinel_fleet_servers;
+  FROM pgsentinel_fleet_status;
 SELECT m.umoptions FROM pg_user_mappings m
   JOIN pgsentinel_fleet_server f ON f.foreign_server = m.srvname WHERE f.name = 'self';
 SELECT rolsuper AS mallory_became_superuser FROM pg_roles WHERE rolname = 'regress_fleet_mallory';
@@ -196,7 +196,7 @@ SELECT pgs_wait_for($c$
                                   FROM pgsentinel_fleet_server WHERE name = 'self'))
   AND EXISTS (SELECT FROM pgsentinel_ring_statements
                WHERE queryid IS NOT NULL
-                 AND ash_time > (SELECT coalesce(stmt_pulled_until, '-infinity')
+                 AND ash_time > (SELECT coalesce(statements_pulled_until, '-infinity')
                                    FROM pgsentinel_fleet_server WHERE name = 'self'))$c$);
 SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_stored,
        statements_stored > 0 AS statements_pulled
@@ -205,12 +205,12 @@ SELECT name, samples_seen > 0 AS pulled, samples_stored = samples_seen AS all_st
 SELECT name, samples_stored = samples_seen AS none_twice FROM pgsentinel_fleet_pull('self');
 SELECT count(*) = count(DISTINCT sample_time) AS unique_samples,
        count(*) > 0 AS some
-  FROM pgsentinel_fleet_samples WHERE server = 'self';
+  FROM pgsentinel_fleet_sample_archive WHERE server = 'self';
 -- the statements ring's deltas: each reading of a statement once, with its
 -- watermark; the texts from the archive or pg_stat_statements
 SELECT count(*) = count(DISTINCT (ash_time, userid, dbid, queryid, toplevel)) AS unique_deltas,
        count(*) FILTER (WHERE query IS NOT NULL) > 0 AS with_texts,
-       max(ash_time) = (SELECT stmt_pulled_until FROM pgsentinel_fleet_server
+       max(ash_time) = (SELECT statements_pulled_until FROM pgsentinel_fleet_server
                          WHERE name = 'self') AS watermark
   FROM pgsentinel_fleet_statements WHERE server = 'self';
 -- every pulled row is one of the ring's, with its weight
@@ -229,7 +229,7 @@ SELECT count(*) >= 0 AS statements, count(*) FILTER (WHERE calls > 0) >= 0 AS ca
 -- in the repository (here the pulled copy of this server's ring), and
 -- computes what the fleet's own reports compute from them
 SELECT min(sample_time) AS w0, max(sample_time) + interval '1 microsecond' AS w1
-  FROM pgsentinel_fleet_samples WHERE server = 'self' \gset
+  FROM pgsentinel_fleet_sample_archive WHERE server = 'self' \gset
 SELECT round(a.db_time::numeric, 6) = round(f.db_time::numeric, 6) AS same_db_time,
        round(a.observed::numeric, 6) = round(f.observed::numeric, 6) AS same_observed,
        a.db_time > 0 AS some_load
@@ -281,8 +281,8 @@ SELECT to_char(current_date - 40, 'YYYYMMDD') AS old_day \gset
 SELECT fleet_ext.dblink_connect('fleet_holder', :'here' || ' dbname=' || current_database());
 SELECT fleet_ext.dblink_exec('fleet_holder', format(
          'BEGIN; LOCK TABLE ONLY %1$I.pgsentinel_fleet_sample_%2$s, %1$I.pgsentinel_fleet_activity_%2$s,
-                 %1$I.pgsentinel_fleet_text_%2$s, %1$I.pgsentinel_fleet_stmt_delta_%2$s,
-                 %1$I.pgsentinel_fleet_stmt_text_%2$s IN ROW EXCLUSIVE MODE',
+                 %1$I.pgsentinel_fleet_text_%2$s, %1$I.pgsentinel_fleet_statement_delta_%2$s,
+                 %1$I.pgsentinel_fleet_statement_text_%2$s IN ROW EXCLUSIVE MODE',
          current_schema(), server_id))
   FROM pgsentinel_fleet_server WHERE name = 'self';
 SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
@@ -330,16 +330,16 @@ SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00')
 
 -- removed, history kept: the name can come back and goes on
 SELECT pgsentinel_fleet_remove('self');
-SELECT name, removed IS NOT NULL AS removed, foreign_server FROM pgsentinel_fleet_servers;
+SELECT name, removed IS NOT NULL AS removed, foreign_server FROM pgsentinel_fleet_status;
 SELECT count(*) FROM pg_foreign_server WHERE srvname LIKE 'pgsentinel_fleet_%';
-SELECT count(*) > 0 AS history_kept FROM pgsentinel_fleet_samples WHERE server = 'self';
+SELECT count(*) > 0 AS history_kept FROM pgsentinel_fleet_sample_archive WHERE server = 'self';
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
                             method => 'pull') > 0 AS added_again;
 SELECT (SELECT pulled_until FROM pgsentinel_fleet_server WHERE name = 'self')
        = (SELECT max(sample_time) FROM pgsentinel_fleet_sample) AS goes_on_after_its_newest;
 -- removed with its history: its partitions go
 SELECT pgsentinel_fleet_remove('self', keep_history => false);
-SELECT count(*) FROM pgsentinel_fleet_servers;
+SELECT count(*) FROM pgsentinel_fleet_status;
 SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|activity|text|wait_event|stmt_delta|stmt_text)_[0-9]';
 SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[0-9]+_';
 SELECT pgsentinel_fleet_remove('self');

@@ -85,7 +85,7 @@ RESET ROLE;
 GRANT pg_read_all_stats TO regress_pgs_reader;
 SET ROLE regress_pgs_reader;
 SELECT count(*) >= 0 AS reads FROM pgsentinel_fleet_ash;
-SELECT count(*) >= 0 AS reads FROM pgsentinel_fleet_servers;
+SELECT count(*) >= 0 AS reads FROM pgsentinel_fleet_status;
 SELECT count(*) >= 0 AS calls FROM pgsentinel_fleet_aas();
 SELECT count(*) >= 0 AS calls FROM pgsentinel_fleet_top_servers();
 SELECT count(*) >= 0 AS calls FROM pgsentinel_fleet_top_statements();

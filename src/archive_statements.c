@@ -59,7 +59,7 @@ pgss_source(void)
  */
 void
 pgs_archive_statements_step(const char *schema, TimestampTz oldest_kept,
-							PgsArchiveStmtResult *result)
+							PgsArchiveStatementsResult *result)
 {
 	char	   *sql;
 	Oid			argtypes[1] = {TIMESTAMPTZOID};

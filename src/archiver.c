@@ -325,7 +325,7 @@ archive_bytes(Oid nspid)
  */
 static bool
 archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
-			  TimestampTz *size_due, uint64 *stmt_written)
+			  TimestampTz *size_due, uint64 *statements_written)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	/* what outlives the cycle's transactions, freed whatever happens */
@@ -365,7 +365,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			if (*partitions_due)
 			{
 				TimestampTz from = oldest_ring_sample();
-				TimestampTz stmt_from = pgs_archive_statements_oldest();
+				TimestampTz statements_from = pgs_archive_statements_oldest();
 				int			dropped;
 				int			busy;
 				int			create_busy;
@@ -373,11 +373,11 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				char		waiting[PGS_MESSAGE_LEN];
 
 				/* (an extension created again, an error): step anyway */
-				*stmt_written = PG_UINT64_MAX;
+				*statements_written = PG_UINT64_MAX;
 
 				/* the statements ring may reach further back */
-				if (stmt_from != 0 && (from == 0 || stmt_from < from))
-					from = stmt_from;
+				if (statements_from != 0 && (from == 0 || statements_from < from))
+					from = statements_from;
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive partitions");
 				created = pgs_archive_partitions(schema, nspid,
 												 Max(from == 0 ? start : from,
@@ -449,10 +449,10 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			 * may be anywhere in it): it runs only when the ring has rows
 			 * written since the last step committed.
 			 */
-			if (pgs_ring_written(&pgs_state->pgssh) != *stmt_written)
+			if (pgs_ring_written(&pgs_state->pgssh) != *statements_written)
 			{
 				char		lock_sql[NAMEDATALEN * 2 + 64];
-				PgsArchiveStmtResult sr;
+				PgsArchiveStatementsResult sr;
 
 				pgs_db_work_begin();
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive statements");
@@ -462,7 +462,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				SPI_execute(lock_sql, false, 0);
 				pgs_archive_statements_step(schema, oldest_kept, &sr);
 				pgs_db_work_commit();
-				*stmt_written = sr.ring_written;
+				*statements_written = sr.ring_written;
 			}
 
 			{
@@ -513,7 +513,7 @@ pgsentinel_archiver_main(Datum main_arg)
 	TimestampTz busy_retry = 0;
 	TimestampTz size_due = 0;
 	/* the statements ring's rows written as of the last statements step */
-	uint64		stmt_written = PG_UINT64_MAX;
+	uint64		statements_written = PG_UINT64_MAX;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, pgs_db_worker_sigterm);
@@ -563,7 +563,7 @@ pgsentinel_archiver_main(Datum main_arg)
 		if (busy_retry != 0 && now >= busy_retry)
 			partitions_due = true;
 		(void) archive_cycle(&partitions_due, &busy_retry, &size_due,
-							 &stmt_written);
+							 &statements_written);
 		/* a repository pulls its fleet's standbys (fleet.c) */
 		if (!ShutdownRequestPending)
 			pgs_fleet_tick();

@@ -448,14 +448,14 @@ typedef struct PgsArchiveStepResult
 } PgsArchiveStepResult;
 
 /* The result of one statements archiving step (archive_statements.c). */
-typedef struct PgsArchiveStmtResult
+typedef struct PgsArchiveStatementsResult
 {
 	int64		readings;		/* readings of the statements ring archived */
 	int64		rows;			/* delta rows stored */
 	int64		rows_unchanged; /* not stored: no counter moved */
 	int64		texts;			/* statement texts copied */
 	uint64		ring_written;	/* rows the ring had written before */
-} PgsArchiveStmtResult;
+} PgsArchiveStatementsResult;
 
 /* guc.c */
 extern double pgs_sampling_period;
@@ -841,7 +841,7 @@ extern TimestampTz pgs_archive_oldest_kept(void);
 /* archive_statements.c */
 extern void pgs_archive_statements_step(const char *schema,
 										TimestampTz oldest_kept,
-										PgsArchiveStmtResult *result);
+										PgsArchiveStatementsResult *result);
 extern TimestampTz pgs_archive_statements_oldest(void);
 
 /* fleet.c */

@@ -79,7 +79,7 @@ sub stmt_wait_archived
 	my $newest = $n->safe_psql('postgres',
 		'SELECT max(sample_id) FROM pg_stat_statements_history');
 	ok( $n->poll_query_until('postgres',
-			"SELECT stmt_history_id = pgsentinel_history_id() AND stmt_last_sample_id >= $newest FROM pgsentinel_archive_state"),
+			"SELECT statements_history_id = pgsentinel_history_id() AND statements_last_sample_id >= $newest FROM pgsentinel_archive_state"),
 		"statements archived up to the newest reading: $what");
 }
 
@@ -90,7 +90,7 @@ sub stmt_check_exactly_once
 	my ($n, $what) = @_;
 	is( $n->safe_psql('postgres', q{
 		SELECT count(*) - count(DISTINCT (ash_time, userid, dbid, queryid, toplevel))
-		FROM pgsentinel_archive_stmt_delta}),
+		FROM pgsentinel_archive_statement_delta}),
 		'0', "no statement reading archived twice: $what");
 	is( $n->safe_psql('postgres', q{
 		SELECT count(*) FROM (
@@ -98,7 +98,7 @@ sub stmt_check_exactly_once
 		         d.calls, d.exec_ms
 		  FROM pg_stat_statements_history_deltas('-infinity', 'infinity') d,
 		       pgsentinel_archive_state st
-		  WHERE d.sample_id <= st.stmt_last_sample_id
+		  WHERE d.sample_id <= st.statements_last_sample_id
 		    AND (d.reset OR d.calls <> 0 OR d.rows <> 0 OR d.exec_ms <> 0
 		         OR d.shared_blks_hit <> 0 OR d.shared_blks_read <> 0
 		         OR d.shared_blks_dirtied <> 0 OR d.shared_blks_written <> 0
@@ -301,10 +301,10 @@ $node->safe_psql('postgres', qq{
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
 	CREATE TABLE pgsentinel_archive_activity_$old PARTITION OF pgsentinel_archive_activity
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
-	CREATE TABLE pgsentinel_archive_stmt_delta_$old PARTITION OF pgsentinel_archive_stmt_delta
+	CREATE TABLE pgsentinel_archive_statement_delta_$old PARTITION OF pgsentinel_archive_statement_delta
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
-	CREATE TABLE pgsentinel_archive_stmt_text_$old PARTITION OF pgsentinel_archive_stmt_text
+	CREATE TABLE pgsentinel_archive_statement_text_$old PARTITION OF pgsentinel_archive_statement_text
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
 	CREATE TABLE pgsentinel_rollup_minute_$old PARTITION OF pgsentinel_rollup_minute
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
@@ -320,8 +320,8 @@ ok( $node->poll_query_until('postgres', qq{
 		SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NOT NULL
 		   AND (SELECT count(*) FROM pg_class
 		         WHERE relname IN ('pgsentinel_archive_activity_$old',
-		                           'pgsentinel_archive_stmt_delta_$old',
-		                           'pgsentinel_archive_stmt_text_$old')) = 0
+		                           'pgsentinel_archive_statement_delta_$old',
+		                           'pgsentinel_archive_statement_text_$old')) = 0
 		   AND (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)}),
 	'with a reader holding the archive, a day is made, others dropped, archiving goes on');
 is( $node->safe_psql('postgres', qq{
@@ -346,7 +346,7 @@ pgs_stop_bg($reader);
 # once nobody holds them, the archiver's next try (a minute after it left
 # them, no reload) drops them
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old', 'pgsentinel_archive_stmt_delta_$old', 'pgsentinel_archive_stmt_text_$old')"),
+		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old', 'pgsentinel_archive_statement_delta_$old', 'pgsentinel_archive_statement_text_$old')"),
 	'raw partitions past retention dropped, texts and statements included');
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pgsentinel_archive_text WHERE text = 'old text'"),

@@ -233,7 +233,7 @@ is($node->safe_psql('postgres', $figures), 't|t|t|t',
 # after pgsentinel_reset() (the ring emptied) the same figures come from
 # the archive's statements history
 ok( $node->poll_query_until('postgres',
-		"SELECT stmt_last_time >= '$w1' FROM pgsentinel_archive_state"),
+		"SELECT statements_last_time >= '$w1' FROM pgsentinel_archive_state"),
 	'the statements history of the window archived');
 $node->safe_psql('postgres', 'SELECT pgsentinel_reset()');
 is( $node->safe_psql('postgres', qq{

@@ -29,7 +29,7 @@ my $node = pgs_node('dump',
 
 my @tables = qw(pgsentinel_archive_sample pgsentinel_archive_activity
   pgsentinel_archive_text pgsentinel_archive_wait_event
-  pgsentinel_archive_stmt_delta pgsentinel_archive_stmt_text
+  pgsentinel_archive_statement_delta pgsentinel_archive_statement_text
   pgsentinel_rollup_minute pgsentinel_rollup_minute_observed
   pgsentinel_rollup_hour pgsentinel_rollup_hour_observed);
 
@@ -59,7 +59,7 @@ $node->safe_psql('postgres',
 my $newest = $node->safe_psql('postgres',
 	'SELECT max(sample_id) FROM pg_stat_statements_history');
 ok( $node->poll_query_until('postgres',
-		"SELECT stmt_last_sample_id >= $newest AND rows_archived > 0 FROM pgsentinel_archive_state"),
+		"SELECT statements_last_sample_id >= $newest AND rows_archived > 0 FROM pgsentinel_archive_state"),
 	'samples and statements archived');
 
 # the archive no longer changes while it is dumped and compared
@@ -70,7 +70,7 @@ ok( $node->poll_query_until('postgres',
 	'archiver stopped');
 pgs_stop_bg($bg);
 my $before = archive_counts($node, 'postgres');
-unlike($before, qr/pgsentinel_archive_stmt_delta=0\b/, 'statements in the archive');
+unlike($before, qr/pgsentinel_archive_statement_delta=0\b/, 'statements in the archive');
 
 my $dump = $node->basedir . '/archive.dump';
 $node->command_ok(

@@ -52,7 +52,7 @@ BEGIN
 END $$;
 CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_sample
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
-CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_stmt_delta
+CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_statement_delta
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
 });
 
@@ -170,7 +170,7 @@ is($node->safe_psql('postgres',
 # --- 3. in the middle of the statements step --------------------------------
 
 $node->safe_psql('postgres',
-	"INSERT INTO public.hold VALUES ('pgsentinel_archive_stmt_delta')");
+	"INSERT INTO public.hold VALUES ('pgsentinel_archive_statement_delta')");
 $node->safe_psql('postgres',
 	join('', map { "SELECT pg_sleep(0.05) /* archived statement */;\n" } 1 .. 10));
 ok(archiver_waits('pgsentinel archive statements', 'PgSleep'),
@@ -182,11 +182,11 @@ $node->safe_psql('postgres', 'DELETE FROM public.hold');
 my $newest = $node->safe_psql('postgres',
 	'SELECT max(sample_id) FROM pg_stat_statements_history');
 ok( $node->poll_query_until('postgres',
-		"SELECT stmt_last_sample_id >= $newest FROM pgsentinel_archive_state"),
+		"SELECT statements_last_sample_id >= $newest FROM pgsentinel_archive_state"),
 	'the statements history is archived after the restart');
 is( $node->safe_psql('postgres', q{
 	SELECT count(*) - count(DISTINCT (ash_time, userid, dbid, queryid, toplevel))
-	FROM pgsentinel_archive_stmt_delta}),
+	FROM pgsentinel_archive_statement_delta}),
 	'0', 'no statement reading archived twice');
 cmp_ok( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM pgsentinel_statements_archive

@@ -110,7 +110,7 @@ sub wait_repo
 {
 	my ($name, $t, $what) = @_;
 	ok( $repo->poll_query_until('postgres',
-			"SELECT coalesce(max(sample_time) >= '$t', false) FROM pgsentinel_fleet_samples WHERE server = '$name'"),
+			"SELECT coalesce(max(sample_time) >= '$t', false) FROM pgsentinel_fleet_sample_archive WHERE server = '$name'"),
 		"repository has $name up to the newest sample: $what");
 }
 
@@ -125,7 +125,7 @@ sub compare_from
 	  ? "'" . $s1->safe_psql('postgres', 'SELECT pgsentinel_ring_start()') . "'::timestamptz + interval '1 second'"
 	  : "'-infinity'::timestamptz";
 	return $repo->safe_psql('postgres',
-		"SELECT greatest(min(sample_time), $ring) FROM pgsentinel_fleet_samples WHERE server = '$name'");
+		"SELECT greatest(min(sample_time), $ring) FROM pgsentinel_fleet_sample_archive WHERE server = '$name'");
 }
 
 my %upto;    # per server, the newest sample the comparisons go to
@@ -155,7 +155,7 @@ wait_repo('p2', newest_source($p2), 'start');
 wait_repo('s1', newest_source($s1, 1), 'start');
 
 is( $repo->safe_psql('postgres', qq{
-		SELECT count(*) FROM pgsentinel_fleet_samples
+		SELECT count(*) FROM pgsentinel_fleet_sample_archive
 		 WHERE server = 'p1' AND sample_time = timezone('UTC', '$old_day 12:00'::timestamp)}),
 	'1', 'a day the repository had no partition of is copied (DEFAULT partition, then the trigger)');
 
@@ -175,7 +175,7 @@ for my $n ([$p1, 'p1', 'pgsentinel_archive_sample'], [$p2, 'p2', 'pgsentinel_arc
 	my $name = $n->[1];
 	refresh_standby() if $name eq 's1';
 	my $from = compare_from($name);
-	is( sample_list($repo, 'pgsentinel_fleet_samples', $from, $upto{$name}, "server = '$name'"),
+	is( sample_list($repo, 'pgsentinel_fleet_sample_archive', $from, $upto{$name}, "server = '$name'"),
 		sample_list($n->[0], $n->[2], $from, $upto{$name}),
 		"$name: the repository's samples are the source's, none lost, none doubled");
 }
@@ -196,7 +196,7 @@ for my $n ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1'])
 	refresh_standby() if $name eq 's1';
 	my $from = compare_from($name);
 	my ($since, $until) = split /\|/, $repo->safe_psql('postgres',
-		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_samples WHERE server = '$name' AND sample_time >= '$from' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
+		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_sample_archive WHERE server = '$name' AND sample_time >= '$from' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
 	my $fleet = $repo->safe_psql('postgres',
 		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_fleet_aas('$since', '$until', server => '$name')");
 	# a standby's own report mixes its primary's archive in: its ring is its history
@@ -238,9 +238,9 @@ $p1->safe_psql('postgres',
 	join('', map { "SELECT pg_sleep(0.05) /* fleet statement */;\n" } 1 .. 10));
 my $stmt_newest = $p1->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_stat_statements_history');
 ok( $p1->poll_query_until('postgres',
-		"SELECT stmt_history_id = pgsentinel_history_id() AND stmt_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
+		"SELECT statements_history_id = pgsentinel_history_id() AND statements_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
 	'p1 archived the statements up to the newest reading');
-my $stmt_upto = $p1->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_stmt_delta');
+my $stmt_upto = $p1->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_statement_delta');
 my $stmt_qid = $p1->safe_psql('postgres',
 	"SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT pg_sleep(\$1) /* fleet statement */%'");
 ok( $repo->poll_query_until('postgres',
@@ -293,14 +293,14 @@ is( $repo->safe_psql('postgres', qq{
 # back by pgsentinel_fleet_publish(), the subscription refreshed with
 # copy_data): nothing doubled, and what was archived meanwhile comes too.
 my $p1sub = $repo->safe_psql('postgres',
-	"SELECT subscription FROM pgsentinel_fleet_servers WHERE name = 'p1'");
+	"SELECT subscription FROM pgsentinel_fleet_status WHERE name = 'p1'");
 $p1->safe_psql('postgres',
-	'ALTER PUBLICATION pgsentinel_fleet DROP TABLE pgsentinel_archive_stmt_delta, pgsentinel_archive_stmt_text');
+	'ALTER PUBLICATION pgsentinel_fleet DROP TABLE pgsentinel_archive_statement_delta, pgsentinel_archive_statement_text');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION");
 $p1->safe_psql('postgres', 'SELECT pgsentinel_fleet_publish(); SELECT pgsentinel_fleet_publish()');
 is( $p1->safe_psql('postgres',
 		"SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pgsentinel_fleet' AND tablename LIKE '%stmt%'"),
-	'pgsentinel_archive_stmt_delta,pgsentinel_archive_stmt_text',
+	'pgsentinel_archive_statement_delta,pgsentinel_archive_statement_text',
 	'pgsentinel_fleet_publish() adds the statements\' tables to an existing publication');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION WITH (copy_data = true)");
 ok( $repo->poll_query_until('postgres', qq{
@@ -310,9 +310,9 @@ ok( $repo->poll_query_until('postgres', qq{
 	'the statements\' tables copied again');
 $stmt_newest = $p1->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_stat_statements_history');
 ok( $p1->poll_query_until('postgres',
-		"SELECT stmt_history_id = pgsentinel_history_id() AND stmt_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
+		"SELECT statements_history_id = pgsentinel_history_id() AND statements_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
 	'p1 archived the statements up to the newest reading, again');
-my $stmt_upto2 = $p1->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_stmt_delta');
+my $stmt_upto2 = $p1->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_statement_delta');
 ok( $repo->poll_query_until('postgres',
 		"SELECT coalesce(max(ash_time) >= '$stmt_upto2', false) FROM pgsentinel_fleet_statements WHERE server = 'p1'"),
 	'the repository has p1\'s statement deltas up to its newest, again');
@@ -323,11 +323,11 @@ is(stmt_sums($repo, 'pgsentinel_fleet_statements', $stmt_upto2, "server = 'p1'")
 	'p1: and what it archived meanwhile is there');
 is( $repo->safe_psql('postgres', q{
 		SELECT (SELECT count(*) - count(DISTINCT (server_id, ash_time, queryid, dbid, userid, toplevel))
-		          FROM pgsentinel_fleet_stmt_delta)
+		          FROM pgsentinel_fleet_statement_delta)
 		       + (SELECT count(*) - count(DISTINCT (server_id, feed, day, queryid, dbid, userid))
-		          FROM pgsentinel_fleet_stmt_text)
-		       + (SELECT count(*) FROM pgsentinel_archive_stmt_delta_fleet)
-		       + (SELECT count(*) FROM pgsentinel_archive_stmt_text_fleet)}),
+		          FROM pgsentinel_fleet_statement_text)
+		       + (SELECT count(*) FROM pgsentinel_archive_statement_delta_fleet)
+		       + (SELECT count(*) FROM pgsentinel_archive_statement_text_fleet)}),
 	'0', 'no statement delta nor text twice; nothing left in the landing partitions');
 
 # The standby's statements history is pulled from its ring, with the texts
@@ -344,7 +344,7 @@ my $s1_stmt_upto = $s1->safe_psql('postgres',
 	"SELECT max(ash_time) FROM pgsentinel_ring_statements WHERE queryid = $s1_qid");
 my $s1_sums = stmt_sums($s1, 'pgsentinel_ring_statements', $s1_stmt_upto, "queryid = $s1_qid");
 ok( $repo->poll_query_until('postgres',
-		"SELECT coalesce(stmt_pulled_until >= '$s1_stmt_upto', false) FROM pgsentinel_fleet_server WHERE name = 's1'"),
+		"SELECT coalesce(statements_pulled_until >= '$s1_stmt_upto', false) FROM pgsentinel_fleet_server WHERE name = 's1'"),
 	'the repository pulled s1\'s statements up to the last reading of the statement');
 is(stmt_sums($repo, 'pgsentinel_fleet_statements', $s1_stmt_upto, "server = 's1' AND queryid = $s1_qid"),
 	$s1_sums, 's1: the pulled deltas of the statement are its ring\'s');
@@ -354,7 +354,7 @@ cmp_ok( $repo->safe_psql('postgres', qq{
 	'>', 0, 's1: the statement\'s deltas, with the text of its pg_stat_statements');
 is( $repo->safe_psql('postgres', q{
 		SELECT count(*) - count(DISTINCT (server_id, ash_time, queryid, dbid, userid, toplevel))
-		  FROM pgsentinel_fleet_stmt_delta}),
+		  FROM pgsentinel_fleet_statement_delta}),
 	'0', 'pulled again and again: no statement delta twice');
 
 # The standby is promoted: the pull goes on.
@@ -367,9 +367,9 @@ wait_repo('s1', $after, 'pulled after the promotion');
 # It switches to logical: what it archived as a standby's copy (the old
 # primary's samples) is not taken as its own.
 my $pulled = $repo->safe_psql('postgres',
-	"SELECT max(sample_time) FROM pgsentinel_fleet_samples WHERE server = 's1'");
+	"SELECT max(sample_time) FROM pgsentinel_fleet_sample_archive WHERE server = 's1'");
 $repo->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('s1')");
-my $before = sample_list($repo, 'pgsentinel_fleet_samples', '-infinity', $pulled, "server = 's1'");
+my $before = sample_list($repo, 'pgsentinel_fleet_sample_archive', '-infinity', $pulled, "server = 's1'");
 $repo->safe_psql('postgres',
 	"SELECT pgsentinel_fleet_add('s1', \$\$" . $s1->connstr('postgres') . "\$\$, 'logical')");
 ok( $s1->poll_query_until('postgres',
@@ -377,13 +377,13 @@ ok( $s1->poll_query_until('postgres',
 	's1 archives as a primary');
 my $s1_upto = newest_source($s1);
 wait_repo('s1', $s1_upto, 'logical after the switch');
-is(sample_list($repo, 'pgsentinel_fleet_samples', '-infinity', $pulled, "server = 's1'"),
+is(sample_list($repo, 'pgsentinel_fleet_sample_archive', '-infinity', $pulled, "server = 's1'"),
 	$before, 's1: nothing added before the switch (the copy of the old primary\'s archive is not s1\'s)');
 is( $repo->safe_psql('postgres', qq{
-		SELECT count(*) FROM pgsentinel_fleet_stmt_delta d JOIN pgsentinel_fleet_servers f USING (server_id)
+		SELECT count(*) FROM pgsentinel_fleet_statement_delta d JOIN pgsentinel_fleet_status f USING (server_id)
 		 WHERE f.name = 's1' AND d.feed <> 0 AND d.ash_time <= '$pulled'}),
 	'0', 's1: no statement delta of the old primary\'s archive either');
-is( sample_list($repo, 'pgsentinel_fleet_samples', "$pulled", $s1_upto, "server = 's1' AND sample_time > '$pulled'"),
+is( sample_list($repo, 'pgsentinel_fleet_sample_archive', "$pulled", $s1_upto, "server = 's1' AND sample_time > '$pulled'"),
 	sample_list($s1, 'pgsentinel_archive_sample', "$pulled", $s1_upto, "sample_time > '$pulled'"),
 	's1: after the switch, the samples it archived');
 is( $repo->safe_psql('postgres',
@@ -392,13 +392,13 @@ is( $repo->safe_psql('postgres',
 
 # Removed with its history: the rows stay, the subscription and slot go.
 my $p2sub = $repo->safe_psql('postgres',
-	"SELECT subscription FROM pgsentinel_fleet_servers WHERE name = 'p2'");
+	"SELECT subscription FROM pgsentinel_fleet_status WHERE name = 'p2'");
 $repo->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('p2')");
 is($repo->safe_psql('postgres', "SELECT count(*) FROM pg_subscription WHERE subname = '$p2sub'"),
 	'0', 'p2 removed: its subscription is dropped');
 ok($p2->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_replication_slots"),
 	'p2 removed: its slot is dropped on the source');
-cmp_ok($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_samples WHERE server = 'p2'"),
+cmp_ok($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_sample_archive WHERE server = 'p2'"),
 	'>', 0, 'p2 removed: its history is kept');
 
 pgs_stop_bg($_) for @bg;

@@ -64,13 +64,13 @@ sub sample_list
 }
 is(sample_list($b, 'pgsentinel_fleet_sample_1'), sample_list($src, 'pgsentinel_archive_sample'),
 	'node B holds the source\'s samples, none lost, none doubled');
-is(sample_list($a, 'pgsentinel_fleet_samples'), sample_list($src, 'pgsentinel_archive_sample'),
+is(sample_list($a, 'pgsentinel_fleet_sample_archive'), sample_list($src, 'pgsentinel_archive_sample'),
 	'node A reads them through its foreign partition');
 is( $a->safe_psql('postgres', q{
 		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
 		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
-	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_stmt_delta_1:f,'
-	  . 'pgsentinel_fleet_stmt_text_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
+	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_statement_delta_1:f,'
+	  . 'pgsentinel_fleet_statement_text_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
 	'node A stores nothing of server 1: its partitions are foreign');
 my ($since, $until) = ($from, $upto);
 is( $a->safe_psql('postgres',
@@ -87,11 +87,11 @@ $src->safe_psql('postgres',
 	join('', map { "SELECT pg_sleep(0.05) /* sharded statement */;\n" } 1 .. 5));
 my $stmt_newest = $src->safe_psql('postgres', 'SELECT max(sample_id) FROM pg_stat_statements_history');
 ok( $src->poll_query_until('postgres',
-		"SELECT stmt_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
+		"SELECT statements_last_sample_id >= $stmt_newest FROM pgsentinel_archive_state"),
 	'the source archived its statements');
-my $stmt_upto = $src->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_stmt_delta');
+my $stmt_upto = $src->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_statement_delta');
 ok( $b->poll_query_until('postgres',
-		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_stmt_delta_1"),
+		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_statement_delta_1"),
 	'node B receives the source\'s statement deltas');
 is( $a->safe_psql('postgres', qq{
 		SELECT sum(calls) FROM pgsentinel_fleet_statements

@@ -15,18 +15,18 @@
 -- The statements' watermark: the last reading archived, within the ring's
 -- history (pgsentinel_history_id()), as for the samples.
 ALTER TABLE pgsentinel_archive_state
-    ADD COLUMN stmt_history_id bigint,
-    ADD COLUMN stmt_last_sample_id bigint,
-    ADD COLUMN stmt_last_time timestamptz,
-    ADD COLUMN stmt_readings_archived bigint NOT NULL DEFAULT 0,
-    ADD COLUMN stmt_rows_archived bigint NOT NULL DEFAULT 0,
-    ADD COLUMN stmt_rows_unchanged bigint NOT NULL DEFAULT 0;
+    ADD COLUMN statements_history_id bigint,
+    ADD COLUMN statements_last_sample_id bigint,
+    ADD COLUMN statements_last_time timestamptz,
+    ADD COLUMN statements_readings_archived bigint NOT NULL DEFAULT 0,
+    ADD COLUMN statements_rows_archived bigint NOT NULL DEFAULT 0,
+    ADD COLUMN statements_rows_unchanged bigint NOT NULL DEFAULT 0;
 
 -- One row per statement (userid, dbid, queryid, toplevel, as
 -- pg_stat_statements keys it) per reading whose counters moved.
 -- prev_ash_time: the statement's previous reading; 8-byte columns first,
 -- so that no byte is lost to alignment.
-CREATE TABLE pgsentinel_archive_stmt_delta (
+CREATE TABLE pgsentinel_archive_statement_delta (
     ash_time timestamptz NOT NULL,
     prev_ash_time timestamptz NOT NULL,
     sample_id bigint NOT NULL,
@@ -48,13 +48,13 @@ CREATE TABLE pgsentinel_archive_stmt_delta (
     toplevel boolean NOT NULL,
     reset boolean NOT NULL
 ) PARTITION BY RANGE (ash_time);
-CREATE INDEX ON pgsentinel_archive_stmt_delta USING brin (ash_time);
+CREATE INDEX ON pgsentinel_archive_statement_delta USING brin (ash_time);
 
 -- The text of each statement archived on a day, in pgsentinel_archive_text
 -- (the samples' texts: same day partitions, same retention, deduplicated
 -- by hash, so that a text both have is stored once).  Looked up by
 -- (day, statement); dropped with the day's deltas.
-CREATE TABLE pgsentinel_archive_stmt_text (
+CREATE TABLE pgsentinel_archive_statement_text (
     day date NOT NULL,
     queryid bigint NOT NULL,
     dbid oid NOT NULL,
@@ -63,7 +63,7 @@ CREATE TABLE pgsentinel_archive_stmt_text (
     PRIMARY KEY (day, queryid, dbid, userid)
 ) PARTITION BY RANGE (day);
 
-REVOKE ALL ON pgsentinel_archive_stmt_delta, pgsentinel_archive_stmt_text
+REVOKE ALL ON pgsentinel_archive_statement_delta, pgsentinel_archive_statement_text
     FROM PUBLIC;
 
 -- The statements' archiving step, one statement (src/archive_statements.c
@@ -99,7 +99,7 @@ RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN $sql$
 WITH st AS MATERIALIZED (
-  SELECT s.stmt_history_id, s.stmt_last_sample_id, s.stmt_last_time
+  SELECT s.statements_history_id, s.statements_last_sample_id, s.statements_last_time
     FROM %1$I.pgsentinel_archive_state s FOR UPDATE),
  hid AS MATERIALIZED (SELECT %1$I.pgsentinel_history_id() AS id),
  ring AS MATERIALIZED (
@@ -108,9 +108,9 @@ WITH st AS MATERIALIZED (
          h.shared_blks_hit, h.shared_blks_read, h.shared_blks_dirtied,
          h.shared_blks_written, h.temp_blks_read, h.temp_blks_written,
          h.wal_bytes,
-         CASE WHEN st.stmt_history_id = hid.id
-              THEN h.sample_id > st.stmt_last_sample_id
-              ELSE h.ash_time > coalesce(st.stmt_last_time, '-infinity') END
+         CASE WHEN st.statements_history_id = hid.id
+              THEN h.sample_id > st.statements_last_sample_id
+              ELSE h.ash_time > coalesce(st.statements_last_time, '-infinity') END
            AS is_new
     FROM %1$I.pg_stat_statements_history() h, st, hid
    WHERE h.queryid IS NOT NULL),
@@ -159,7 +159,7 @@ WITH st AS MATERIALIZED (
  kept AS MATERIALIZED (
   SELECT * FROM deltas d WHERE d.was_reset OR NOT d.unchanged),
  ins AS (
-  INSERT INTO %1$I.pgsentinel_archive_stmt_delta (ash_time, prev_ash_time,
+  INSERT INTO %1$I.pgsentinel_archive_statement_delta (ash_time, prev_ash_time,
          sample_id, queryid, calls, rows, exec_ms, plans, plan_ms,
          shared_blks_hit, shared_blks_read, shared_blks_dirtied,
          shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
@@ -189,7 +189,7 @@ WITH st AS MATERIALIZED (
   SELECT DISTINCT timezone('UTC', k.ash_time)::date AS day, k.queryid,
          k.dbid, k.userid
     FROM kept k
-   WHERE NOT EXISTS (SELECT FROM %1$I.pgsentinel_archive_stmt_text m
+   WHERE NOT EXISTS (SELECT FROM %1$I.pgsentinel_archive_statement_text m
                       WHERE m.day = timezone('UTC', k.ash_time)::date
                         AND m.queryid = k.queryid AND m.dbid = k.dbid
                         AND m.userid = k.userid)),
@@ -206,7 +206,7 @@ WITH st AS MATERIALIZED (
                     WHERE p.queryid = m.queryid AND p.dbid = m.dbid
                       AND p.userid = m.userid LIMIT 1),
                   (SELECT t.text
-                     FROM %1$I.pgsentinel_archive_stmt_text o
+                     FROM %1$I.pgsentinel_archive_statement_text o
                      JOIN %1$I.pgsentinel_archive_text t
                        ON t.day = o.day AND t.text_id = o.text_id
                     WHERE o.queryid = m.queryid AND o.dbid = m.dbid
@@ -220,7 +220,7 @@ WITH st AS MATERIALIZED (
          %1$I.pgsentinel_text_ids(a.days, a.texts) i),
 -- a statement without a text anywhere gets none for the day: looked for once
  map AS (
-  INSERT INTO %1$I.pgsentinel_archive_stmt_text (day, queryid, dbid,
+  INSERT INTO %1$I.pgsentinel_archive_statement_text (day, queryid, dbid,
          userid, text_id)
   SELECT f.day, f.queryid, f.dbid, f.userid, a.text_id
     FROM found f LEFT JOIN txt_all a ON a.day = f.day AND a.text = f.text
@@ -235,12 +235,12 @@ WITH st AS MATERIALIZED (
          (SELECT count(*) FROM map WHERE text_id IS NOT NULL) AS texts),
  upd AS (
   UPDATE %1$I.pgsentinel_archive_state s
-     SET stmt_history_id = hid.id,
-         stmt_last_sample_id = (SELECT max(f.sample_id) FROM fresh f),
-         stmt_last_time = (SELECT max(f.ash_time) FROM fresh f),
-         stmt_readings_archived = s.stmt_readings_archived + c.readings,
-         stmt_rows_archived = s.stmt_rows_archived + c.kept,
-         stmt_rows_unchanged = s.stmt_rows_unchanged + c.unchanged
+     SET statements_history_id = hid.id,
+         statements_last_sample_id = (SELECT max(f.sample_id) FROM fresh f),
+         statements_last_time = (SELECT max(f.ash_time) FROM fresh f),
+         statements_readings_archived = s.statements_readings_archived + c.readings,
+         statements_rows_archived = s.statements_rows_archived + c.kept,
+         statements_rows_unchanged = s.statements_rows_unchanged + c.unchanged
     FROM hid, counts c
    WHERE c.seen > 0
   RETURNING 1)

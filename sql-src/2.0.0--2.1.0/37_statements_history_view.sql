@@ -32,8 +32,8 @@ SELECT d.ash_time, d.prev_ash_time, d.sample_id, d.userid, d.dbid,
        CASE WHEN NOT d.reset THEN coalesce(d.wal_bytes, 0)::pg_catalog.numeric END AS wal_bytes,
        CASE WHEN v.visible THEN t.text ELSE '<insufficient privilege>' END AS query,
        'archive'::pg_catalog.text AS source
-  FROM pgsentinel_archive_stmt_delta d
-  LEFT JOIN pgsentinel_archive_stmt_text m
+  FROM pgsentinel_archive_statement_delta d
+  LEFT JOIN pgsentinel_archive_statement_text m
     ON m.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', d.ash_time)::pg_catalog.date
    AND m.queryid OPERATOR(pg_catalog.=) d.queryid
    AND m.dbid OPERATOR(pg_catalog.=) d.dbid
@@ -69,7 +69,7 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
        r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
        r.temp_blks_written, r.wal_bytes,
        (SELECT t.text
-          FROM pgsentinel_archive_stmt_text m
+          FROM pgsentinel_archive_statement_text m
           JOIN pgsentinel_archive_text t
             ON t.day OPERATOR(pg_catalog.=) m.day
            AND t.text_id OPERATOR(pg_catalog.=) m.text_id
@@ -80,9 +80,9 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
        'ring'::pg_catalog.text
   FROM pg_stat_statements_history_deltas('-infinity'::pg_catalog.timestamptz, 'infinity'::pg_catalog.timestamptz) r
  WHERE (pg_catalog.pg_is_in_recovery() OR NOT EXISTS (SELECT FROM pgsentinel_archive_state st
-                    WHERE CASE WHEN st.stmt_history_id OPERATOR(pg_catalog.=) pgsentinel_history_id()
-                               THEN r.sample_id OPERATOR(pg_catalog.<=) st.stmt_last_sample_id
-                               ELSE r.ash_time OPERATOR(pg_catalog.<=) st.stmt_last_time END))
+                    WHERE CASE WHEN st.statements_history_id OPERATOR(pg_catalog.=) pgsentinel_history_id()
+                               THEN r.sample_id OPERATOR(pg_catalog.<=) st.statements_last_sample_id
+                               ELSE r.ash_time OPERATOR(pg_catalog.<=) st.statements_last_time END))
    AND (r.reset
         OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
         OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0

@@ -32,12 +32,12 @@ BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT f.server_id FROM %I.pgsentinel_fleet_servers f WHERE f.name = $1', s)
+    EXECUTE pg_catalog.format('SELECT f.server_id FROM %I.pgsentinel_fleet_status f WHERE f.name = $1', s)
         INTO id USING server;
     IF id IS NULL THEN
         RAISE EXCEPTION 'no fleet server named "%" in this repository', server
             USING ERRCODE = 'undefined_object',
-                  HINT = 'SELECT name FROM pgsentinel_fleet_servers lists them; leave server out for this server''s own history.';
+                  HINT = 'SELECT name FROM pgsentinel_fleet_status lists them; leave server out for this server''s own history.';
     END IF;
     RETURN id;
 END
@@ -105,7 +105,7 @@ BEGIN
     RETURN QUERY EXECUTE pg_catalog.format($q$
         SELECT x.sample_id, x.sample_time, x.sample_period, x.weight,
                x.active_sessions, 'fleet'::text
-          FROM %I.pgsentinel_fleet_samples x
+          FROM %I.pgsentinel_fleet_sample_archive x
          WHERE x.server_id = $1 AND x.sample_time >= $2 AND x.sample_time < $3$q$, s)
         USING id, since, until;
 END
@@ -115,7 +115,7 @@ $$;
 -- pg_stat_statements_history_deltas() gives this server's: the intervals
 -- between two readings both in the window (the repository keeps those in
 -- which a counter moved).  No server: none.
-CREATE FUNCTION pgsentinel_fleet_statement_deltas(server text, since timestamptz,
+CREATE FUNCTION pgsentinel_fleet_statements_in(server text, since timestamptz,
                                                   until timestamptz)
 RETURNS TABLE (queryid bigint, toplevel boolean, reset boolean,
                ash_time timestamptz, prev_ash_time timestamptz,

@@ -158,7 +158,7 @@ WITH t AS (
             UNION ALL
             SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
                    y.calls, y.rows, y.exec_ms
-              FROM pgsentinel_fleet_statement_deltas(server, since, until) y
+              FROM pgsentinel_fleet_statements_in(server, since, until) y
              WHERE server IS NOT NULL) d
      WHERE d.toplevel IS NOT FALSE AND NOT d.reset
        AND d.queryid OPERATOR(pg_catalog.=) ANY (SELECT t.key::pg_catalog.int8 FROM t)

@@ -57,7 +57,7 @@ BEGIN
         -- checks the caller and the name before any section runs
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
             INTO id USING server;
-        EXECUTE pg_catalog.format('SELECT f.remote_version FROM %I.pgsentinel_fleet_servers f
+        EXECUTE pg_catalog.format('SELECT f.remote_version FROM %I.pgsentinel_fleet_status f
                                     WHERE f.server_id = $1', s)
             INTO version USING id;
     ELSIF cpus IS NULL THEN

@@ -41,7 +41,7 @@ CREATE TABLE pgsentinel_fleet_server (
     foreign_server name,
     pull_interval interval NOT NULL DEFAULT '10 seconds',
     pulled_until timestamptz,
-    stmt_pulled_until timestamptz,
+    statements_pulled_until timestamptz,
     keep_one_in integer NOT NULL DEFAULT 1 CHECK (keep_one_in BETWEEN 1 AND 3600),
     last_pull timestamptz,
     last_error text,
@@ -115,13 +115,13 @@ CREATE TABLE pgsentinel_fleet_wait_event (
     wait_event text
 ) PARTITION BY LIST (server_id);
 
--- The statements history (pgsentinel_archive_stmt_delta, _stmt_text):
+-- The statements history (pgsentinel_archive_statement_delta, _statement_text):
 -- the source's columns after server_id and feed.  A delta is identified by
 -- (server_id, statement, reading time), whatever the feed, as a sample is
 -- by its time: a second copy of the same archive adds nothing.  The texts
 -- point into pgsentinel_fleet_text by (server_id, feed, day, text_id), as
 -- the activities do.
-CREATE TABLE pgsentinel_fleet_stmt_delta (
+CREATE TABLE pgsentinel_fleet_statement_delta (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
     ash_time timestamptz NOT NULL,
@@ -146,7 +146,7 @@ CREATE TABLE pgsentinel_fleet_stmt_delta (
     reset boolean NOT NULL
 ) PARTITION BY LIST (server_id);
 
-CREATE TABLE pgsentinel_fleet_stmt_text (
+CREATE TABLE pgsentinel_fleet_statement_text (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
     day date NOT NULL,
@@ -158,8 +158,8 @@ CREATE TABLE pgsentinel_fleet_stmt_text (
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
     pgsentinel_fleet_activity, pgsentinel_fleet_text,
-    pgsentinel_fleet_wait_event, pgsentinel_fleet_stmt_delta,
-    pgsentinel_fleet_stmt_text FROM PUBLIC;
+    pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta,
+    pgsentinel_fleet_statement_text FROM PUBLIC;
 REVOKE ALL ON SEQUENCE pgsentinel_fleet_server_server_id_seq FROM PUBLIC;
 
 -- The repository's list of servers is its configuration: pg_dump keeps it
@@ -206,7 +206,7 @@ BEGIN
        AND a.grantee <> d.defaclrole;
     FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
                              'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
-                             'pgsentinel_fleet_stmt_delta', 'pgsentinel_fleet_stmt_text'] LOOP
+                             'pgsentinel_fleet_statement_delta', 'pgsentinel_fleet_statement_text'] LOOP
         p := t || '_' || server::text;
         IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
             -- two sessions may create it at once: the loser waits for the
@@ -225,12 +225,12 @@ BEGIN
                                CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
                                       WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
                                       WHEN 'pgsentinel_fleet_activity' THEN 'PRIMARY KEY (server_id, feed, day, activity_id)'
-                                      WHEN 'pgsentinel_fleet_stmt_delta' THEN 'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)'
-                                      WHEN 'pgsentinel_fleet_stmt_text' THEN 'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)'
+                                      WHEN 'pgsentinel_fleet_statement_delta' THEN 'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)'
+                                      WHEN 'pgsentinel_fleet_statement_text' THEN 'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)'
                                       ELSE 'PRIMARY KEY (server_id, feed, day, text_id)' END,
                                CASE t WHEN 'pgsentinel_fleet_wait_event' THEN ''
                                       WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
-                                      WHEN 'pgsentinel_fleet_stmt_delta' THEN ' PARTITION BY RANGE (ash_time)'
+                                      WHEN 'pgsentinel_fleet_statement_delta' THEN ' PARTITION BY RANGE (ash_time)'
                                       ELSE ' PARTITION BY RANGE (day)' END);
                 IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
                     EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
@@ -277,7 +277,7 @@ BEGIN
                         EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s',
                                        s, p || '_' || to_char(d, 'YYYYMMDD'), revoke_from);
                     END IF;
-                    IF t IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_stmt_delta') THEN
+                    IF t IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_statement_delta') THEN
                         EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
                                        s, p, s, p || '_' || to_char(d, 'YYYYMMDD'),
                                        timezone('UTC', d::timestamp),

@@ -40,13 +40,13 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
         EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_sample, '
                        '%1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
-                       '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_stmt_delta, '
-                       '%1$I.pgsentinel_archive_stmt_text '
+                       '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_statement_delta, '
+                       '%1$I.pgsentinel_archive_statement_text '
                        'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
     END IF;
     FOREACH t IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
                              'pgsentinel_archive_text', 'pgsentinel_archive_wait_event',
-                             'pgsentinel_archive_stmt_delta', 'pgsentinel_archive_stmt_text'] LOOP
+                             'pgsentinel_archive_statement_delta', 'pgsentinel_archive_statement_text'] LOOP
         IF NOT EXISTS (SELECT FROM pg_publication_rel r
                          JOIN pg_publication p ON p.oid = r.prpubid
                         WHERE p.pubname = 'pgsentinel_fleet'
@@ -139,18 +139,18 @@ BEGIN
             RETURN NULL;
         END IF;
         d := timezone('UTC', NEW.ash_time)::date;
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_stmt_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
         END IF;
-        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_stmt_delta
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_delta
                           SELECT $1, $2, ($3).*
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'stmt_text' THEN
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_stmt_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
-        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_stmt_text
+        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_text
                           SELECT $1, $2, ($3).day, ($3).queryid, ($3).dbid,
                                  ($3).userid, ($3).text_id
                         ON CONFLICT DO NOTHING', s)
@@ -171,16 +171,16 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_tex
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('text');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('wait_event');
-CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_stmt_delta
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_delta
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_delta');
-CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_stmt_text
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_text');
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
-ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
-ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_statement_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 
 -- A source adds its own rows and nothing else.  Its publication is its
 -- own to change: published with updates, deletes or truncates, it would
@@ -239,13 +239,13 @@ CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_arc
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_wait_event
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_stmt_delta
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_statement_delta
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_stmt_delta
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_statement_delta
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_stmt_text
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_statement_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_stmt_text
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_statement_text
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
@@ -255,10 +255,10 @@ ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refu
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
-ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
-ALTER TABLE pgsentinel_archive_stmt_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
-ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
-ALTER TABLE pgsentinel_archive_stmt_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_statement_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_statement_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 
 -- The ring's samples as a relation, so that a repository can read them
 -- through postgres_fdw (the pull transport, 52_fleet_admin.sql).
@@ -281,7 +281,7 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
        r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
        r.temp_blks_written, r.wal_bytes,
        (SELECT t.text
-          FROM pgsentinel_archive_stmt_text m
+          FROM pgsentinel_archive_statement_text m
           JOIN pgsentinel_archive_text t
             ON t.day OPERATOR(pg_catalog.=) m.day
            AND t.text_id OPERATOR(pg_catalog.=) m.text_id

@@ -251,7 +251,7 @@ BEGIN
         srv := old.server_id;
         EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
             INTO newest USING srv;
-        EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_stmt_delta x WHERE x.server_id = $1', s)
+        EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_statement_delta x WHERE x.server_id = $1', s)
             INTO newest_stmt USING srv;
     ELSE
         EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
@@ -278,8 +278,8 @@ BEGIN
             -- landing partitions for the days the repository has no partition
             -- of: the trigger moves every row out of them
             FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
-                                       'pgsentinel_archive_text', 'pgsentinel_archive_stmt_delta',
-                                       'pgsentinel_archive_stmt_text'] LOOP
+                                       'pgsentinel_archive_text', 'pgsentinel_archive_statement_delta',
+                                       'pgsentinel_archive_statement_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
                     EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
                 ELSIF NOT EXISTS (SELECT FROM pg_inherits i
@@ -378,7 +378,7 @@ BEGIN
             INSERT INTO %I.pgsentinel_fleet_server AS f
                    (server_id, name, method, conninfo, system_identifier, remote_version,
                     subscription, slot_name, feed, accept_after, foreign_server,
-                    pull_interval, pulled_until, stmt_pulled_until, keep_one_in, retention)
+                    pull_interval, pulled_until, statements_pulled_until, keep_one_in, retention)
             VALUES ($1, $2, $3,
                     (SELECT string_agg(c.key || '=' ||
                                        CASE WHEN c.value ~ '^[^\s''\\]+$' THEN c.value
@@ -454,7 +454,7 @@ BEGIN
     IF f.server_id IS NULL THEN
         RAISE EXCEPTION 'no fleet server "%"', name
             USING ERRCODE = 'undefined_object',
-                  HINT = 'SELECT name FROM pgsentinel_fleet_servers; lists them.';
+                  HINT = 'SELECT name FROM pgsentinel_fleet_status; lists them.';
     END IF;
     IF f.removed IS NULL AND f.method = 'logical' AND f.subscription IS NOT NULL
        AND EXISTS (SELECT FROM pg_subscription u WHERE u.subname = f.subscription) THEN
@@ -501,7 +501,7 @@ BEGIN
     ELSE
         FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
                                  'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
-                                 'pgsentinel_fleet_stmt_delta', 'pgsentinel_fleet_stmt_text'] LOOP
+                                 'pgsentinel_fleet_statement_delta', 'pgsentinel_fleet_statement_text'] LOOP
             -- (a partition on another node is a foreign table here; its
             -- rows stay there)
             EXECUTE format('DROP %s IF EXISTS %I.%I',

@@ -143,7 +143,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
 
 -- The statements history of a pulled server: the deltas of its statements
 -- ring (pgsentinel_ring_statements) after the server's statements
--- watermark (stmt_pulled_until, a reading time: the readings are appended
+-- watermark (statements_pulled_until, a reading time: the readings are appended
 -- in time order, and a reading's deltas depend on older readings only),
 -- stored as the archive stores them, with the text of each statement per
 -- day, numbered as the samples' texts (feed 0).  The texts come from the
@@ -157,7 +157,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
 -- $1 server id, $2 watermark, $3 oldest time taken.  %1$I the schema, %2$I
 -- the foreign table of the deltas, %3$s the relation of pg_stat_statements'
 -- texts (queryid, dbid, userid, query).
-CREATE FUNCTION pgsentinel_fleet_pull_stmt_sql()
+CREATE FUNCTION pgsentinel_fleet_pull_statements_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN $sql$
@@ -177,7 +177,7 @@ WITH d AS MATERIALIZED (
    ORDER BY x.day, x.queryid, x.dbid, x.userid, x.query IS NULL, x.ash_time DESC),
  missing AS MATERIALIZED (
   SELECT k.* FROM keys k
-   WHERE NOT EXISTS (SELECT FROM %1$I.pgsentinel_fleet_stmt_text m
+   WHERE NOT EXISTS (SELECT FROM %1$I.pgsentinel_fleet_statement_text m
                       WHERE m.server_id = $1 AND m.feed = 0 AND m.day = k.day
                         AND m.queryid = k.queryid AND m.dbid = k.dbid
                         AND m.userid = k.userid)),
@@ -199,14 +199,14 @@ WITH d AS MATERIALIZED (
             FROM found f WHERE f.text IS NOT NULL) a,
          %1$I.pgsentinel_text_ids(a.days, a.texts, $1) i),
  map AS (
-  INSERT INTO %1$I.pgsentinel_fleet_stmt_text (server_id, feed, day, queryid,
+  INSERT INTO %1$I.pgsentinel_fleet_statement_text (server_id, feed, day, queryid,
          dbid, userid, text_id)
   SELECT $1, 0, f.day, f.queryid, f.dbid, f.userid, a.text_id
     FROM found f LEFT JOIN txt_all a ON a.day = f.day AND a.text = f.text
   ON CONFLICT DO NOTHING
   RETURNING 1),
  ins AS (
-  INSERT INTO %1$I.pgsentinel_fleet_stmt_delta (server_id, feed, ash_time,
+  INSERT INTO %1$I.pgsentinel_fleet_statement_delta (server_id, feed, ash_time,
          prev_ash_time, sample_id, queryid, calls, rows, exec_ms, plans,
          plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
          shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
@@ -231,17 +231,17 @@ WITH d AS MATERIALIZED (
   RETURNING 1),
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
-     SET stmt_pulled_until = coalesce((SELECT max(x.ash_time) FROM d x), f.stmt_pulled_until)
+     SET statements_pulled_until = coalesce((SELECT max(x.ash_time) FROM d x), f.statements_pulled_until)
    WHERE f.server_id = $1
   RETURNING 1)
 SELECT (SELECT count(*) FROM d)::int8, (SELECT count(*) FROM ins)::int8,
        (SELECT count(*) FROM map)::int8
 $sql$;
-REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_stmt_sql() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_statements_sql() FROM PUBLIC;
 
 -- Pull now: the named server, or every pull server of the fleet (NULL).
 -- Takes up to 100 batches of 3600 samples per server.  An error on one
--- server is kept in its last_error (pgsentinel_fleet_servers shows it) and
+-- server is kept in its last_error (pgsentinel_fleet_status shows it) and
 -- the others go on; when one server was named, the error is raised.
 CREATE FUNCTION pgsentinel_fleet_pull(server text DEFAULT NULL)
 RETURNS TABLE (name text, samples_seen bigint, samples_stored bigint,
@@ -273,11 +273,11 @@ BEGIN
         IF batches = 0 THEN
             RAISE EXCEPTION 'no pull server "%" in the fleet', server
                 USING ERRCODE = 'undefined_object',
-                      HINT = 'SELECT name, method FROM pgsentinel_fleet_servers; lists them.';
+                      HINT = 'SELECT name, method FROM pgsentinel_fleet_status; lists them.';
         END IF;
     END IF;
     EXECUTE format('SELECT %I.pgsentinel_fleet_pull_sql()', s) INTO q;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_pull_stmt_sql()', s) INTO qs;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_pull_statements_sql()', s) INTO qs;
     -- partitions of the days a pull may fill: from two days ago to tomorrow
     FOR f IN EXECUTE format('SELECT f.server_id, f.name, f.keep_one_in, f.foreign_server
                                FROM %I.pgsentinel_fleet_server f
@@ -317,7 +317,7 @@ BEGIN
                               THEN format('%I.%I', s, f.foreign_server || '_pgss')
                               ELSE '(SELECT NULL::int8 AS queryid, NULL::oid AS dbid, NULL::oid AS userid, NULL::text AS query WHERE false)'
                          END;
-                EXECUTE format('SELECT x.stmt_pulled_until FROM %I.pgsentinel_fleet_server x
+                EXECUTE format('SELECT x.statements_pulled_until FROM %I.pgsentinel_fleet_server x
                                  WHERE x.server_id = $1 FOR UPDATE', s)
                     INTO wm USING f.server_id;
                 EXECUTE format(qs, s, f.foreign_server || '_statements', texts)
@@ -388,8 +388,8 @@ BEGIN
           FROM %1$I.pgsentinel_fleet_server v
           JOIN pg_class t ON t.relnamespace = $2
            AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
-                             'pgsentinel_fleet_text', 'pgsentinel_fleet_stmt_delta',
-                             'pgsentinel_fleet_stmt_text')
+                             'pgsentinel_fleet_text', 'pgsentinel_fleet_statement_delta',
+                             'pgsentinel_fleet_statement_text')
           JOIN pg_inherits ip ON ip.inhparent = t.oid
           JOIN pg_class p ON p.oid = ip.inhrelid AND p.relnamespace = $2
            AND p.relname = t.relname || '_' || v.server_id

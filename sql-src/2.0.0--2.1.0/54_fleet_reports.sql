@@ -5,7 +5,7 @@
 -- rows come from other servers, whose roles mean nothing here: they are
 -- shown whole, to superusers and pg_read_all_stats only.
 
-CREATE VIEW pgsentinel_fleet_servers AS
+CREATE VIEW pgsentinel_fleet_status AS
 SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        f.remote_version, f.subscription, f.foreign_server, f.keep_one_in,
        f.pull_interval, f.retention, f.added, f.removed,
@@ -17,7 +17,7 @@ SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
            AND f.method OPERATOR(pg_catalog.=) 'logical') AS receiving
   FROM pgsentinel_fleet_server f;
 
-CREATE VIEW pgsentinel_fleet_samples AS
+CREATE VIEW pgsentinel_fleet_sample_archive AS
 SELECT f.name AS server, s.server_id, s.sample_time, s.sample_id,
        s.sample_period, s.weight, s.active_sessions
   FROM pgsentinel_fleet_sample s
@@ -101,9 +101,9 @@ SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
        CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_written, 0) END AS temp_blks_written,
        CASE WHEN NOT d.reset THEN coalesce(d.wal_bytes, 0)::pg_catalog.numeric END AS wal_bytes,
        t.text AS query
-  FROM pgsentinel_fleet_stmt_delta d
+  FROM pgsentinel_fleet_statement_delta d
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) d.server_id
-  LEFT JOIN pgsentinel_fleet_stmt_text m
+  LEFT JOIN pgsentinel_fleet_statement_text m
     ON m.server_id OPERATOR(pg_catalog.=) d.server_id
    AND m.feed OPERATOR(pg_catalog.=) d.feed
    AND m.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', d.ash_time)::pg_catalog.date
@@ -116,9 +116,9 @@ SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
    AND t.day OPERATOR(pg_catalog.=) m.day
    AND t.text_id OPERATOR(pg_catalog.=) m.text_id;
 
-REVOKE ALL ON pgsentinel_fleet_servers, pgsentinel_fleet_samples,
+REVOKE ALL ON pgsentinel_fleet_status, pgsentinel_fleet_sample_archive,
     pgsentinel_fleet_ash, pgsentinel_fleet_statements FROM PUBLIC;
-GRANT SELECT ON pgsentinel_fleet_servers, pgsentinel_fleet_samples,
+GRANT SELECT ON pgsentinel_fleet_status, pgsentinel_fleet_sample_archive,
     pgsentinel_fleet_ash, pgsentinel_fleet_statements TO pg_read_all_stats;
 
 -- Average active sessions per server over time: one row per server and
@@ -153,18 +153,18 @@ WITH p AS (
                                          until OPERATOR(pg_catalog.-) interval '1 microsecond',
                                          p.step) AS g(b)
 ), srv AS (
-    SELECT f.server_id, f.name FROM pgsentinel_fleet_servers f
+    SELECT f.server_id, f.name FROM pgsentinel_fleet_status f
      WHERE (pgsentinel_fleet_aas.server IS NULL
             OR f.name OPERATOR(pg_catalog.=) pgsentinel_fleet_aas.server)
        AND (f.removed IS NULL OR EXISTS (
-            SELECT FROM pgsentinel_fleet_samples x
+            SELECT FROM pgsentinel_fleet_sample_archive x
              WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id
                AND x.sample_time OPERATOR(pg_catalog.>=) since
                AND x.sample_time OPERATOR(pg_catalog.<) until))
 ), obs AS (
     SELECT x.server_id, pg_catalog.date_bin(p.step, x.sample_time, p.origin) AS bucket_start,
            pg_catalog.sum(x.weight) AS observed
-      FROM p, pgsentinel_fleet_samples x
+      FROM p, pgsentinel_fleet_sample_archive x
      WHERE x.sample_time OPERATOR(pg_catalog.>=) since
        AND x.sample_time OPERATOR(pg_catalog.<) until
        AND x.server_id IN (SELECT srv.server_id FROM srv)
