@@ -3,10 +3,10 @@
 #
 #   scripts/demo.sh [--pg 15|18] [--port N] [--seconds N] [--private-install]
 #
-# Installs what is missing (as root; see scripts/lib.sh), builds and installs
-# the extension, starts a throwaway server (initdb in a temporary directory,
-# own port and own socket directory, no TCP), samples every 0.1 s, runs a
-# ~10 s workload, then prints what the history shows:
+# Installs what is missing (as root; see scripts/provision.sh), builds and
+# installs the extension, starts a throwaway server (initdb in a temporary
+# directory, own port and own socket directory, no TCP), samples every 0.1 s,
+# runs a ~10 s workload, then prints what the history shows:
 #   - pgsentinel_status()
 #   - top wait events
 #   - average active sessions, second by second

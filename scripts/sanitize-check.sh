@@ -49,7 +49,8 @@
 # already in the prefix).
 #
 # Environment: PGSENTINEL_SANITIZE_PREFIX, PGSENTINEL_SUITE_TIMEOUT (seconds
-# per suite, default 1800), and those described in scripts/lib.sh.
+# per suite, default 1800), and those described in scripts/lib.sh and
+# scripts/provision.sh.
 
 set -uo pipefail
 

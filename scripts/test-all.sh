@@ -12,10 +12,10 @@
 # against the PGXN meta spec, `make dist`, a build of the distribution;
 # --no-pgxn skips it).
 #
-# For each version: install what is missing (root only, see scripts/lib.sh),
-# build the extension in build/pgNN/ (a copy of the sources: two in-tree PGXS
-# builds would collide), install it into that PostgreSQL, then run as an
-# unprivileged user
+# For each version: install what is missing (root only, see
+# scripts/provision.sh), build the extension in build/pgNN/ (a copy of the
+# sources: two in-tree PGXS builds would collide), install it into that
+# PostgreSQL, then run as an unprivileged user
 #   make installcheck ISOLATION= TAP_TESTS=   pg_regress tests (sql/, expected/)
 #   make installcheck REGRESS= TAP_TESTS=     isolation tests (specs/)
 #   make installcheck REGRESS= ISOLATION=     TAP tests (t/*.pl), PostgreSQL 15
@@ -54,8 +54,8 @@
 # (default pgsentinel_test); the extension is installed into the system
 # PostgreSQL.  As a normal user, it is installed into a private relocated
 # copy of PostgreSQL under build/ unless the PostgreSQL directories are
-# writable (see pgs_private_copy in scripts/lib.sh); --private-install forces
-# that copy even as root.
+# writable (see pgs_private_copy in scripts/provision.sh); --private-install
+# forces that copy even as root.
 #
 # Output: each runner's own summary ("All N tests passed.", "N of M tests
 # failed.", "Result: PASS", "Files=..., Tests=..."), the diffs and logs of
@@ -82,7 +82,8 @@
 # counts as one failure, and the summary is still printed),
 # PGSENTINEL_SANITIZE_TIMEOUT (seconds for the sanitizer suite, PostgreSQL
 # build included, default 2700), PROVE_FLAGS (default -v), and those
-# described in scripts/lib.sh and scripts/sanitize-check.sh.
+# described in scripts/lib.sh, scripts/provision.sh and
+# scripts/sanitize-check.sh.
 
 set -uo pipefail
 
