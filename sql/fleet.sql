@@ -340,7 +340,7 @@ SELECT (SELECT pulled_until FROM pgsentinel_fleet_server WHERE name = 'self')
 -- removed with its history: its partitions go
 SELECT pgsentinel_fleet_remove('self', keep_history => false);
 SELECT count(*) FROM pgsentinel_fleet_status;
-SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|activity|text|wait_event|stmt_delta|stmt_text)_[0-9]';
+SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|activity|text|wait_event|statement_delta|statement_text)_[0-9]';
 SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[0-9]+_';
 SELECT pgsentinel_fleet_remove('self');
 

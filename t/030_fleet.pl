@@ -299,7 +299,7 @@ $p1->safe_psql('postgres',
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION");
 $p1->safe_psql('postgres', 'SELECT pgsentinel_fleet_publish(); SELECT pgsentinel_fleet_publish()');
 is( $p1->safe_psql('postgres',
-		"SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pgsentinel_fleet' AND tablename LIKE '%stmt%'"),
+		"SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pgsentinel_fleet' AND tablename LIKE '%statement%'"),
 	'pgsentinel_archive_statement_delta,pgsentinel_archive_statement_text',
 	'pgsentinel_fleet_publish() adds the statements\' tables to an existing publication');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION WITH (copy_data = true)");

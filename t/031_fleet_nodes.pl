@@ -34,7 +34,7 @@ $a->safe_psql('postgres', "CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHE
 	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
 	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
 	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");
-for my $t (qw(sample activity text wait_event stmt_delta stmt_text))
+for my $t (qw(sample activity text wait_event statement_delta statement_text))
 {
 	$a->safe_psql('postgres',
 		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t

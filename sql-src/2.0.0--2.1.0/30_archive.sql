@@ -12,19 +12,11 @@
 -- with their owner's rights and show of each row what pg_stat_activity
 -- shows of a session (docs/visibility.md).
 
--- The blocker's role, which blocker_state's visibility depends on: the
--- archive keeps it with the row.
-ALTER FOREIGN TABLE pgsentinel_ash_ring ADD COLUMN blocker_usesysid oid;
-
--- weight: the DB time the row stands for, its sample's period if the
--- session was active, 0 if it was sampled idle in transaction (with
--- track_idle_trans) or because it blocked a sampled session (pgsentinel
--- samples every blocker, whatever its state, so that it is named whole).
-ALTER FOREIGN TABLE pgsentinel_ash_ring ADD COLUMN weight double precision;
-
--- The watermark: the last sample archived, committed with its rows.
+-- The watermarks: the last sample archived, committed with its rows.
 -- history_id names the ring's history (a crash or a promotion starts a new
--- one: the archive then goes on after last_sample_time).
+-- one: the archive then goes on after last_sample_time).  The statements
+-- history has a watermark of its own, within the same history
+-- (statements_*: 32_archive_statements.sql).
 CREATE TABLE pgsentinel_archive_state (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     history_id bigint,
@@ -35,7 +27,13 @@ CREATE TABLE pgsentinel_archive_state (
     rows_archived bigint NOT NULL DEFAULT 0,
     samples_lost bigint NOT NULL DEFAULT 0,
     rows_lost bigint NOT NULL DEFAULT 0,
-    last_archive_time timestamptz
+    last_archive_time timestamptz,
+    statements_history_id bigint,
+    statements_last_sample_id bigint,
+    statements_last_time timestamptz,
+    statements_readings_archived bigint NOT NULL DEFAULT 0,
+    statements_rows_archived bigint NOT NULL DEFAULT 0,
+    statements_rows_unchanged bigint NOT NULL DEFAULT 0
 );
 INSERT INTO pgsentinel_archive_state DEFAULT VALUES;
 

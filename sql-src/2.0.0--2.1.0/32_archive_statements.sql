@@ -12,16 +12,6 @@
 -- costs a bit instead of eight bytes); a reset interval has reset = true
 -- and every delta NULL.  The views show the deltas as the helper does.
 
--- The statements' watermark: the last reading archived, within the ring's
--- history (pgsentinel_history_id()), as for the samples.
-ALTER TABLE pgsentinel_archive_state
-    ADD COLUMN statements_history_id bigint,
-    ADD COLUMN statements_last_sample_id bigint,
-    ADD COLUMN statements_last_time timestamptz,
-    ADD COLUMN statements_readings_archived bigint NOT NULL DEFAULT 0,
-    ADD COLUMN statements_rows_archived bigint NOT NULL DEFAULT 0,
-    ADD COLUMN statements_rows_unchanged bigint NOT NULL DEFAULT 0;
-
 -- One row per statement (userid, dbid, queryid, toplevel, as
 -- pg_stat_statements keys it) per reading whose counters moved.
 -- prev_ash_time: the statement's previous reading; 8-byte columns first,

@@ -404,73 +404,47 @@ WITH s AS (
     SELECT p.kind, p.lo, p.hi, g.sessions
       FROM g, pgsentinel_window_pieces(since, until, g.grain) p
 )
-SELECT r.bucket, NULL::pg_catalog.timestamptz, r.datname, r.usename,
-       r.application_name, NULL::pg_catalog.text, NULL::pg_catalog.int4,
-       r.backend_type, r.wait_event_type, r.wait_event, r.queryid,
-       NULL::pg_catalog.text, r.db_time
-  FROM pc CROSS JOIN LATERAL (
-       SELECT x.* FROM pgsentinel_ash_hour x
-        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
-       OFFSET 0) r
- WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
-   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
-   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
-   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
-   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
-   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
-   AND (query_id IS NULL OR r.queryid OPERATOR(pg_catalog.=) query_id)
-   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
-   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
-UNION ALL
-SELECT r.bucket, NULL, r.datname, r.usename, r.application_name, NULL,
-       NULL, r.backend_type, r.wait_event_type, r.wait_event,
+-- the rollups' pieces: by hour or minute, per session when asked
+SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
+       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
        r.queryid, NULL, r.db_time
   FROM pc CROSS JOIN LATERAL (
-       SELECT x.* FROM pgsentinel_ash_minute x
-        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       SELECT x.bucket, NULL::pg_catalog.timestamptz AS last_time, x.datname,
+              x.usename, x.application_name, NULL::pg_catalog.text AS client_addr,
+              NULL::pg_catalog.int4 AS pid, x.backend_type, x.wait_event_type,
+              x.wait_event, x.queryid, x.db_time
+         FROM pgsentinel_ash_hour x
+        WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
+          AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       UNION ALL
+       SELECT x.bucket, NULL, x.datname, x.usename, x.application_name, NULL,
+              NULL, x.backend_type, x.wait_event_type, x.wait_event, x.queryid,
+              x.db_time
+         FROM pgsentinel_ash_minute x
+        WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
+          AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       UNION ALL
+       SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
+              x.client_addr, x.pid, x.backend_type, x.wait_event_type,
+              x.wait_event, NULL, x.db_time
+         FROM pgsentinel_ash_session_hour x
+        WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
+          AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       UNION ALL
+       SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
+              x.client_addr, x.pid, x.backend_type, x.wait_event_type,
+              x.wait_event, NULL, x.db_time
+         FROM pgsentinel_ash_session_minute x
+        WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
+          AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
        OFFSET 0) r
- WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
-   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
+ WHERE (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
+   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
    AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
    AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
    AND (query_id IS NULL OR r.queryid OPERATOR(pg_catalog.=) query_id)
-   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
-   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
-UNION ALL
-SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
-       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
-       NULL, NULL, r.db_time
-  FROM pc CROSS JOIN LATERAL (
-       SELECT x.* FROM pgsentinel_ash_session_hour x
-        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
-       OFFSET 0) r
- WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
-   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
-   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
-   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
-   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
-   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
-   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
-   AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
-   AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
-   AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)
-UNION ALL
-SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
-       r.client_addr, r.pid, r.backend_type, r.wait_event_type, r.wait_event,
-       NULL, NULL, r.db_time
-  FROM pc CROSS JOIN LATERAL (
-       SELECT x.* FROM pgsentinel_ash_session_minute x
-        WHERE x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
-       OFFSET 0) r
- WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
-   AND (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
-   AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
-   AND (application IS NULL OR r.application_name OPERATOR(pg_catalog.=) application)
-   AND (client IS NULL OR r.client_addr OPERATOR(pg_catalog.=) client)
-   AND (backend IS NULL OR r.backend_type OPERATOR(pg_catalog.=) backend)
-   AND (backend IS NOT NULL OR NOT pgsentinel_own_worker(r.backend_type))
    AND (wait_class IS NULL OR r.wait_event_type OPERATOR(pg_catalog.=) wait_class)
    AND (event IS NULL OR r.wait_event OPERATOR(pg_catalog.=) event)
    AND (session_pid IS NULL OR r.pid OPERATOR(pg_catalog.=) session_pid)

@@ -14,6 +14,9 @@
 -- pulled and numbered itself.  A new feed after a failover numbers its
 -- activities afresh without clashing with what the old one copied.
 --
+-- Columns: each table's are its archive table's (LIKE), after server_id
+-- and feed: a server's rows are stored as its own archive stored them.
+--
 -- Partitions: by server (LIST), then by day (RANGE), so that one server's
 -- history is dropped or kept on its own.  The repository creates them
 -- when rows arrive (pgsentinel_fleet_partitions()) and drops the days
@@ -53,66 +56,25 @@ CREATE TABLE pgsentinel_fleet_server (
 CREATE TABLE pgsentinel_fleet_sample (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    sample_time timestamptz NOT NULL,
-    sample_id bigint NOT NULL,
-    sample_period double precision NOT NULL,
-    weight double precision NOT NULL,
-    active_sessions integer NOT NULL,
-    activity_ids integer[],
-    wait_event_ids integer[],
-    blockers integer[],
-    blockerpids integer[],
-    blocker_states text[],
-    blocker_usesysids oid[],
-    blocking_pids text[]
+    LIKE pgsentinel_archive_sample
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_activity (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    day date NOT NULL,
-    activity_id integer NOT NULL,
-    hash bigint NOT NULL,
-    datid oid,
-    datname text,
-    pid integer,
-    leader_pid integer,
-    usesysid oid,
-    usename text,
-    application_name text,
-    client_addr text,
-    client_hostname text,
-    client_port integer,
-    backend_start timestamptz,
-    xact_start timestamptz,
-    query_start timestamptz,
-    state_change timestamptz,
-    state text,
-    backend_xid xid,
-    backend_xmin xid,
-    top_level_query_id integer,
-    query_id integer,
-    cmdtype text,
-    queryid bigint,
-    nested_queryid bigint,
-    backend_type text
+    LIKE pgsentinel_archive_activity
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_text (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    day date NOT NULL,
-    text_id integer NOT NULL,
-    hash bigint NOT NULL,
-    text text NOT NULL
+    LIKE pgsentinel_archive_text
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_wait_event (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    wait_event_id integer NOT NULL,
-    wait_event_type text,
-    wait_event text
+    LIKE pgsentinel_archive_wait_event
 ) PARTITION BY LIST (server_id);
 
 -- The statements history (pgsentinel_archive_statement_delta, _statement_text):
@@ -124,36 +86,13 @@ CREATE TABLE pgsentinel_fleet_wait_event (
 CREATE TABLE pgsentinel_fleet_statement_delta (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    ash_time timestamptz NOT NULL,
-    prev_ash_time timestamptz NOT NULL,
-    sample_id bigint NOT NULL,
-    queryid bigint NOT NULL,
-    calls bigint,
-    rows bigint,
-    exec_ms double precision,
-    plans bigint,
-    plan_ms double precision,
-    shared_blks_hit bigint,
-    shared_blks_read bigint,
-    shared_blks_dirtied bigint,
-    shared_blks_written bigint,
-    temp_blks_read bigint,
-    temp_blks_written bigint,
-    wal_bytes bigint,
-    userid oid NOT NULL,
-    dbid oid NOT NULL,
-    toplevel boolean NOT NULL,
-    reset boolean NOT NULL
+    LIKE pgsentinel_archive_statement_delta
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_statement_text (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    day date NOT NULL,
-    queryid bigint NOT NULL,
-    dbid oid NOT NULL,
-    userid oid NOT NULL,
-    text_id integer
+    LIKE pgsentinel_archive_statement_text
 ) PARTITION BY LIST (server_id);
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,

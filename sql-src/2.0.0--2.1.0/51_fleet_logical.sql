@@ -134,7 +134,7 @@ BEGIN
                                  ($3).wait_event
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
-    ELSIF TG_ARGV[0] = 'stmt_delta' THEN
+    ELSIF TG_ARGV[0] = 'statement_delta' THEN
         IF NEW.ash_time <= after THEN
             RETURN NULL;
         END IF;
@@ -146,7 +146,7 @@ BEGIN
                           SELECT $1, $2, ($3).*
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
-    ELSIF TG_ARGV[0] = 'stmt_text' THEN
+    ELSIF TG_ARGV[0] = 'statement_text' THEN
         IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
@@ -172,9 +172,9 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_tex
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('wait_event');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_delta
-    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_delta');
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_delta');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_text
-    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('stmt_text');
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_text');
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;

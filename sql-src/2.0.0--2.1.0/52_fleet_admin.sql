@@ -76,7 +76,7 @@ DECLARE
     fsrv name;
     sysid text;
     newest timestamptz;
-    newest_stmt timestamptz;
+    newest_statement timestamptz;
     opts text;
     uopts text;
     slot_made boolean := false;
@@ -252,7 +252,7 @@ BEGIN
         EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
             INTO newest USING srv;
         EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_statement_delta x WHERE x.server_id = $1', s)
-            INTO newest_stmt USING srv;
+            INTO newest_statement USING srv;
     ELSE
         EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
             INTO srv;
@@ -403,7 +403,7 @@ BEGIN
                    last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
             USING srv, name, method, conninfo, sysid, probe.version,
                   CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
-                  pull_interval, keep_one_in, retention, newest_stmt;
+                  pull_interval, keep_one_in, retention, newest_statement;
         EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- whatever failed or was cancelled after the slot was made on the
