@@ -75,9 +75,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Every object depends on the headers: PGXS knows of no header dependency
-# unless PostgreSQL was configured with --enable-depend.
-$(OBJS): $(wildcard $(srcdir)/src/*.h)
+# Every object depends on every header, in src/ and in its subsystems'
+# folders: PGXS knows of no header dependency unless PostgreSQL was
+# configured with --enable-depend.
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 
 # The 2.0.0 -> 2.1.0 script is assembled from one file per concern, in the
 # order of their names (after the include: srcdir is set there).

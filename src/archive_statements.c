@@ -19,7 +19,10 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "archive/archive.h"
 #include "pgsentinel.h"
+#include "statements/pgssh.h"
+#include "store/ring.h"
 
 /* pg_stat_statements' rows when it is not created here: none. */
 static const char *const no_pgss =
@@ -71,7 +74,7 @@ pgs_archive_statements_step(const char *schema, TimestampTz oldest_kept,
 	char	   *source;
 
 	/* read first: rows written meanwhile are left for the next step */
-	result->ring_written = pgs_ring_written(&pgs_state->pgssh);
+	result->ring_written = pgs_ring_written(&pgs_state->statements.ring);
 	source = pgss_source();
 	sql = pgs_archive_template(schema, "pgsentinel_archive_statements_step_sql",
 							   source);
@@ -101,8 +104,9 @@ pgs_archive_statements_oldest(void)
 	const PgsshRow *r;
 	TimestampTz t = 0;
 
-	pgs_ring_query_bounds(&pgs_state->pgssh, CurrentMemoryContext, &bounds);
-	pgs_ring_cursor_open(&cursor, &pgs_state->pgssh, bounds.first,
+	pgs_ring_query_bounds(&pgs_state->statements.ring, CurrentMemoryContext,
+						  &bounds);
+	pgs_ring_cursor_open(&cursor, &pgs_state->statements.ring, bounds.first,
 						 Min(bounds.first + 1, bounds.end));
 	r = pgs_ring_cursor_next(&cursor);
 	if (r != NULL)

@@ -25,7 +25,11 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "archive/archive.h"
+#include "db_worker.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "sample/sampler.h"
 
 /*
  * The text of the statement that the extension's template function fn
@@ -69,9 +73,9 @@ archive_hold_before(void)
 	TimestampTz time;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	id = pgs_state->pending_sample_id;
-	time = pgs_state->pending_sample_time;
-	next = pgs_state->last_sample_id + 1;
+	id = pgs_state->sampler.pending_sample_id;
+	time = pgs_state->sampler.pending_sample_time;
+	next = pgs_state->sampler.last_sample_id + 1;
 	LWLockRelease(pgs_state->lock);
 	if (id > 0 &&
 		time > TimestampTzPlusMilliseconds(GetCurrentTimestamp(),

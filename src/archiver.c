@@ -51,8 +51,14 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "archive/archive.h"
 #include "compat.h"
+#include "db_worker.h"
+#include "fleet/fleet.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
 
 /* Samples archived per transaction, at most. */
 #define ARCHIVE_STEP_SAMPLES	3600
@@ -106,10 +112,11 @@ set_state(PgsArchiveState state, const char *message)
 	bool		changed;
 
 	(void) pgs_lock_exclusive();
-	changed = pgs_state->archive_state != (int) state ||
-		strncmp(pgs_state->archive_message, message, PGS_MESSAGE_LEN - 1) != 0;
-	pgs_state->archive_state = (int) state;
-	strlcpy(pgs_state->archive_message, message, PGS_MESSAGE_LEN);
+	changed = pgs_state->archiver.state != (int) state ||
+		strncmp(pgs_state->archiver.message, message,
+				PGS_MESSAGE_LEN - 1) != 0;
+	pgs_state->archiver.state = (int) state;
+	strlcpy(pgs_state->archiver.message, message, PGS_MESSAGE_LEN);
 	pgs_unlock_exclusive();
 	if (changed)
 		ereport(LOG,
@@ -122,7 +129,7 @@ current_state(void)
 	PgsArchiveState state;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	state = (PgsArchiveState) pgs_state->archive_state;
+	state = (PgsArchiveState) pgs_state->archiver.state;
 	LWLockRelease(pgs_state->lock);
 	return state;
 }
@@ -171,18 +178,18 @@ pgs_archiver_supervise(void)
 		set_state(PGS_ARCHIVE_STARTING, "starting");
 }
 
-/* Clear archive_pid when the worker exits. */
+/* Clear archiver.pid when the worker exits. */
 static void
 archiver_exit(int code, Datum arg)
 {
 	if (pgs_state == NULL)
 		return;
 	(void) pgs_lock_exclusive();
-	if (pgs_state->archive_pid == MyProcPid)
+	if (pgs_state->archiver.pid == MyProcPid)
 	{
-		pgs_state->archive_pid = 0;
-		pgs_state->archive_latch = NULL;
-		pgs_state->archive_waiting[0] = '\0';
+		pgs_state->archiver.pid = 0;
+		pgs_state->archiver.latch = NULL;
+		pgs_state->archiver.waiting[0] = '\0';
 	}
 	pgs_unlock_exclusive();
 }
@@ -286,8 +293,9 @@ oldest_ring_sample(void)
 	const PgsSampleRow *s;
 	TimestampTz t = 0;
 
-	pgs_ring_query_bounds(&pgs_state->samples, CurrentMemoryContext, &bounds);
-	pgs_ring_cursor_open(&cursor, &pgs_state->samples, bounds.first,
+	pgs_ring_query_bounds(&pgs_state->sampler.samples, CurrentMemoryContext,
+						  &bounds);
+	pgs_ring_cursor_open(&cursor, &pgs_state->sampler.samples, bounds.first,
 						 Min(bounds.first + 1, bounds.end));
 	s = pgs_ring_cursor_next(&cursor);
 	if (s != NULL)
@@ -388,7 +396,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 					TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 												ARCHIVE_BUSY_RETRY_MS);
 				(void) pgs_lock_exclusive();
-				strlcpy(pgs_state->archive_waiting, waiting, PGS_MESSAGE_LEN);
+				strlcpy(pgs_state->archiver.waiting, waiting, PGS_MESSAGE_LEN);
 				pgs_unlock_exclusive();
 				if (created > 0 || dropped > 0 || busy > 0 || create_busy > 0)
 					ereport(DEBUG1,
@@ -404,7 +412,8 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			{
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 				/* the texts this step can read are those written before */
-				uint64		text_head = pg_atomic_read_u64(&pgs_state->text_head);
+				uint64		text_head =
+					pg_atomic_read_u64(&pgs_state->text.head);
 
 				pgs_db_work_begin();
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
@@ -420,7 +429,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 					int64		bytes = archive_bytes(nspid);
 
 					(void) pgs_lock_exclusive();
-					pgs_state->archive_bytes = bytes;
+					pgs_state->archiver.bytes = bytes;
 					pgs_unlock_exclusive();
 					*size_due = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 															ARCHIVE_SIZE_EVERY_MS);
@@ -428,15 +437,16 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				pgs_db_work_commit();
 
 				(void) pgs_lock_exclusive();
-				pgs_state->archive_samples += r.samples_kept;
-				pgs_state->archive_samples_skipped += r.samples_seen - r.samples_kept;
-				pgs_state->archive_rows += r.rows;
-				pgs_state->archive_samples_lost += r.samples_lost;
-				pgs_state->archive_rows_lost += r.rows_lost;
+				pgs_state->archiver.samples += r.samples_kept;
+				pgs_state->archiver.samples_skipped +=
+					r.samples_seen - r.samples_kept;
+				pgs_state->archiver.rows += r.rows;
+				pgs_state->archiver.samples_lost += r.samples_lost;
+				pgs_state->archiver.rows_lost += r.rows_lost;
 				if (r.last_sample_time != 0)
-					pgs_state->archive_last_sample_time = r.last_sample_time;
-				pgs_state->archive_text_head = text_head;
-				pgs_state->archive_last_time = GetCurrentTimestamp();
+					pgs_state->archiver.last_sample_time = r.last_sample_time;
+				pgs_state->archiver.text_head = text_head;
+				pgs_state->archiver.last_time = GetCurrentTimestamp();
 				pgs_unlock_exclusive();
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
 					 !ShutdownRequestPending);
@@ -449,7 +459,8 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			 * may be anywhere in it): it runs only when the ring has rows
 			 * written since the last step committed.
 			 */
-			if (pgs_ring_written(&pgs_state->pgssh) != *statements_written)
+			if (pgs_ring_written(&pgs_state->statements.ring) !=
+				*statements_written)
 			{
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 				PgsArchiveStatementsResult sr;
@@ -474,7 +485,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				set_state(PGS_ARCHIVE_OK, msg);
 			}
 			(void) pgs_lock_exclusive();
-			pgs_state->archive_last_us = GetCurrentTimestamp() - start;
+			pgs_state->archiver.last_us = GetCurrentTimestamp() - start;
 			pgs_unlock_exclusive();
 			ok = true;
 		}
@@ -520,9 +531,9 @@ pgsentinel_archiver_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	(void) pgs_lock_exclusive();
-	pgs_state->archive_pid = MyProcPid;
-	pgs_state->archive_latch = MyLatch;
-	pgs_state->archive_text_head = pg_atomic_read_u64(&pgs_state->text_head);
+	pgs_state->archiver.pid = MyProcPid;
+	pgs_state->archiver.latch = MyLatch;
+	pgs_state->archiver.text_head = pg_atomic_read_u64(&pgs_state->text.head);
 	pgs_unlock_exclusive();
 	on_shmem_exit(archiver_exit, (Datum) 0);
 

@@ -47,6 +47,8 @@
 
 #include "compat.h"
 #include "pgsentinel.h"
+#include "read/views.h"
+#include "store/ring.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_fdw_handler);
 PG_FUNCTION_INFO_V1(pgsentinel_fdw_validator);
@@ -71,7 +73,7 @@ rows_in_ring(void)
 {
 	if (pgs_state == NULL)
 		return 1000.0;
-	return (double) pgs_ring_visible_rows(&pgs_state->ash);
+	return (double) pgs_ring_visible_rows(&pgs_state->sampler.ash);
 }
 
 static void

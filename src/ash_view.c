@@ -52,6 +52,10 @@
 #include "utils/wait_event.h"
 
 #include "pgsentinel.h"
+#include "read/views.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
+#include "store/text_area.h"
 
 PG_FUNCTION_INFO_V1(pg_active_session_history_2_0);
 PG_FUNCTION_INFO_V1(pg_active_session_history);
@@ -526,8 +530,9 @@ pgs_ash_reader_begin(MemoryContext query_cxt, MemoryContext parent_cxt)
 	rd->reader_cxt = reader_cxt;
 	rd->cache_cxt = AllocSetContextCreate(reader_cxt, "pgsentinel reader cache",
 										  ALLOCSET_DEFAULT_SIZES);
-	pgs_ring_query_bounds(&pgs_state->ash, query_cxt, &bounds);
-	pgs_ring_cursor_open(&rd->rows, &pgs_state->ash, bounds.first, bounds.end);
+	pgs_ring_query_bounds(&pgs_state->sampler.ash, query_cxt, &bounds);
+	pgs_ring_cursor_open(&rd->rows, &pgs_state->sampler.ash, bounds.first,
+						 bounds.end);
 	pgs_text_reader_init(&rd->text, reader_cxt, bounds.text_floor);
 	rd->empty_array = PointerGetDatum(construct_empty_array(INT4OID));
 	rd->insufficient_privilege = CStringGetTextDatum(INSUFFICIENT_PRIVILEGE);
@@ -562,7 +567,7 @@ pgs_ash_reader_end(AshReader *rd)
 				(errmsg("%llu rows of the active session history were overwritten before this query read them",
 						(unsigned long long) lost),
 				 errdetail("The sampler went around the ring of %d rows while the query ran; the query skipped those rows.",
-						   (int) pgs_state->ash.capacity),
+						   (int) pgs_state->sampler.ash.capacity),
 				 errhint("Read the history in shorter queries, or raise pgsentinel_ash.max_entries.")));
 }
 

@@ -30,7 +30,11 @@
 #include "utils/memutils.h"
 
 #include "compat.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "sample/backend_slot.h"
+#include "sample/sessions.h"
+#include "store/text_area.h"
 
 /*
  * What each sample looks at first for every status slot, kept apart from
@@ -689,7 +693,7 @@ pgs_blocker_session(ActivityMemo *memo, int32 pid)
 
 /*
  * Copy the slot of PGPROC number procno into *copy (which has room for
- * slot_size bytes), retrying while its owner is writing.  False if the slot
+ * slots.size bytes), retrying while its owner is writing.  False if the slot
  * does not belong to pid.  Called by the sampler, without lock.
  */
 bool

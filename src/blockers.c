@@ -72,7 +72,7 @@
 #include "utils/fmgrprotos.h"
 
 #include "compat.h"
-#include "pgsentinel.h"
+#include "sample/sampler.h"
 
 /* One PROCLOCK of the awaited lock, as far as blocking goes. */
 typedef struct LockInstance

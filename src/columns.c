@@ -14,7 +14,7 @@
 #include "access/tupdesc.h"
 #include "utils/builtins.h"
 
-#include "pgsentinel.h"
+#include "read/views.h"
 
 /*
  * For each attribute of the caller's result descriptor, the index of the

@@ -11,8 +11,6 @@
 #ifndef PGSENTINEL_COMPAT_H
 #define PGSENTINEL_COMPAT_H
 
-#include "postgres.h"
-
 #include "executor/executor.h"
 #include "optimizer/pathnode.h"
 #include "miscadmin.h"

@@ -44,7 +44,8 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "pgsentinel.h"
+#include "db_worker.h"
+#include "guc.h"
 
 #define RELAUNCH_MIN_MS			1000
 #define RELAUNCH_MAX_MS			(5 * 60 * 1000)

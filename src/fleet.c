@@ -24,7 +24,8 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "pgsentinel.h"
+#include "db_worker.h"
+#include "fleet/fleet.h"
 
 /*
  * The call of the tick, qualified with the extension's schema, when the

@@ -14,7 +14,7 @@
 
 #include "utils/guc.h"
 
-#include "pgsentinel.h"
+#include "guc.h"
 
 double		pgs_sampling_period = 1.0;
 int			pgs_ash_max_entries = 36000;

@@ -49,6 +49,8 @@
 
 #include "compat.h"
 #include "pgsentinel.h"
+#include "sample/backend_slot.h"
+#include "store/ash_rows.h"
 
 #define MAX_NEST_TRACKED	32
 #define MAX_SUBXACT_TRACKED 64

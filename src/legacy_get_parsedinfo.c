@@ -22,6 +22,8 @@
 
 #include "compat.h"
 #include "pgsentinel.h"
+#include "read/views.h"
+#include "sample/backend_slot.h"
 
 PG_FUNCTION_INFO_V1(get_parsedinfo);
 
@@ -43,7 +45,7 @@ get_parsedinfo(PG_FUNCTION_ARGS)
 	proc = BackendPidGetProc(pid);
 	if (proc == NULL)
 		return (Datum) 0;
-	copy = palloc(pgs_state->slot_size);
+	copy = palloc(pgs_state->slots.size);
 	if (!pgs_read_backend_slot(pgs_proc_number(proc), pid, copy))
 		return (Datum) 0;
 

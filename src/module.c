@@ -14,7 +14,11 @@
 #include "storage/ipc.h"
 
 #include "compat.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "sample/backend_slot.h"
+#include "sample/sampler.h"
+#include "store/persist.h"
 
 PG_MODULE_MAGIC;
 

@@ -48,7 +48,13 @@
 #include "storage/fd.h"
 #include "utils/memutils.h"
 
+#include "guc.h"
 #include "pgsentinel.h"
+#include "statements/pgssh.h"
+#include "store/ash_rows.h"
+#include "store/persist.h"
+#include "store/ring.h"
+#include "store/text_area.h"
 
 #define HISTORY_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/pgsentinel_history.stat"
 #define HISTORY_FILE_TMP	HISTORY_FILE ".tmp"
@@ -149,7 +155,7 @@ row_saved(PgsRing *ring, uint64 i)
 	if (!pgs_ring_row_whole(ring, i))
 		return false;
 	memcpy(&sample_id, pgs_ring_row(ring, i), sizeof(int64));
-	return sample_id > (int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
+	return sample_id > (int64) pg_atomic_read_u64(&pgs_state->reset.sample_id);
 }
 
 /* Rows of a ring saved, for the header. */
@@ -203,7 +209,7 @@ pgs_history_save(int code, Datum arg)
 		return;
 
 	/* what readers see: nothing from before pgsentinel_reset() */
-	head = pg_atomic_read_u64(&pgs_state->text_head);
+	head = pg_atomic_read_u64(&pgs_state->text.head);
 	tail = Min(head, pgs_text_visible_tail());
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = HISTORY_MAGIC;
@@ -212,13 +218,13 @@ pgs_history_save(int code, Datum arg)
 	hdr.ash_row_size = sizeof(AshRow);
 	hdr.pgssh_row_size = sizeof(PgsshRow);
 	hdr.sample_row_size = sizeof(PgsSampleRow);
-	hdr.last_sample_id = pgs_state->last_sample_id;
-	hdr.history_id = pgs_state->history_id;
+	hdr.last_sample_id = pgs_state->sampler.last_sample_id;
+	hdr.history_id = pgs_state->sampler.history_id;
 	for (pos = tail; pgs_text_next_entry(&pos, head, &data, &len);)
 		hdr.ntexts++;
-	hdr.nash = count_whole_rows(&pgs_state->ash);
-	hdr.nsamples = count_whole_rows(&pgs_state->samples);
-	hdr.npgssh = count_whole_rows(&pgs_state->pgssh);
+	hdr.nash = count_whole_rows(&pgs_state->sampler.ash);
+	hdr.nsamples = count_whole_rows(&pgs_state->sampler.samples);
+	hdr.npgssh = count_whole_rows(&pgs_state->statements.ring);
 
 	hf.f = AllocateFile(HISTORY_FILE_TMP, PG_BINARY_W);
 	if (hf.f == NULL)
@@ -241,9 +247,9 @@ pgs_history_save(int code, Datum arg)
 		put_bytes(&hf, &t, sizeof(t));
 		put_bytes(&hf, data, len);
 	}
-	put_whole_rows(&hf, &pgs_state->ash);
-	put_whole_rows(&hf, &pgs_state->samples);
-	put_whole_rows(&hf, &pgs_state->pgssh);
+	put_whole_rows(&hf, &pgs_state->sampler.ash);
+	put_whole_rows(&hf, &pgs_state->sampler.samples);
+	put_whole_rows(&hf, &pgs_state->statements.ring);
 	crc = hf.crc;
 	FIN_CRC32C(crc);
 	if (!hf.failed && fwrite(&crc, 1, sizeof(crc), hf.f) != sizeof(crc))
@@ -378,8 +384,8 @@ static void
 restore_texts(HistoryFile *hf, const HistoryHeader *hdr, uint64 text_bytes,
 			  TextMap *map)
 {
-	uint64		to_skip = text_bytes > pgs_state->text_size ?
-		text_bytes - pgs_state->text_size : 0;
+	uint64		to_skip = text_bytes > pgs_state->text.size ?
+		text_bytes - pgs_state->text.size : 0;
 	uint64		skipped = 0;
 	char	   *buf = NULL;
 	Size		buf_size = 0;
@@ -532,14 +538,15 @@ pgs_history_load(void)
 
 	(void) pgs_lock_exclusive();
 	max_sample_id = hdr.last_sample_id;
-	nash = restore_rows(&hf, &pgs_state->ash, hdr.nash, &map, &max_sample_id);
-	nsamples = restore_rows(&hf, &pgs_state->samples, hdr.nsamples, NULL,
-							&max_sample_id);
-	npgssh = restore_rows(&hf, &pgs_state->pgssh, hdr.npgssh, NULL,
+	nash = restore_rows(&hf, &pgs_state->sampler.ash, hdr.nash, &map,
+						&max_sample_id);
+	nsamples = restore_rows(&hf, &pgs_state->sampler.samples, hdr.nsamples,
+							NULL, &max_sample_id);
+	npgssh = restore_rows(&hf, &pgs_state->statements.ring, hdr.npgssh, NULL,
 						  &max_sample_id);
-	pgs_state->last_sample_id = max_sample_id;
+	pgs_state->sampler.last_sample_id = max_sample_id;
 	/* the same history goes on: the archive goes on from its watermark */
-	pgs_state->history_id = hdr.history_id;
+	pgs_state->sampler.history_id = hdr.history_id;
 	pgs_unlock_exclusive();
 
 	MemoryContextSwitchTo(oldcxt);

@@ -29,7 +29,11 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "db_worker.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "statements/pgssh.h"
+#include "store/ash_rows.h"
 
 /* Sampler-private state. */
 static PgsshKey *prev_keys = NULL;	/* statements of the previous sample */
@@ -85,10 +89,11 @@ pgssh_set_state(PgsshState state, const char *message)
 	bool		changed;
 
 	(void) pgs_lock_exclusive();
-	changed = pgs_state->pgssh_state != (int) state ||
-		strncmp(pgs_state->pgssh_message, message, PGS_MESSAGE_LEN - 1) != 0;
-	pgs_state->pgssh_state = (int) state;
-	strlcpy(pgs_state->pgssh_message, message, PGS_MESSAGE_LEN);
+	changed = pgs_state->statements.state != (int) state ||
+		strncmp(pgs_state->statements.message, message,
+				PGS_MESSAGE_LEN - 1) != 0;
+	pgs_state->statements.state = (int) state;
+	strlcpy(pgs_state->statements.message, message, PGS_MESSAGE_LEN);
 	pgs_unlock_exclusive();
 
 	/* a setup that lacks pg_stat_statements is a choice: LOG; failures: WARNING */
@@ -105,7 +110,7 @@ current_state(void)
 	int			state;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	state = pgs_state->pgssh_state;
+	state = pgs_state->statements.state;
 	LWLockRelease(pgs_state->lock);
 	return state;
 }
@@ -115,13 +120,17 @@ void
 pgssh_sampler_init(void)
 {
 	prev_keys = MemoryContextAlloc(TopMemoryContext,
-								   sizeof(PgsshKey) * pgs_state->request_max_keys);
+								   sizeof(PgsshKey) *
+								   pgs_state->statements.request_max_keys);
 	merged_keys = MemoryContextAlloc(TopMemoryContext,
-									 sizeof(PgsshKey) * pgs_state->request_max_keys);
+									 sizeof(PgsshKey) *
+									 pgs_state->statements.request_max_keys);
 	published_keys = MemoryContextAlloc(TopMemoryContext,
-										sizeof(PgsshKey) * pgs_state->request_max_keys);
+										sizeof(PgsshKey) *
+										pgs_state->statements.request_max_keys);
 	union_keys = MemoryContextAlloc(TopMemoryContext,
-									sizeof(PgsshKey) * 2 * pgs_state->request_max_keys);
+									sizeof(PgsshKey) * 2 *
+									pgs_state->statements.request_max_keys);
 }
 
 /* Order of keys: queryid, then dbid. */
@@ -240,7 +249,7 @@ carry_over(const PgsshKey *merged, int nmerged, const PgsshKey *untaken,
 int
 pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 {
-	int			max = pgs_state->request_max_keys;
+	int			max = pgs_state->statements.request_max_keys;
 	int			n = 0;
 	int			i;
 	int			nmerged;
@@ -287,7 +296,8 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 	 * statement that has gone is lost.
 	 */
 	if (worker_expected && npublished > 0 &&
-		pg_atomic_read_u64(&pgs_state->request_taken_seq) < published_seq)
+		pg_atomic_read_u64(&pgs_state->statements.request_taken_seq) <
+		published_seq)
 		nmerged = carry_over(merged_keys, nmerged, published_keys, npublished,
 							 prev_keys, nprev_keys, keys, max,
 							 history_expected);
@@ -309,13 +319,13 @@ pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
 	if (nkeys == 0)
 		return;
 	memcpy(pgs_request_keys(), keys, sizeof(PgsshKey) * nkeys);
-	pgs_state->request_nkeys = nkeys;
-	pgs_state->request_sample_id = sample_id;
-	pgs_state->request_ash_time = ash_time;
-	pgs_state->request_seq++;
-	pgs_state->pgssh_keys_dropped += keys_dropped;
+	pgs_state->statements.request_nkeys = nkeys;
+	pgs_state->statements.request_sample_id = sample_id;
+	pgs_state->statements.request_ash_time = ash_time;
+	pgs_state->statements.request_seq++;
+	pgs_state->statements.keys_dropped += keys_dropped;
 	keys_dropped = 0;
-	published_seq = pgs_state->request_seq;
+	published_seq = pgs_state->statements.request_seq;
 }
 
 /* Wake the statements worker after a request was published. */
@@ -325,7 +335,7 @@ pgssh_notify(void)
 	Latch	   *latch;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	latch = pgs_state->pgssh_latch;
+	latch = pgs_state->statements.latch;
 	LWLockRelease(pgs_state->lock);
 	if (latch != NULL)
 		SetLatch(latch);

@@ -26,6 +26,9 @@
 #include "utils/timestamp.h"
 
 #include "pgsentinel.h"
+#include "read/views.h"
+#include "statements/pgssh.h"
+#include "store/ring.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_statements_history_2_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_history);
@@ -75,9 +78,10 @@ statements_history(FunctionCallInfo fcinfo)
 	pgs_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, pgssh_columns, pgssh_column_types, PGSSH_COLS, map);
-	pgs_ring_query_bounds(&pgs_state->pgssh,
+	pgs_ring_query_bounds(&pgs_state->statements.ring,
 						  rsinfo->econtext->ecxt_per_query_memory, &bounds);
-	pgs_ring_cursor_open(&cursor, &pgs_state->pgssh, bounds.first, bounds.end);
+	pgs_ring_cursor_open(&cursor, &pgs_state->statements.ring, bounds.first,
+						 bounds.end);
 	/* a row's datums are built here and freed once the row is stored */
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext,
 									"pgsentinel statements row",
@@ -136,7 +140,7 @@ statements_history(FunctionCallInfo fcinfo)
 				(errmsg("%llu rows of the statements history were overwritten before this query read them",
 						(unsigned long long) cursor.lost),
 				 errdetail("The statements worker went around the ring of %d rows while the query ran; the query skipped those rows.",
-						   (int) pgs_state->pgssh.capacity),
+						   (int) pgs_state->statements.ring.capacity),
 				 errhint("Read the history in shorter queries, or raise pgsentinel_pgssh.max_entries.")));
 	return (Datum) 0;
 }

@@ -38,7 +38,7 @@
  * (see pgssh_request.c), so a statement's final reading is delayed, not
  * lost; the rest ends early when that request is half full, and should it
  * fill up anyway the final readings that do not fit are counted
- * (pgssh_keys_dropped).
+ * (statements.keys_dropped).
  *
  *-------------------------------------------------------------------------
  */
@@ -64,7 +64,11 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "db_worker.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "statements/pgssh.h"
+#include "store/ring.h"
 
 #define RECHECK_MS		5000
 #define RECHECK_MIN_MS	200
@@ -104,10 +108,10 @@ static void
 pgssh_worker_exit(int code, Datum arg)
 {
 	(void) pgs_lock_exclusive();
-	if (pgs_state->pgssh_pid == MyProcPid)
+	if (pgs_state->statements.pid == MyProcPid)
 	{
-		pgs_state->pgssh_pid = 0;
-		pgs_state->pgssh_latch = NULL;
+		pgs_state->statements.pid = 0;
+		pgs_state->statements.latch = NULL;
 	}
 	pgs_unlock_exclusive();
 }
@@ -275,7 +279,8 @@ batch_row(int n)
 {
 	if (n >= batch_size)
 	{
-		int			size = Min(Max(batch_size * 2, 64), (int) pgs_state->pgssh.capacity);
+		int			size = Min(Max(batch_size * 2, 64),
+						  (int) pgs_state->statements.ring.capacity);
 
 		Assert(n < size);
 		batch = batch == NULL ?
@@ -308,7 +313,8 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 	if (SPI_execute_plan(read_plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_stat_statements");
 	desc = SPI_tuptable->tupdesc;
-	for (i = 0; i < (int) SPI_processed && n < (int) pgs_state->pgssh.capacity; i++)
+	for (i = 0; i < (int) SPI_processed &&
+		 n < (int) pgs_state->statements.ring.capacity; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		PgsshRow   *r;
@@ -359,11 +365,11 @@ static void
 publish_rows(int n, int64 elapsed_us)
 {
 	(void) pgs_lock_exclusive();
-	pgs_ring_append(&pgs_state->pgssh, batch, (uint64) n);
-	pgs_state->pgssh_samples++;
-	pgs_state->pgssh_last_us = elapsed_us;
-	if (elapsed_us > pgs_state->pgssh_max_us)
-		pgs_state->pgssh_max_us = elapsed_us;
+	pgs_ring_append(&pgs_state->statements.ring, batch, (uint64) n);
+	pgs_state->statements.samples++;
+	pgs_state->statements.last_us = elapsed_us;
+	if (elapsed_us > pgs_state->statements.max_us)
+		pgs_state->statements.max_us = elapsed_us;
 	pgs_unlock_exclusive();
 }
 
@@ -458,18 +464,20 @@ pgsentinel_pgssh_main(Datum main_arg)
 
 	/* the request a previous worker did not take is ours to serve */
 	(void) pgs_lock_exclusive();
-	pgs_state->pgssh_pid = MyProcPid;
-	pgs_state->pgssh_latch = MyLatch;
-	last_seq = pg_atomic_read_u64(&pgs_state->request_taken_seq);
+	pgs_state->statements.pid = MyProcPid;
+	pgs_state->statements.latch = MyLatch;
+	last_seq = pg_atomic_read_u64(&pgs_state->statements.request_taken_seq);
 	pgs_unlock_exclusive();
 	on_shmem_exit(pgssh_worker_exit, (Datum) 0);
 
 	pgs_db_worker_connect("pgsentinel statements");
 
 	keys = MemoryContextAlloc(TopMemoryContext,
-							  sizeof(PgsshKey) * pgs_state->request_max_keys);
+							  sizeof(PgsshKey) *
+							  pgs_state->statements.request_max_keys);
 	pgs_prefault(pgs_pgssh_rows(),
-				 sizeof(PgsshRow) * (Size) pgs_state->pgssh.capacity);
+				 sizeof(PgsshRow) *
+				 (Size) pgs_state->statements.ring.capacity);
 
 	for (;;)
 	{
@@ -502,10 +510,11 @@ pgsentinel_pgssh_main(Datum main_arg)
 			INSTR_TIME_SUBTRACT(rested, rest_start);
 			left = rest_us - (int64) INSTR_TIME_GET_MICROSEC(rested);
 			LWLockAcquire(pgs_state->lock, LW_SHARED);
-			pending_keys = pgs_state->request_seq != last_seq ?
-				pgs_state->request_nkeys : 0;
+			pending_keys = pgs_state->statements.request_seq != last_seq ?
+				pgs_state->statements.request_nkeys : 0;
 			LWLockRelease(pgs_state->lock);
-			if (left > 0 && pending_keys < pgs_state->request_max_keys / 2)
+			if (left > 0 &&
+				pending_keys < pgs_state->statements.request_max_keys / 2)
 			{
 				wait_for_work((long) ((left + 999) / 1000));
 				continue;
@@ -520,7 +529,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 			bool		pending;
 
 			LWLockAcquire(pgs_state->lock, LW_SHARED);
-			pending = pgs_state->request_seq != last_seq;
+			pending = pgs_state->statements.request_seq != last_seq;
 			LWLockRelease(pgs_state->lock);
 			if (now >= next_check ||
 				(pending && now >= TimestampTzPlusMilliseconds(last_check, RECHECK_MIN_MS)))
@@ -539,16 +548,16 @@ pgsentinel_pgssh_main(Datum main_arg)
 
 		/* copy the latest request out */
 		(void) pgs_lock_exclusive();
-		seq = pgs_state->request_seq;
+		seq = pgs_state->statements.request_seq;
 		if (seq != last_seq)
 		{
-			nkeys = pgs_state->request_nkeys;
+			nkeys = pgs_state->statements.request_nkeys;
 			memcpy(keys, pgs_request_keys(), sizeof(PgsshKey) * nkeys);
-			sample_id = pgs_state->request_sample_id;
-			ash_time = pgs_state->request_ash_time;
+			sample_id = pgs_state->statements.request_sample_id;
+			ash_time = pgs_state->statements.request_ash_time;
 			if (seq > last_seq + 1)
-				pgs_state->requests_skipped += seq - last_seq - 1;
-			pg_atomic_write_u64(&pgs_state->request_taken_seq, seq);
+				pgs_state->statements.requests_skipped += seq - last_seq - 1;
+			pg_atomic_write_u64(&pgs_state->statements.request_taken_seq, seq);
 		}
 		pgs_unlock_exclusive();
 

@@ -31,6 +31,11 @@
 
 #include "compat.h"
 #include "pgsentinel.h"
+#include "sample/backend_slot.h"
+#include "sample/sampler.h"
+#include "sample/sessions.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
 
 /*
  * Rows waiting for their statement's query id: room for this many at
@@ -243,10 +248,12 @@ pgs_read_query_id_answer(int procno, int pid, PgsQueryIdAnswer *answer)
 void
 pgs_backfill_init(void)
 {
-	slot_copy = MemoryContextAlloc(TopMemoryContext, pgs_state->slot_size);
+	slot_copy = MemoryContextAlloc(TopMemoryContext, pgs_state->slots.size);
 	decisions = MemoryContextAllocZero(TopMemoryContext,
-									   sizeof(BackfillDecision) * Max(pgs_state->nslots, 1));
-	pending_room = Min(PGS_PENDING_INITIAL, (int) pgs_state->ash.capacity);
+									   sizeof(BackfillDecision) *
+									   Max(pgs_state->slots.count, 1));
+	pending_room = Min(PGS_PENDING_INITIAL,
+					   (int) pgs_state->sampler.ash.capacity);
 	pending = MemoryContextAlloc(TopMemoryContext,
 								 sizeof(PendingBackfill) * pending_room);
 	pending_texts = MemoryContextAllocZero(TopMemoryContext,
@@ -266,9 +273,10 @@ pgs_room_for_pending(void)
 
 	if (npending < pending_room)
 		return true;
-	if (pending_room >= (int) pgs_state->ash.capacity)
+	if (pending_room >= (int) pgs_state->sampler.ash.capacity)
 		return false;
-	room = (int) Min((int64) pending_room * 2, (int64) pgs_state->ash.capacity);
+	room = (int) Min((int64) pending_room * 2,
+					 (int64) pgs_state->sampler.ash.capacity);
 	bigger = MemoryContextAllocExtended(TopMemoryContext,
 										sizeof(PendingBackfill) * (Size) room,
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -463,8 +471,8 @@ pgs_find_backfills(PgsBackfill **fills, uint64 ash_written, int64 sample_id)
 	int			nout = 0;
 	int			i;
 	int			keep = 0;
-	uint64		oldest_row = ash_written > pgs_state->ash.capacity ?
-		ash_written - pgs_state->ash.capacity : 0;
+	uint64		oldest_row = ash_written > pgs_state->sampler.ash.capacity ?
+		ash_written - pgs_state->sampler.ash.capacity : 0;
 
 	for (i = 0; i < npending; i++)
 	{
@@ -474,7 +482,7 @@ pgs_find_backfills(PgsBackfill **fills, uint64 ash_written, int64 sample_id)
 
 		if (p->row_index < oldest_row)
 			continue;
-		if (p->procno >= 0 && p->procno < pgs_state->nslots)
+		if (p->procno >= 0 && p->procno < pgs_state->slots.count)
 			d = &decisions[p->procno];
 		if (d == &one || d->sample_id != sample_id ||
 			d->pid != p->pid || d->query_start != p->query_start ||
@@ -511,7 +519,7 @@ pgs_find_backfills(PgsBackfill **fills, uint64 ash_written, int64 sample_id)
 void
 pgs_apply_backfills(const PgsBackfill *fills, int nfills, uint64 ash_written)
 {
-	uint64		capacity = pgs_state->ash.capacity;
+	uint64		capacity = pgs_state->sampler.ash.capacity;
 	uint64		oldest_row;
 	int			i;
 
@@ -523,7 +531,7 @@ pgs_apply_backfills(const PgsBackfill *fills, int nfills, uint64 ash_written)
 
 		if (f->row_index < oldest_row)
 			continue;
-		r = pgs_ring_begin_update(&pgs_state->ash, f->row_index);
+		r = pgs_ring_begin_update(&pgs_state->sampler.ash, f->row_index);
 		if (r->pid == f->pid && r->query_start == f->query_start)
 		{
 			if (r->queryid == 0)
@@ -531,11 +539,11 @@ pgs_apply_backfills(const PgsBackfill *fills, int nfills, uint64 ash_written)
 				r->queryid = f->queryid;
 				if (r->nested_queryid == 0)
 					r->nested_queryid = f->queryid;
-				pgs_state->rows_backfilled++;
+				pgs_state->sampler.rows_backfilled++;
 			}
 			if (r->cmdtype == PGS_CMD_UNKNOWN && r->queryid == f->queryid)
 				r->cmdtype = f->cmdtype;
 		}
-		pgs_ring_end_update(&pgs_state->ash, f->row_index);
+		pgs_ring_end_update(&pgs_state->sampler.ash, f->row_index);
 	}
 }

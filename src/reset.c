@@ -25,6 +25,7 @@
 #include "utils/timestamp.h"
 
 #include "pgsentinel.h"
+#include "store/ring.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_reset);
 
@@ -37,19 +38,20 @@ pgsentinel_reset(PG_FUNCTION_ARGS)
 	pgs_check_loaded();
 	(void) pgs_lock_exclusive();
 	now = GetCurrentTimestamp();
-	pg_atomic_write_u64(&pgs_state->reset_sample_id,
-						(uint64) pgs_state->last_sample_id);
-	pgs_ring_hide_before(&pgs_state->ash, pgs_ring_written(&pgs_state->ash));
-	pgs_ring_hide_before(&pgs_state->samples,
-						 pgs_ring_written(&pgs_state->samples));
-	pgs_ring_hide_before(&pgs_state->pgssh,
-						 pgs_ring_written(&pgs_state->pgssh));
-	pg_atomic_write_u64(&pgs_state->text_visible_from,
-						pg_atomic_read_u64(&pgs_state->text_head));
-	pgs_state->reset_time = now;
+	pg_atomic_write_u64(&pgs_state->reset.sample_id,
+						(uint64) pgs_state->sampler.last_sample_id);
+	pgs_ring_hide_before(&pgs_state->sampler.ash,
+						 pgs_ring_written(&pgs_state->sampler.ash));
+	pgs_ring_hide_before(&pgs_state->sampler.samples,
+						 pgs_ring_written(&pgs_state->sampler.samples));
+	pgs_ring_hide_before(&pgs_state->statements.ring,
+						 pgs_ring_written(&pgs_state->statements.ring));
+	pg_atomic_write_u64(&pgs_state->text.visible_from,
+						pg_atomic_read_u64(&pgs_state->text.head));
+	pgs_state->reset.time = now;
 	/* after the rest: the sampler reads it before the text floor */
 	pg_memory_barrier();
-	pg_atomic_fetch_add_u64(&pgs_state->resets, 1);
+	pg_atomic_fetch_add_u64(&pgs_state->reset.count, 1);
 	pgs_unlock_exclusive();
 
 	PG_RETURN_TIMESTAMPTZ(now);

@@ -88,6 +88,7 @@
 #include "utils/memutils.h"
 
 #include "pgsentinel.h"
+#include "store/ring.h"
 
 /* Bytes of rows one sequence counter covers. */
 #define RING_CHUNK_BYTES	(64 * 1024)
@@ -347,12 +348,13 @@ pgs_ring_query_bounds(PgsRing *ring, MemoryContext query_cxt,
 		qb = MemoryContextAllocZero(query_cxt, sizeof(QueryBounds));
 		qb->query_cxt = query_cxt;
 		qb->ring = ring;
-		qb->bounds.text_floor = pg_atomic_read_u64(&pgs_state->text_visible_from);
+		qb->bounds.text_floor =
+			pg_atomic_read_u64(&pgs_state->text.visible_from);
 		pg_read_barrier();
 		ring_bounds(ring, &qb->bounds.first, &qb->bounds.end);
 		pg_read_barrier();
 		qb->bounds.reset_sample_id =
-			(int64) pg_atomic_read_u64(&pgs_state->reset_sample_id);
+			(int64) pg_atomic_read_u64(&pgs_state->reset.sample_id);
 		qb->forget.func = forget_query_bounds;
 		qb->forget.arg = qb;
 		MemoryContextRegisterResetCallback(query_cxt, &qb->forget);

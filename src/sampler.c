@@ -32,16 +32,25 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "archive/archive.h"
 #include "compat.h"
+#include "guc.h"
 #include "pgsentinel.h"
+#include "sample/backend_slot.h"
+#include "sample/sampler.h"
+#include "sample/sessions.h"
+#include "statements/pgssh.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
+#include "store/text_area.h"
 
 /* Sampler state, private to the worker process. */
 static MemoryContext sample_cxt = NULL;
 static PgsTextBatch *text_batch = NULL;
 static PgsBackendSlot *slot_copy = NULL;
 static PgsshKey *pgssh_keys = NULL;
-static uint64 ash_written = 0;	/* mirror of pgs_state->ash_written */
-static int64 last_sample_id = 0;	/* mirror of pgs_state->last_sample_id */
+static uint64 ash_written = 0;	/* mirror of the ASH ring's written count */
+static int64 last_sample_id = 0;	/* mirror of sampler.last_sample_id */
 static PgsLockWaiter *lock_waiters = NULL;	/* this sample's, one per slot */
 static int *waiter_order = NULL;	/* lock_waiters lock by lock */
 static const SessionCopy **waiter_sessions = NULL;	/* of lock_waiters */
@@ -78,20 +87,20 @@ static void
 publish_settings(void)
 {
 	(void) pgs_lock_exclusive();
-	pgs_state->worker_period = pgs_sampling_period;
-	pgs_state->worker_track_idle_trans = pgs_track_idle_trans;
+	pgs_state->sampler.period = pgs_sampling_period;
+	pgs_state->sampler.track_idle_trans = pgs_track_idle_trans;
 	pgs_unlock_exclusive();
 }
 
-/* Clear worker_pid when the worker exits. */
+/* Clear sampler.pid when the worker exits. */
 static void
 sampler_exit(int code, Datum arg)
 {
 	if (pgs_state == NULL)
 		return;
 	(void) pgs_lock_exclusive();
-	if (pgs_state->worker_pid == MyProcPid)
-		pgs_state->worker_pid = 0;
+	if (pgs_state->sampler.pid == MyProcPid)
+		pgs_state->sampler.pid = 0;
 	pgs_unlock_exclusive();
 }
 
@@ -134,13 +143,15 @@ sampler_init(void)
 	sample_cxt = AllocSetContextCreate(TopMemoryContext, "pgsentinel sample",
 									   ALLOCSET_DEFAULT_SIZES);
 	text_batch = pgs_text_batch_create(TopMemoryContext);
-	slot_copy = MemoryContextAlloc(TopMemoryContext, pgs_state->slot_size);
+	slot_copy = MemoryContextAlloc(TopMemoryContext, pgs_state->slots.size);
 	pgs_backfill_init();
 	pgssh_keys = MemoryContextAlloc(TopMemoryContext,
-									sizeof(PgsshKey) * pgs_state->request_max_keys);
+									sizeof(PgsshKey) *
+									pgs_state->statements.request_max_keys);
 	pgs_status_reader_init();
-	pgs_prefault(pgs_ash_rows(), sizeof(AshRow) * (Size) pgs_state->ash.capacity);
-	pgs_prefault(pgs_text_area(), pgs_state->text_size);
+	pgs_prefault(pgs_ash_rows(),
+				 sizeof(AshRow) * (Size) pgs_state->sampler.ash.capacity);
+	pgs_prefault(pgs_text_area(), pgs_state->text.size);
 	lock_waiters = MemoryContextAlloc(TopMemoryContext,
 									  sizeof(PgsLockWaiter) * status_slots);
 	waiter_sessions = MemoryContextAlloc(TopMemoryContext,
@@ -152,8 +163,8 @@ sampler_init(void)
 	pgssh_sampler_init();
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	ash_written = pgs_ring_written(&pgs_state->ash);
-	last_sample_id = pgs_state->last_sample_id;
+	ash_written = pgs_ring_written(&pgs_state->sampler.ash);
+	last_sample_id = pgs_state->sampler.last_sample_id;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -468,43 +479,43 @@ publish_sample(const AshRow *rows, int nrows, int nactive,
 	 */
 	if (pgs_text_batch_reset_missed(text_batch))
 	{
-		pg_atomic_write_u64(&pgs_state->reset_sample_id, (uint64) sample_id);
-		pgs_ring_hide_before(&pgs_state->ash, ash_written + nrows);
-		pgs_ring_hide_before(&pgs_state->samples,
-							 pgs_ring_written(&pgs_state->samples) + 1);
+		pg_atomic_write_u64(&pgs_state->reset.sample_id, (uint64) sample_id);
+		pgs_ring_hide_before(&pgs_state->sampler.ash, ash_written + nrows);
+		pgs_ring_hide_before(&pgs_state->sampler.samples,
+							 pgs_ring_written(&pgs_state->sampler.samples) + 1);
 	}
 
-	pgs_ring_append(&pgs_state->ash, rows, (uint64) nrows);
-	pgs_ring_append(&pgs_state->samples, &sample, 1);
+	pgs_ring_append(&pgs_state->sampler.ash, rows, (uint64) nrows);
+	pgs_ring_append(&pgs_state->sampler.samples, &sample, 1);
 	ash_written += nrows;
-	pgs_state->last_sample_id = sample_id;
+	pgs_state->sampler.last_sample_id = sample_id;
 
 	pgs_apply_backfills(fills, nfills, ash_written);
-	pgs_state->pending_sample_id = pending_id;
-	pgs_state->pending_sample_time = pending_time;
+	pgs_state->sampler.pending_sample_id = pending_id;
+	pgs_state->sampler.pending_sample_time = pending_time;
 
 	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);
 
-	pgs_state->blockers_via_core += via_core;
-	pgs_state->samples_taken++;
-	pgs_state->last_sample_time = now;
-	pgs_state->last_sample_us = sample_us;
-	if (sample_us > pgs_state->max_sample_us)
-		pgs_state->max_sample_us = sample_us;
-	if (lock_wait_us > pgs_state->max_lock_wait_us)
-		pgs_state->max_lock_wait_us = lock_wait_us;
+	pgs_state->sampler.blockers_via_core += via_core;
+	pgs_state->sampler.samples_taken++;
+	pgs_state->sampler.last_sample_time = now;
+	pgs_state->sampler.last_sample_us = sample_us;
+	if (sample_us > pgs_state->sampler.max_sample_us)
+		pgs_state->sampler.max_sample_us = sample_us;
+	if (lock_wait_us > pgs_state->sampler.max_lock_wait_us)
+		pgs_state->sampler.max_lock_wait_us = lock_wait_us;
 
 	/* a quarter of the text area written since the archiver's last step */
-	if (pgs_state->archive_latch != NULL)
+	if (pgs_state->archiver.latch != NULL)
 	{
-		uint64		head = pg_atomic_read_u64(&pgs_state->text_head);
-		uint64		quarter = pgs_state->text_size / 4;
+		uint64		head = pg_atomic_read_u64(&pgs_state->text.head);
+		uint64		quarter = pgs_state->text.size / 4;
 
-		if (head - pgs_state->archive_text_head >= quarter &&
-			head - pgs_state->archive_text_woken >= quarter)
+		if (head - pgs_state->archiver.text_head >= quarter &&
+			head - pgs_state->archiver.text_woken >= quarter)
 		{
-			wake_archiver = pgs_state->archive_latch;
-			pgs_state->archive_text_woken = head;
+			wake_archiver = pgs_state->archiver.latch;
+			pgs_state->archiver.text_woken = head;
 		}
 	}
 	pgs_unlock_exclusive();
@@ -618,14 +629,15 @@ pgsentinel_main(Datum main_arg)
 	sampler_init();
 	on_shmem_exit(sampler_exit, (Datum) 0);
 	(void) pgs_lock_exclusive();
-	pgs_state->worker_pid = MyProcPid;
-	pgs_state->worker_started = GetCurrentTimestamp();
+	pgs_state->sampler.pid = MyProcPid;
+	pgs_state->sampler.started = GetCurrentTimestamp();
 	pgs_unlock_exclusive();
 	publish_settings();
 
 	ereport(LOG,
 			(errmsg("pgsentinel sampler started, sampling every %g s into %d rows",
-					pgs_sampling_period, (int) pgs_state->ash.capacity)));
+					pgs_sampling_period,
+					(int) pgs_state->sampler.ash.capacity)));
 
 	next_sample = GetCurrentTimestamp();
 	for (;;)
@@ -658,7 +670,7 @@ pgsentinel_main(Datum main_arg)
 			{
 				/* late by a whole period: do not try to catch up */
 				(void) pgs_lock_exclusive();
-				pgs_state->sample_overruns++;
+				pgs_state->sampler.sample_overruns++;
 				pgs_unlock_exclusive();
 				next_sample = now + period_us();
 			}

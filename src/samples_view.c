@@ -24,6 +24,9 @@
 #include "utils/timestamp.h"
 
 #include "pgsentinel.h"
+#include "read/views.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_samples);
 PG_FUNCTION_INFO_V1(pgsentinel_history_id);
@@ -60,9 +63,9 @@ pgsentinel_samples(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	pgs_map_columns(rsinfo->setDesc, sample_columns, sample_column_types,
 					SAMPLE_COLS, map);
-	pgs_ring_query_bounds(&pgs_state->samples,
+	pgs_ring_query_bounds(&pgs_state->sampler.samples,
 						  rsinfo->econtext->ecxt_per_query_memory, &bounds);
-	pgs_ring_cursor_open(&cursor, &pgs_state->samples, bounds.first,
+	pgs_ring_cursor_open(&cursor, &pgs_state->sampler.samples, bounds.first,
 						 bounds.end);
 	while ((r = pgs_ring_cursor_next(&cursor)) != NULL)
 	{
@@ -82,13 +85,13 @@ pgsentinel_samples(PG_FUNCTION_ARGS)
 
 /*
  * SQL function pgsentinel_history_id(): the id of the history the rings
- * hold (pgsentinel.h), which the archive's watermark refers to.
+ * hold (sample/sampler.h), which the archive's watermark refers to.
  */
 Datum
 pgsentinel_history_id(PG_FUNCTION_ARGS)
 {
 	pgs_check_loaded();
-	PG_RETURN_INT64((int64) pgs_state->history_id);
+	PG_RETURN_INT64((int64) pgs_state->sampler.history_id);
 }
 
 /*
@@ -113,13 +116,13 @@ pgsentinel_ring_start(PG_FUNCTION_ARGS)
 	TimestampTz start = 0;
 
 	pgs_check_loaded();
-	pgs_ring_query_bounds(&pgs_state->ash, query_cxt, &ash);
-	pgs_ring_query_bounds(&pgs_state->samples, query_cxt, &samples);
+	pgs_ring_query_bounds(&pgs_state->sampler.ash, query_cxt, &ash);
+	pgs_ring_query_bounds(&pgs_state->sampler.samples, query_cxt, &samples);
 
 	/* rows were overwritten only if the ring starts after its visible start */
-	if (ash.first > pg_atomic_read_u64(&pgs_state->ash.visible_from))
+	if (ash.first > pg_atomic_read_u64(&pgs_state->sampler.ash.visible_from))
 	{
-		pgs_ring_cursor_open(&cursor, &pgs_state->ash, ash.first,
+		pgs_ring_cursor_open(&cursor, &pgs_state->sampler.ash, ash.first,
 							 Min(ash.first + 1, ash.end));
 		oldest_row = pgs_ring_cursor_next(&cursor);
 		if (oldest_row != NULL)
@@ -127,7 +130,7 @@ pgsentinel_ring_start(PG_FUNCTION_ARGS)
 		pfree(cursor.chunk);
 	}
 
-	pgs_ring_cursor_open(&cursor, &pgs_state->samples, samples.first,
+	pgs_ring_cursor_open(&cursor, &pgs_state->sampler.samples, samples.first,
 						 samples.end);
 	while ((s = pgs_ring_cursor_next(&cursor)) != NULL)
 	{

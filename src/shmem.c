@@ -34,19 +34,20 @@
  *	  exclusive mode, as it also counts skipped requests); while it rests
  *	  between readings it looks at the pending request's size in shared
  *	  mode.
- *	- The archiver reads last_sample_id and the oldest sample with rows
- *	  still waiting for a query id (pending_sample_id, pending_sample_time,
- *	  which the sampler stores with the sample) together in shared mode, so
- *	  that it never takes a sample whose waiting rows it cannot know of.
+ *	- The archiver reads sampler.last_sample_id and the oldest sample with
+ *	  rows still waiting for a query id (sampler.pending_sample_id and
+ *	  pending_sample_time, which the sampler stores with the sample)
+ *	  together in shared mode, so that it never takes a sample whose waiting
+ *	  rows it cannot know of.
  *	- The archiver's latch and the text area's head as of its last step
- *	  (archive_latch, archive_text_head) are written by the archiver under
+ *	  (archiver.latch, archiver.text_head) are written by the archiver under
  *	  the exclusive lock; the sampler reads them, and writes
- *	  archive_text_woken (where it last woke the archiver), only in its own
+ *	  archiver.text_woken (where it last woke the archiver), only in its own
  *	  exclusive hold, and calls SetLatch() after releasing it.
- *	- request_taken_seq, the last request the statements worker took, is an
- *	  atomic written by that worker under the lock and read by the sampler
- *	  without it (a stale value only makes it carry a request over once
- *	  more).
+ *	- statements.request_taken_seq, the last request the statements worker
+ *	  took, is an atomic written by that worker under the lock and read by
+ *	  the sampler without it (a stale value only makes it carry a request
+ *	  over once more).
  *	- Status readers (pgsentinel_status()) take the lock in LW_SHARED mode
  *	  to copy a few fields and release it; the planner's row estimate reads
  *	  the ring's written counter, an atomic, without it.
@@ -58,10 +59,10 @@
  *	  would hold the sampler up for a scheduler time slice.  The rings use per-chunk sequence counters and the
  *	  claimed/written counters described in ring.c; the text area is
  *	  written in an order that lets a copy tell whether an entry it copied
- *	  is whole: the writer moves text_tail past the entries it will
- *	  overwrite before it writes any byte, and moves text_head past the new
- *	  entries after their last byte; a reader reads text_head, copies one
- *	  entry, then reads text_tail, and uses the entry only if it lies
+ *	  is whole: the writer moves text.tail past the entries it will
+ *	  overwrite before it writes any byte, and moves text.head past the new
+ *	  entries after their last byte; a reader reads text.head, copies one
+ *	  entry, then reads text.tail, and uses the entry only if it lies
  *	  between the two (pgs_text_lookup()).  No reader sees a torn row or
  *	  text.  Readers copy a ring a chunk at a time and the text area an
  *	  entry at a time: their memory does not grow with either (ring.c).
@@ -72,16 +73,17 @@
  *	  reads the text floor first, then its rows' bounds, then the reset's
  *	  sample id, so that its rows keep their texts and bounds from after a
  *	  reset come with that reset's sample id.
- *	- Layout fields (capacities, offsets, sizes) and history_id are set
- *	  once by the postmaster before any other process exists (history_id
- *	  from the history file, persist.c) and are read without lock.
+ *	- Layout fields (capacities, offsets, sizes) and sampler.history_id are
+ *	  set once by the postmaster before any other process exists (the
+ *	  history id from the history file, persist.c) and are read without
+ *	  lock.
  *
  * The backend slots are not protected by the lock.  Each is written only by
  * its own backend, bracketed by a change counter, and read by the sampler
  * with the retry loop in backend_status_reader.c (the protocol of
  * st_changecount in core's backend_status.h) -- except one atomic word, query_id_wanted, which the
  * sampler sets and the backend takes back with an atomic exchange (see
- * PgsBackendSlot in pgsentinel.h).
+ * PgsBackendSlot in sample/backend_slot.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -94,7 +96,12 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "guc.h"
 #include "pgsentinel.h"
+#include "sample/backend_slot.h"
+#include "statements/pgssh.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
 
 PgsSharedState *pgs_state = NULL;
 
@@ -206,45 +213,48 @@ pgs_shmem_startup(void)
 
 		memset(s, 0, sizeof(PgsSharedState));
 		s->lock = &(GetNamedLWLockTranche(PGS_NAME))->lock;
-		pg_atomic_init_u64(&s->request_taken_seq, 0);
+		pg_atomic_init_u64(&s->statements.request_taken_seq, 0);
 
 		offset = MAXALIGN(sizeof(PgsSharedState));
-		offset = pgs_ring_init(&s->ash, sizeof(AshRow), pgs_ash_max_entries,
-							   offset);
-		offset = pgs_ring_init(&s->samples, sizeof(PgsSampleRow),
+		offset = pgs_ring_init(&s->sampler.ash, sizeof(AshRow),
+							   pgs_ash_max_entries, offset);
+		offset = pgs_ring_init(&s->sampler.samples, sizeof(PgsSampleRow),
 							   samples_capacity(), offset);
-		if (!pg_strong_random(&s->history_id, sizeof(s->history_id)))
-			s->history_id = (uint64) GetCurrentTimestamp() ^ (uint64) MyProcPid;
+		if (!pg_strong_random(&s->sampler.history_id,
+							   sizeof(s->sampler.history_id)))
+			s->sampler.history_id =
+				(uint64) GetCurrentTimestamp() ^ (uint64) MyProcPid;
 
-		s->text_size = text_area_bytes();
-		s->text_offset = offset;
-		offset += MAXALIGN(s->text_size);
-		pg_atomic_init_u64(&s->text_head, 0);
-		pg_atomic_init_u64(&s->text_tail, 0);
-		pg_atomic_init_u64(&s->text_visible_from, 0);
-		pg_atomic_init_u64(&s->reset_sample_id, 0);
-		pg_atomic_init_u64(&s->resets, 0);
+		s->text.size = text_area_bytes();
+		s->text.offset = offset;
+		offset += MAXALIGN(s->text.size);
+		pg_atomic_init_u64(&s->text.head, 0);
+		pg_atomic_init_u64(&s->text.tail, 0);
+		pg_atomic_init_u64(&s->text.visible_from, 0);
+		pg_atomic_init_u64(&s->reset.sample_id, 0);
+		pg_atomic_init_u64(&s->reset.count, 0);
 
-		s->nslots = MaxBackends;
-		s->slot_size = backend_slot_size();
+		s->slots.count = MaxBackends;
+		s->slots.size = backend_slot_size();
 		/* on a line: ShmemInitStruct returns a cache-line aligned start */
 		offset = CACHELINEALIGN(offset);
-		s->slots_offset = offset;
-		Assert(s->nslots == 0 ||
+		s->slots.offset = offset;
+		Assert(s->slots.count == 0 ||
 			   (uintptr_t) pgs_backend_slot(0) % PG_CACHE_LINE_SIZE == 0);
-		for (i = 0; i < s->nslots; i++)
+		for (i = 0; i < s->slots.count; i++)
 		{
-			memset(pgs_backend_slot(i), 0, s->slot_size);
+			memset(pgs_backend_slot(i), 0, s->slots.size);
 			pg_atomic_init_u64(&pgs_backend_slot(i)->query_id_wanted, 0);
 		}
-		offset += mul_size(s->slot_size, s->nslots);
+		offset += mul_size(s->slots.size, s->slots.count);
 
-		offset = pgs_ring_init(&s->pgssh, sizeof(PgsshRow),
+		offset = pgs_ring_init(&s->statements.ring, sizeof(PgsshRow),
 							   pgs_pgssh_max_entries, offset);
 
-		s->request_max_keys = request_max_keys();
-		s->request_offset = offset;
-		offset += MAXALIGN(mul_size(sizeof(PgsshKey), s->request_max_keys));
+		s->statements.request_max_keys = request_max_keys();
+		s->statements.request_offset = offset;
+		offset += MAXALIGN(mul_size(sizeof(PgsshKey),
+									 s->statements.request_max_keys));
 		Assert(offset <= pgs_shmem_size());
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -269,38 +279,39 @@ pgs_check_loaded(void)
 AshRow *
 pgs_ash_rows(void)
 {
-	return (AshRow *) pgs_ring_rows(&pgs_state->ash);
+	return (AshRow *) pgs_ring_rows(&pgs_state->sampler.ash);
 }
 
 /* The text area's bytes. */
 char *
 pgs_text_area(void)
 {
-	return (char *) pgs_state + pgs_state->text_offset;
+	return (char *) pgs_state + pgs_state->text.offset;
 }
 
 /* The statements ring's rows. */
 PgsshRow *
 pgs_pgssh_rows(void)
 {
-	return (PgsshRow *) pgs_ring_rows(&pgs_state->pgssh);
+	return (PgsshRow *) pgs_ring_rows(&pgs_state->statements.ring);
 }
 
 /* The keys of the sampler's current request. */
 PgsshKey *
 pgs_request_keys(void)
 {
-	return (PgsshKey *) ((char *) pgs_state + pgs_state->request_offset);
+	return (PgsshKey *) ((char *) pgs_state +
+						 pgs_state->statements.request_offset);
 }
 
 /* The slot of the backend with this PGPROC number, or NULL. */
 PgsBackendSlot *
 pgs_backend_slot(int procno)
 {
-	if (pgs_state == NULL || procno < 0 || procno >= pgs_state->nslots)
+	if (pgs_state == NULL || procno < 0 || procno >= pgs_state->slots.count)
 		return NULL;
-	return (PgsBackendSlot *) ((char *) pgs_state + pgs_state->slots_offset +
-							   (Size) procno * pgs_state->slot_size);
+	return (PgsBackendSlot *) ((char *) pgs_state + pgs_state->slots.offset +
+							   (Size) procno * pgs_state->slots.size);
 }
 
 /*

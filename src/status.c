@@ -29,7 +29,13 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "archive/archive.h"
+#include "db_worker.h"
 #include "pgsentinel.h"
+#include "statements/pgssh.h"
+#include "store/ash_rows.h"
+#include "store/ring.h"
+#include "store/text_area.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_status_2_0);
 
@@ -89,24 +95,24 @@ typedef struct StatusCopy
 static void
 status_copy_out(StatusCopy *c)
 {
-	uint64		capacity = pgs_state->ash.capacity;
+	uint64		capacity = pgs_state->sampler.ash.capacity;
 	uint64		ash_from;
 	uint64		text_head;
 
 	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	c->worker_pid = pgs_state->worker_pid;
-	c->worker_started = pgs_state->worker_started;
-	c->samples_taken = pgs_state->samples_taken;
-	c->last_sample_time = pgs_state->last_sample_time;
-	c->last_sample_us = pgs_state->last_sample_us;
-	c->max_sample_us = pgs_state->max_sample_us;
-	c->max_lock_wait_us = pgs_state->max_lock_wait_us;
-	c->ash_written = pgs_ring_written(&pgs_state->ash);
-	c->ash_rows = pgs_ring_visible_rows(&pgs_state->ash);
-	ash_from = pg_atomic_read_u64(&pgs_state->ash.visible_from);
+	c->worker_pid = pgs_state->sampler.pid;
+	c->worker_started = pgs_state->sampler.started;
+	c->samples_taken = pgs_state->sampler.samples_taken;
+	c->last_sample_time = pgs_state->sampler.last_sample_time;
+	c->last_sample_us = pgs_state->sampler.last_sample_us;
+	c->max_sample_us = pgs_state->sampler.max_sample_us;
+	c->max_lock_wait_us = pgs_state->sampler.max_lock_wait_us;
+	c->ash_written = pgs_ring_written(&pgs_state->sampler.ash);
+	c->ash_rows = pgs_ring_visible_rows(&pgs_state->sampler.ash);
+	ash_from = pg_atomic_read_u64(&pgs_state->sampler.ash.visible_from);
 	c->ash_wrapped = c->ash_written > capacity &&
 		c->ash_written - capacity > ash_from;
-	c->reset_time = pgs_state->reset_time;
+	c->reset_time = pgs_state->reset.time;
 	c->oldest_time = 0;
 	if (c->ash_rows > 0)
 	{
@@ -114,38 +120,38 @@ status_copy_out(StatusCopy *c)
 
 		c->oldest_time = pgs_ash_rows()[oldest % capacity].ash_time;
 	}
-	text_head = pg_atomic_read_u64(&pgs_state->text_head);
+	text_head = pg_atomic_read_u64(&pgs_state->text.head);
 	c->text_used = text_head - Min(text_head, pgs_text_visible_tail());
-	c->texts_stored = pgs_state->texts_stored;
-	c->texts_dropped = pgs_state->texts_dropped;
-	c->rows_backfilled = pgs_state->rows_backfilled;
-	c->blockers_via_core = pgs_state->blockers_via_core;
-	c->sample_overruns = pgs_state->sample_overruns;
-	c->period = pgs_state->worker_period;
-	c->track_idle_trans = pgs_state->worker_track_idle_trans;
-	c->pgssh_state = pgs_state->pgssh_state;
-	memcpy(c->pgssh_message, pgs_state->pgssh_message, PGS_MESSAGE_LEN);
-	c->pgssh_pid = pgs_state->pgssh_pid;
-	c->pgssh_written = pgs_ring_written(&pgs_state->pgssh);
-	c->pgssh_rows = pgs_ring_visible_rows(&pgs_state->pgssh);
-	c->pgssh_samples = pgs_state->pgssh_samples;
-	c->pgssh_last_us = pgs_state->pgssh_last_us;
-	c->pgssh_max_us = pgs_state->pgssh_max_us;
-	c->requests_skipped = pgs_state->requests_skipped;
-	c->keys_dropped = pgs_state->pgssh_keys_dropped;
-	c->archive_state = pgs_state->archive_state;
-	memcpy(c->archive_message, pgs_state->archive_message, PGS_MESSAGE_LEN);
-	memcpy(c->archive_waiting, pgs_state->archive_waiting, PGS_MESSAGE_LEN);
-	c->archive_pid = pgs_state->archive_pid;
-	c->archive_last_time = pgs_state->archive_last_time;
-	c->archive_last_sample_time = pgs_state->archive_last_sample_time;
-	c->archive_last_us = pgs_state->archive_last_us;
-	c->archive_samples = pgs_state->archive_samples;
-	c->archive_samples_skipped = pgs_state->archive_samples_skipped;
-	c->archive_rows = pgs_state->archive_rows;
-	c->archive_samples_lost = pgs_state->archive_samples_lost;
-	c->archive_rows_lost = pgs_state->archive_rows_lost;
-	c->archive_bytes = pgs_state->archive_bytes;
+	c->texts_stored = pgs_state->text.stored;
+	c->texts_dropped = pgs_state->text.dropped;
+	c->rows_backfilled = pgs_state->sampler.rows_backfilled;
+	c->blockers_via_core = pgs_state->sampler.blockers_via_core;
+	c->sample_overruns = pgs_state->sampler.sample_overruns;
+	c->period = pgs_state->sampler.period;
+	c->track_idle_trans = pgs_state->sampler.track_idle_trans;
+	c->pgssh_state = pgs_state->statements.state;
+	memcpy(c->pgssh_message, pgs_state->statements.message, PGS_MESSAGE_LEN);
+	c->pgssh_pid = pgs_state->statements.pid;
+	c->pgssh_written = pgs_ring_written(&pgs_state->statements.ring);
+	c->pgssh_rows = pgs_ring_visible_rows(&pgs_state->statements.ring);
+	c->pgssh_samples = pgs_state->statements.samples;
+	c->pgssh_last_us = pgs_state->statements.last_us;
+	c->pgssh_max_us = pgs_state->statements.max_us;
+	c->requests_skipped = pgs_state->statements.requests_skipped;
+	c->keys_dropped = pgs_state->statements.keys_dropped;
+	c->archive_state = pgs_state->archiver.state;
+	memcpy(c->archive_message, pgs_state->archiver.message, PGS_MESSAGE_LEN);
+	memcpy(c->archive_waiting, pgs_state->archiver.waiting, PGS_MESSAGE_LEN);
+	c->archive_pid = pgs_state->archiver.pid;
+	c->archive_last_time = pgs_state->archiver.last_time;
+	c->archive_last_sample_time = pgs_state->archiver.last_sample_time;
+	c->archive_last_us = pgs_state->archiver.last_us;
+	c->archive_samples = pgs_state->archiver.samples;
+	c->archive_samples_skipped = pgs_state->archiver.samples_skipped;
+	c->archive_rows = pgs_state->archiver.rows;
+	c->archive_samples_lost = pgs_state->archiver.samples_lost;
+	c->archive_rows_lost = pgs_state->archiver.rows_lost;
+	c->archive_bytes = pgs_state->archiver.bytes;
 	LWLockRelease(pgs_state->lock);
 }
 
@@ -341,12 +347,12 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	nulls[i++] = (c.samples_taken == 0);
 	values[i++] = Int64GetDatum(c.max_lock_wait_us);
 	values[i++] = Int64GetDatum((int64) c.ash_rows);
-	values[i++] = Int32GetDatum((int32) pgs_state->ash.capacity);
+	values[i++] = Int32GetDatum((int32) pgs_state->sampler.ash.capacity);
 	values[i++] = Int64GetDatum((int64) c.ash_written);
 	values[i] = TimestampTzGetDatum(c.oldest_time);
 	nulls[i++] = (c.oldest_time == 0);
 	values[i++] = Int64GetDatum((int64) c.text_used);
-	values[i++] = Int64GetDatum((int64) pgs_state->text_size);
+	values[i++] = Int64GetDatum((int64) pgs_state->text.size);
 	values[i++] = Int64GetDatum((int64) c.texts_stored);
 	values[i++] = Int64GetDatum((int64) c.texts_dropped);
 	values[i++] = Int64GetDatum((int64) c.rows_backfilled);
@@ -364,7 +370,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	values[i] = Int32GetDatum(c.pgssh_pid);
 	nulls[i++] = (c.pgssh_pid == 0);
 	values[i++] = Int64GetDatum((int64) c.pgssh_rows);
-	values[i++] = Int32GetDatum((int32) pgs_state->pgssh.capacity);
+	values[i++] = Int32GetDatum((int32) pgs_state->statements.ring.capacity);
 	values[i++] = Int64GetDatum((int64) c.pgssh_samples);
 	values[i] = Int64GetDatum(c.pgssh_last_us);
 	nulls[i++] = (c.pgssh_samples == 0);

@@ -9,7 +9,8 @@
  * padded to 8.  An entry never wraps: when it does not fit before the end
  * of the buffer the rest of the lap is skipped (marked by a PGS_TEXT_PAD
  * header, or implicitly when not even a header fits).  Entries older than
- * text_tail have been overwritten; a row that refers to one shows NULL.
+ * the area's tail have been overwritten; a row that refers to one shows
+ * NULL.
  *
  * Writer side: the sampler is the only writer, so it knows the head and
  * tail without looking them up and can prepare a whole sample's texts, at
@@ -26,11 +27,11 @@
  * the rules in shmem.c): a reader's memory is the largest text it read,
  * whatever the size of the area.
  *
- * pgsentinel_reset() (reset.c) moves text_visible_from to the head: readers
- * show no text before it, and the sampler stops using the entries before
- * it for new rows.  A sample the sampler prepared before a reset may refer
- * to such entries: pgs_text_batch_reset_missed() tells it to hide that
- * sample.
+ * pgsentinel_reset() (reset.c) moves the area's visible_from to the head:
+ * readers show no text before it, and the sampler stops using the entries
+ * before it for new rows.  A sample the sampler prepared before a reset may
+ * refer to such entries: pgs_text_batch_reset_missed() tells it to hide
+ * that sample.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +40,7 @@
 #include "common/hashfn.h"
 
 #include "pgsentinel.h"
+#include "store/text_area.h"
 
 /* Text area entry header; the bytes follow, the whole padded to 8. */
 typedef struct PgsTextEntry
@@ -86,8 +88,8 @@ struct PgsTextBatch
 	uint64		start_head;		/* shared head when the batch began */
 	uint64		head;			/* head after this batch */
 	uint64		tail;			/* tail after this batch */
-	uint64		floor;			/* text_visible_from when the batch began */
-	uint64		resets;			/* pgs_state->resets then */
+	uint64		floor;			/* visible_from when the batch began */
+	uint64		resets;			/* pgs_state->reset.count then */
 	uint64		dropped;		/* texts of live rows evicted, or refused */
 	uint64		stored;			/* entries this batch adds */
 	char	   *staging;		/* bytes of [start_head, head) */
@@ -111,13 +113,13 @@ pgs_text_batch_create(MemoryContext mcxt)
 	PgsTextBatch *b = MemoryContextAllocZero(mcxt, sizeof(PgsTextBatch));
 
 	b->mcxt = mcxt;
-	b->size = pgs_state->text_size;
+	b->size = pgs_state->text.size;
 	/* only this process moves them (see shmem.c) */
-	b->start_head = b->head = pg_atomic_read_u64(&pgs_state->text_head);
-	b->tail = pg_atomic_read_u64(&pgs_state->text_tail);
-	b->resets = pg_atomic_read_u64(&pgs_state->resets);
+	b->start_head = b->head = pg_atomic_read_u64(&pgs_state->text.head);
+	b->tail = pg_atomic_read_u64(&pgs_state->text.tail);
+	b->resets = pg_atomic_read_u64(&pgs_state->reset.count);
 	pg_read_barrier();
-	b->floor = pg_atomic_read_u64(&pgs_state->text_visible_from);
+	b->floor = pg_atomic_read_u64(&pgs_state->text.visible_from);
 	b->staging_cap = 64 * 1024;
 	b->staging = MemoryContextAlloc(mcxt, b->staging_cap);
 	b->touched_cap = 256;
@@ -132,10 +134,10 @@ void
 pgs_text_batch_reset(PgsTextBatch *b)
 {
 	b->start_head = b->head;
-	/* resets first: a reset moves text_visible_from, then counts itself */
-	b->resets = pg_atomic_read_u64(&pgs_state->resets);
+	/* resets first: a reset moves visible_from, then counts itself */
+	b->resets = pg_atomic_read_u64(&pgs_state->reset.count);
 	pg_read_barrier();
-	b->floor = pg_atomic_read_u64(&pgs_state->text_visible_from);
+	b->floor = pg_atomic_read_u64(&pgs_state->text.visible_from);
 	b->dropped = 0;
 	b->stored = 0;
 	b->ntouched = 0;
@@ -361,11 +363,12 @@ pgs_text_batch_add(PgsTextBatch *b, const char *data, uint32 len,
 		return PGS_TEXT_NONE;
 	}
 
-	oldest_live_row = row_index >= pgs_state->ash.capacity ?
-		row_index - pgs_state->ash.capacity + 1 : 0;
+	oldest_live_row = row_index >= pgs_state->sampler.ash.capacity ?
+		row_index - pgs_state->sampler.ash.capacity + 1 : 0;
 	/* rows hidden by a reset no longer count (a stale value only miscounts) */
-	oldest_live_row = Max(oldest_live_row,
-						  pg_atomic_read_u64(&pgs_state->ash.visible_from));
+	oldest_live_row =
+		Max(oldest_live_row,
+			pg_atomic_read_u64(&pgs_state->sampler.ash.visible_from));
 	if (!evict_until_fits(b, end, oldest_live_row))
 	{
 		b->dropped++;
@@ -409,7 +412,7 @@ pgs_text_batch_publish(PgsTextBatch *b)
 	uint64		pos = b->start_head;
 	int			i;
 
-	pg_atomic_write_u64(&pgs_state->text_tail, b->tail);
+	pg_atomic_write_u64(&pgs_state->text.tail, b->tail);
 	pg_write_barrier();
 	while (pos < b->head)
 	{
@@ -427,9 +430,9 @@ pgs_text_batch_publish(PgsTextBatch *b)
 			e->last_row = b->touched[i].row_index;
 	}
 	pg_write_barrier();
-	pg_atomic_write_u64(&pgs_state->text_head, b->head);
-	pgs_state->texts_stored += b->stored;
-	pgs_state->texts_dropped += b->dropped;
+	pg_atomic_write_u64(&pgs_state->text.head, b->head);
+	pgs_state->text.stored += b->stored;
+	pgs_state->text.dropped += b->dropped;
 }
 
 /*
@@ -439,7 +442,7 @@ pgs_text_batch_publish(PgsTextBatch *b)
 bool
 pgs_text_batch_reset_missed(PgsTextBatch *b)
 {
-	return pg_atomic_read_u64(&pgs_state->resets) != b->resets;
+	return pg_atomic_read_u64(&pgs_state->reset.count) != b->resets;
 }
 
 /*
@@ -460,8 +463,8 @@ pgs_text_reader_init(PgsTextReader *tr, MemoryContext cxt, uint64 floor)
 uint64
 pgs_text_visible_tail(void)
 {
-	return Max(pg_atomic_read_u64(&pgs_state->text_tail),
-			   pg_atomic_read_u64(&pgs_state->text_visible_from));
+	return Max(pg_atomic_read_u64(&pgs_state->text.tail),
+			   pg_atomic_read_u64(&pgs_state->text.visible_from));
 }
 
 /*
@@ -470,10 +473,10 @@ pgs_text_visible_tail(void)
  * been overwritten since the row was written (or while it was copied), or
  * a reset hid it.  *data stays valid until the next lookup.
  *
- * The protocol of text_area's writer (shmem.c): it moves text_tail past
- * what it will overwrite before writing a byte, and text_head past new
- * entries after their last byte.  So an entry read after text_head was
- * seen past it is complete, and a copy that text_tail, read after the
+ * The protocol of text_area's writer (shmem.c): it moves the tail past
+ * what it will overwrite before writing a byte, and the head past new
+ * entries after their last byte.  So an entry read after the head was
+ * seen past it is complete, and a copy that the tail, read after the
  * copy, has not passed is untorn.  The header is validated that way
  * before its length is trusted, then the text.
  */
@@ -481,7 +484,7 @@ bool
 pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
 				uint32 *len)
 {
-	Size		size = pgs_state->text_size;
+	Size		size = pgs_state->text.size;
 	const char *area = pgs_text_area();
 	uint64		pos;
 	uint64		head;
@@ -490,15 +493,15 @@ pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
 	if (ref == PGS_TEXT_NONE)
 		return false;
 	pos = ref - 1;
-	head = pg_atomic_read_u64(&pgs_state->text_head);
+	head = pg_atomic_read_u64(&pgs_state->text.head);
 	pg_read_barrier();
-	if (pos < Max(pg_atomic_read_u64(&pgs_state->text_tail), tr->floor) ||
+	if (pos < Max(pg_atomic_read_u64(&pgs_state->text.tail), tr->floor) ||
 		pos + sizeof(PgsTextEntry) > head ||
 		pos % size + sizeof(PgsTextEntry) > size)
 		return false;
 	memcpy(&e, area + pos % size, sizeof(PgsTextEntry));
 	pg_read_barrier();
-	if (pos < pg_atomic_read_u64(&pgs_state->text_tail))
+	if (pos < pg_atomic_read_u64(&pgs_state->text.tail))
 		return false;
 	if (e.len == PGS_TEXT_PAD || e.len > size / 4 ||
 		pos + ENTRY_SIZE(e.len) > head ||
@@ -516,7 +519,7 @@ pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
 	}
 	memcpy(tr->buf, area + pos % size + sizeof(PgsTextEntry), e.len);
 	pg_read_barrier();
-	if (pos < pg_atomic_read_u64(&pgs_state->text_tail))
+	if (pos < pg_atomic_read_u64(&pgs_state->text.tail))
 		return false;
 	*data = tr->buf;
 	*len = e.len;
@@ -535,7 +538,7 @@ pgs_text_lookup(PgsTextReader *tr, PgsTextRef ref, const char **data,
 bool
 pgs_text_next_entry(uint64 *pos, uint64 head, const char **data, uint32 *len)
 {
-	Size		size = pgs_state->text_size;
+	Size		size = pgs_state->text.size;
 
 	while (*pos < head)
 	{
@@ -578,8 +581,8 @@ pgs_text_entry_size(uint32 len)
 PgsTextRef
 pgs_text_restore(const char *data, uint32 len)
 {
-	Size		size = pgs_state->text_size;
-	uint64		head = pg_atomic_read_u64(&pgs_state->text_head);
+	Size		size = pgs_state->text.size;
+	uint64		head = pg_atomic_read_u64(&pgs_state->text.head);
 	PgsTextEntry *e;
 
 	if (len > size / 4 || head + ENTRY_SIZE(len) > size)
@@ -589,8 +592,8 @@ pgs_text_restore(const char *data, uint32 len)
 	e->hash = hash_bytes((const unsigned char *) data, len);
 	e->last_row = 0;
 	memcpy((char *) e + sizeof(PgsTextEntry), data, len);
-	pg_atomic_write_u64(&pgs_state->text_head, head + ENTRY_SIZE(len));
-	pgs_state->texts_stored++;
+	pg_atomic_write_u64(&pgs_state->text.head, head + ENTRY_SIZE(len));
+	pgs_state->text.stored++;
 	return head + 1;
 }
 
@@ -599,7 +602,7 @@ void
 pgs_text_restore_use(PgsTextRef ref, uint64 row_index)
 {
 	PgsTextEntry *e = (PgsTextEntry *) (pgs_text_area() +
-										(ref - 1) % pgs_state->text_size);
+										(ref - 1) % pgs_state->text.size);
 
 	if (e->last_row < row_index)
 		e->last_row = row_index;

@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * archive.h
+ *		The archive: the archiver worker (archiver.c), its part of the
+ *		shared state, and its steps into the archive tables
+ *		(archive_step.c, archive_statements.c).
+ *
+ * The archiver writes only its status in shared memory; it reads the
+ * rings as every reader does.  The locking rules are written once, at the
+ * top of shmem.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PGS_ARCHIVE_H
+#define PGS_ARCHIVE_H
+
+#include "datatype/timestamp.h"
+#include "storage/latch.h"
+
+#include "db_worker.h"
+
+/* What the archiver is doing, for pgsentinel_status(). */
+typedef enum PgsArchiveState
+{
+	PGS_ARCHIVE_DISABLED = 0,	/* pgsentinel_archive.enable is off */
+	PGS_ARCHIVE_STARTING,		/* worker launched, connecting */
+	PGS_ARCHIVE_NOT_CONNECTED,	/* worker could not connect to db_name */
+	PGS_ARCHIVE_NOT_CREATED,	/* extension missing or older than 2.1 */
+	PGS_ARCHIVE_STANDBY,		/* in recovery: the primary archives */
+	PGS_ARCHIVE_FAILING,		/* archiving raised an error */
+	PGS_ARCHIVE_OK
+} PgsArchiveState;
+
+/*
+ * The archiver's part of PgsSharedState.
+ */
+typedef struct PgsArchiverShared
+{
+	/*
+	 * Archiver status (archiver.c): protected by lock.  The counters are
+	 * those of the watermark's row, as of the last archiving committed.
+	 */
+	int32		pid;
+	int			state;			/* PgsArchiveState */
+	char		message[PGS_MESSAGE_LEN];
+	char		waiting[PGS_MESSAGE_LEN];	/* partitions left: why */
+	TimestampTz last_time;		/* last archiving committed */
+	TimestampTz last_sample_time;	/* watermark */
+	int64		last_us;		/* duration of the last archiving */
+	uint64		samples;		/* archived (kept) */
+	uint64		samples_skipped;	/* downsampled */
+	uint64		rows;
+	uint64		samples_lost;
+	uint64		rows_lost;
+	int64		bytes;			/* the archive's tables, measured now and then */
+
+	/*
+	 * The archiver's latch (NULL while none runs), the text area's head as
+	 * of its last step, and where the sampler last woke it: the sampler
+	 * wakes it when a quarter of the area has been written since its last
+	 * step, so that the texts of rows not archived yet are archived before
+	 * new texts overwrite them (one role's flood of unique texts would
+	 * otherwise evict everybody's).  Protected by lock.
+	 */
+	Latch	   *latch;
+	uint64		text_head;
+	uint64		text_woken;
+} PgsArchiverShared;
+
+/* The result of one archiving step (archive_step.c). */
+typedef struct PgsArchiveStepResult
+{
+	int64		samples_seen;
+	int64		samples_kept;
+	int64		rows;
+	int64		samples_lost;
+	int64		rows_lost;
+	bool		more;			/* more samples wait */
+	TimestampTz last_sample_time;	/* the new watermark, 0 if none */
+} PgsArchiveStepResult;
+
+/* The result of one statements archiving step (archive_statements.c). */
+typedef struct PgsArchiveStatementsResult
+{
+	int64		readings;		/* readings of the statements ring archived */
+	int64		rows;			/* delta rows stored */
+	int64		rows_unchanged; /* not stored: no counter moved */
+	int64		texts;			/* statement texts copied */
+	uint64		ring_written;	/* rows the ring had written before */
+} PgsArchiveStatementsResult;
+
+/* archive_step.c */
+extern char *pgs_archive_template(const char *schema, const char *fn,
+								  const char *arg);
+extern void pgs_archive_step(const char *schema, int keep_one_in,
+							 int max_samples, TimestampTz oldest_kept,
+							 PgsArchiveStepResult *result);
+extern int	pgs_archive_partitions(const char *schema, Oid nspid,
+								   TimestampTz from, int *dropped, int *busy,
+								   int *create_busy, char *waiting);
+extern TimestampTz pgs_archive_oldest_kept(void);
+
+/* archive_statements.c */
+extern void pgs_archive_statements_step(const char *schema,
+										TimestampTz oldest_kept,
+										PgsArchiveStatementsResult *result);
+extern TimestampTz pgs_archive_statements_oldest(void);
+
+/* archiver.c */
+extern void pgs_archiver_supervise(void);
+extern const char *pgs_archive_state_name(int state);
+extern PGDLLEXPORT void pgsentinel_archiver_main(Datum main_arg);
+
+#endif							/* PGS_ARCHIVE_H */
