@@ -13,33 +13,39 @@
 # All tests on PostgreSQL 15 to 18 in one go: scripts/test-all.sh
 
 MODULE_big = pgsentinel
+# The C files, in folders that follow the data's way: the sampler takes it
+# from the sessions (sample/), the rings and the text area keep it (store/),
+# the views read it (read/), the statements history adds pg_stat_statements'
+# counters to it (statements/), the archiver moves it into tables (archive/)
+# and a repository gathers servers' archives (fleet/).  What all of them
+# share is in src/ itself.
 OBJS = \
 	src/module.o \
 	src/guc.o \
 	src/shmem.o \
-	src/ring.o \
-	src/text_area.o \
-	src/persist.o \
-	src/hooks.o \
-	src/sampler.o \
-	src/backend_status_reader.o \
-	src/queryid_backfill.o \
-	src/blockers.o \
-	src/ash_view.o \
-	src/ash_fdw.o \
 	src/status.o \
 	src/reset.o \
-	src/pgssh_request.o \
-	src/pgssh_worker.o \
-	src/pgssh_view.o \
-	src/samples_view.o \
 	src/db_worker.o \
-	src/archiver.o \
-	src/archive_step.o \
-	src/archive_statements.o \
-	src/fleet.o \
-	src/columns.o \
-	src/legacy_get_parsedinfo.o
+	src/sample/hooks.o \
+	src/sample/sampler.o \
+	src/sample/backend_status_reader.o \
+	src/sample/queryid_backfill.o \
+	src/sample/blockers.o \
+	src/store/ring.o \
+	src/store/text_area.o \
+	src/store/persist.o \
+	src/read/ash_view.o \
+	src/read/ash_fdw.o \
+	src/read/samples_view.o \
+	src/read/columns.o \
+	src/read/legacy_get_parsedinfo.o \
+	src/statements/pgssh_request.o \
+	src/statements/pgssh_worker.o \
+	src/statements/pgssh_view.o \
+	src/archive/archiver.o \
+	src/archive/archive_step.o \
+	src/archive/archive_statements.o \
+	src/fleet/fleet.o
 
 EXTENSION = pgsentinel
 DATA = \
@@ -87,9 +93,10 @@ pgsentinel--2.0.0--2.1.0.sql: $(UPDATE_2_1_0_PARTS)
 	cat $^ > $@
 
 # A build outside the source tree (make -f SRC/Makefile VPATH=SRC, as
-# pg_buildext does in build-VERSION/) puts the objects in its own src/.
+# pg_buildext does in build-VERSION/) puts the objects in its own src/ and
+# src/*/: make creates no folder for a target.
 ifdef VPATH
-$(shell mkdir -p src)
+$(shell mkdir -p $(sort $(dir $(OBJS))))
 endif
 
 # Warnings are errors on every supported version.
