@@ -55,7 +55,7 @@ SELECT t, 5000000 + extract(epoch FROM t - '2021-03-01 00:00+00')::bigint, 1, 1,
 FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      timestamptz '2021-03-01 00:00+00' + :days * interval '1 day' - interval '1 second',
                      interval '1 second') t;
--- The rollups, as the archiver sums the same rows (src/archive_step.c).
+-- The rollups, as the archiver sums the same rows (src/archive/archive_step.c).
 INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
        db_time, rows)

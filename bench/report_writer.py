@@ -232,7 +232,7 @@ def _insight_breakdown(res, lines):
             txt += (" pg_wait_sampling: %.0f µs fixed, %.2f µs per connected session, "
                     "%.2f µs per lock waiter (it reads PGPROC only and never looks up "
                     "blockers)." % (w_[0], (w_[1] - w_[0]) / 200.0, (w_[3] - w_[1]) / 100.0))
-        txt += (" What an active row is made of (src/sampler.c): one load of its status "
+        txt += (" What an active row is made of (src/sample/sampler.c): one load of its status "
                 "entry's change counter (the entry is read again only when it changed), its "
                 "PGPROC (xid and xmin, pid, wait event: three cache lines) and its statement "
                 "slot (nested statement, command type: one line), all fetched ahead while the "
@@ -255,7 +255,7 @@ def _insight_profile(res, lines):
         for sym, what in (("pg_blocking_pids", "core's pg_blocking_pids() (now only the "
                            "fallback for lock groups and waiters that moved)"),
                           ("pgs_find_blockers", "the one-pass blocker lookup of all lock "
-                           "waiters (src/blockers.c)"),
+                           "waiters (src/sample/blockers.c)"),
                           ("pgstat_fetch_stat_numbackends", "core's backend-status snapshot "
                            "(pgstat_read_current_status copies every in-use entry, including "
                            "the 1 kB activity string — hence strcpy — and takes a lock per "
@@ -293,7 +293,7 @@ def _insight_conn1000(res, lines):
                      "Taking the other sessions at the 200-connection rates, the cost per lock "
                      "waiter is about %s%.1f µs with 100 waiters queued on one row and %.0f µs "
                      "with %d. The lock manager is read once per awaited lock and sample "
-                     "(src/blockers.c), under its partition lock in shared mode: each waiter's "
+                     "(src/sample/blockers.c), under its partition lock in shared mode: each waiter's "
                      "PROCLOCK and the lock's queue, pointer-chasing through shared memory. "
                      "Each waiter's blocking_pids lists every conflicting waiter ahead of it "
                      "(as pg_blocking_pids() does), n²/2 pids for n waiters, but the waiters "
@@ -805,7 +805,7 @@ def _pgssh(w, res):
           "/proc/PID/schedstat) over a %.0f s window divided by the readings it made. Each "
           "reading calls `pg_stat_statements(false)` once (no query texts), which builds "
           "every entry: the cost grows with the entries, not with what is kept. After each "
-          "reading the worker rests nine times as long as it took (src/pgssh_worker.c), so it "
+          "reading the worker rests nine times as long as it took (src/statements/pgssh_worker.c), so it "
           "never takes more than a tenth of a core: the last line samples every 10 ms, faster "
           "than such readings can follow, and the samples in between are merged into the next "
           "reading. pg_wait_sampling has no equivalent." % ps[0]["window"])

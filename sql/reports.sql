@@ -204,7 +204,7 @@ FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 GROUP BY s.t, s.id, s.period, s.weight;
 
 -- The rollups, summed from those rows as the archiver sums its rows
--- (src/archive_step.c).
+-- (src/archive/archive_step.c).
 INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
        db_time, rows)

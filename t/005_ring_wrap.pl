@@ -59,7 +59,7 @@ my ($rows, $dups, $ordered, $contig, $incomplete, $oldest_ok, $torn) =
   split /\|/, $res;
 # The copy is taken in 128 kB chunks, the lock released in between: a sample
 # written meanwhile overwrites the oldest rows, and the copy then keeps only
-# the newest contiguous part (src/ring.c, cursor_fetch).  A sample is 5 rows
+# the newest contiguous part (src/store/ring.c, cursor_fetch).  A sample is 5 rows
 # (7 with the readers): the copy loses at most the samples written while it
 # ran, however slow the machine.
 cmp_ok($rows, '>=', 1000 - 7 * ($taken_during + 1),

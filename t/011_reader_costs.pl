@@ -6,7 +6,7 @@
 #  - twenty concurrent readers do not keep the sampler from its exclusive
 #    lock;
 #  - readers stopped (SIGSTOP) in the middle of their reads do not stop the
-#    sampler (readers take no lock: src/ring.c), and what one copied while
+#    sampler (readers take no lock: src/store/ring.c), and what one copied while
 #    the ring was overwritten under it is dropped, never shown;
 #  - a reader of a big but nearly empty ring does not need memory for the
 #    whole capacity (servers often run with vm.overcommit_memory = 2, as
@@ -114,7 +114,7 @@ $node->stop;
 # stopped while copying the rows resumes with the rest of the ring partly
 # overwritten: it must drop those rows, or its read holds rows from two
 # laps of the ring (a span of about 340 samples).  With the lock readers
-# took before src/ring.c, a reader stopped while holding it stopped the
+# took before src/store/ring.c, a reader stopped while holding it stopped the
 # sampler.
 $cap = 20000;
 my $max_span = $cap / 100 + 1;

@@ -1,6 +1,6 @@
 # Readers' memory does not grow with the ring (DESIGN invariant 14): a
 # query on the history reads the ring a chunk at a time and the texts one
-# at a time (src/ring.c, src/text_area.c), where it used to copy every row
+# at a time (src/store/ring.c, src/store/text_area.c), where it used to copy every row
 # written, and the text area, into the backend -- up to 8.8 GB per query.
 #
 #  - a ring holding 500000 rows (about 90 MB; a copy of it is what each

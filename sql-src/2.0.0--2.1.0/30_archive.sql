@@ -1,6 +1,6 @@
 
 -- The archive (docs/archive.md): the history in ordinary tables, written by
--- the archiver worker (src/archiver.c, src/archive_step.c) every
+-- the archiver worker (src/archive/archiver.c, src/archive/archive_step.c) every
 -- pgsentinel_archive.interval, exactly once, 1 sample in
 -- pgsentinel_archive.keep_one_in, with weights.  Raw rows are partitioned
 -- by day and dropped whole after pgsentinel_archive.retention; per-minute

@@ -1,5 +1,5 @@
 
--- How the archiver (src/archiver.c, src/archive_step.c) fills the archive:
+-- How the archiver (src/archive/archiver.c, src/archive/archive_step.c) fills the archive:
 -- the step's SQL, the partitions to make and to drop, and the texts' ids.
 -- The C keeps the loop, the locks, the transaction and the status; what
 -- the statements read and write is here.  None of these functions is
@@ -57,7 +57,7 @@ END
 $fn$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUBLIC;
 
--- The archiving step, one statement (src/archive_step.c runs it with
+-- The archiving step, one statement (src/archive/archive_step.c runs it with
 -- format(pgsentinel_archive_step_sql(), schema)).  It copies the samples
 -- after the watermark from the rings into the archive tables, adds them to
 -- the rollups and moves the watermark.

@@ -3,7 +3,7 @@
 -- the statements ring, the deltas since the statement's previous reading,
 -- as pg_stat_statements_history_deltas() computes them (reset-aware), and
 -- the statement's normalized text, copied from pg_stat_statements once per
--- day.  The archiver (src/archive_statements.c) writes both and moves the
+-- day.  The archiver (src/archive/archive_statements.c) writes both and moves the
 -- statements' own watermark in one statement, exactly once.
 --
 -- Readings in which no counter moved (a statement still running: its
@@ -56,7 +56,7 @@ CREATE TABLE pgsentinel_archive_statement_text (
 REVOKE ALL ON pgsentinel_archive_statement_delta, pgsentinel_archive_statement_text
     FROM PUBLIC;
 
--- The statements' archiving step, one statement (src/archive_statements.c
+-- The statements' archiving step, one statement (src/archive/archive_statements.c
 -- runs it with format(pgsentinel_archive_statements_step_sql(), schema,
 -- source)): it archives the readings of the statements ring after the
 -- statements' watermark as per-interval deltas, copies the texts of the

@@ -337,7 +337,7 @@ END;
 
 -- Whether a backend type is one of pgsentinel's own workers (the
 -- archiver, which also runs the fleet's tick, and the statements worker:
--- src/archiver.c, src/pgssh_request.c).  The reports leave their time out
+-- src/archive/archiver.c, src/statements/pgssh_request.c).  The reports leave their time out
 -- of the load unless a backend filter asks for it, and show it apart.  A
 -- row whose backend type the reader may not see is counted as load.
 CREATE FUNCTION pgsentinel_own_worker(backend_type text)
