@@ -4,6 +4,9 @@
     python3 bench/archive.py --pg-bin DIR [--sessions 50] [--samples 600]
                              [--pg-ash ASH_INSTALL_SQL] [--pg-ash-samples 300]
                              [--pgbench]
+    python3 bench/archive.py --pg-bin DIR --pg-ash ASH_INSTALL_SQL --busy
+                             [--seconds 300] [--warmup 60]
+                             [--workloads rw,ro,sleepers] [--json FILE]
 
 DIR is the bin directory of a PostgreSQL 15 with pgsentinel installed (e.g.
 the private copy scripts/test-all.sh --private-install makes). Run as root:
@@ -29,14 +32,44 @@ Measures, with N sessions sleeping (all active at every sample):
   5. with --pgbench, 1. again under pgbench -S -c 20 (scale 5) instead of the
      sleepers: statements that change at every sample.
 Prints a Markdown table (paste into bench/REPORT.md).
+
+With --busy (issue 32, "the archive of a busy server"), instead: for each
+workload -- pgbench read-write -c 20 -j 2 (scale 10), pgbench -S -c 20 -j 2,
+50 sessions in pg_sleep() -- pgsentinel and then pg_ash, each on a fresh
+cluster (autovacuum on, checkpoint_timeout 1 h so that no checkpoint falls in
+the window; whether one did is reported), at one sample a second, every sample
+kept:
+  - pgsentinel: sampling_period 1, keep_one_in 1, archive interval 5 s, with
+    pg_stat_statements created (so its statements history is archived too);
+  - pg_ash: psql calls ash.take_sample() at each whole second and
+    ash.rollup_minute() at each whole minute, as its pg_cron jobs would.
+After --warmup seconds (pgsentinel: and the archive caught up), over a window
+of --seconds (pgsentinel: ended once the archive caught up again):
+  - session rows per sample; disk per session-row, per sample and per day
+    (every relation of the system: tables, partitions, indexes, TOAST,
+    sequences, rollups included; difference of sizes between the two ends);
+  - the system's WAL per sample and per day, separated from the workload's
+    with pg_waldump: the records of every transaction that wrote one of the
+    system's relations (by relfilenode), subtransactions and commit records
+    included, and the records without a transaction id that touched one;
+  - where the bytes go: disk per table, index and TOAST (a partitioned table
+    summed over its partitions), WAL by resource manager and by table;
+  - CPU in % of a core (utime + stime from /proc): pgsentinel's archiver,
+    sampler and statements worker; pg_ash's take_sample() backend.
+The Markdown is written by bench/archive_report.py (which also rewrites it
+from a --json file).
 """
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+import archive_report
 
 USER = "pgsentinel_test"
 
@@ -50,7 +83,7 @@ def as_user(cmd):
 
 
 class Cluster:
-    def __init__(self, bindir, conf):
+    def __init__(self, bindir, conf, preload="pg_stat_statements,pgsentinel"):
         self.bindir = bindir
         self.dir = tempfile.mkdtemp(prefix="pgsarch.", dir="/tmp")
         os.chmod(self.dir, 0o755)
@@ -62,7 +95,7 @@ class Cluster:
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write(f"port = {self.port}\nlisten_addresses = ''\n"
                     f"unix_socket_directories = '{self.dir}'\n"
-                    "shared_preload_libraries = 'pg_stat_statements,pgsentinel'\n"
+                    f"shared_preload_libraries = '{preload}'\n"
                     "max_connections = 200\nmax_worker_processes = 16\n"
                     "checkpoint_timeout = '1h'\nmax_wal_size = '10GB'\n"
                     "autovacuum = off\n" + conf)
@@ -309,6 +342,277 @@ def pg_ash_side(args):
         cl.stop()
 
 
+# ---------------------------------------------------------------------------
+# The busy server (issue 32): both systems side by side under three workloads,
+# one sample a second, every sample archived.  Measuring only: the write-up is
+# bench/archive_report.py.
+
+BUSY_CONF = ("autovacuum = on\ncheckpoint_timeout = '1h'\nmax_wal_size = '10GB'\n"
+             "log_checkpoints = on\n")
+PGS_CONF = ("pgsentinel_ash.sampling_period = 1\npgsentinel_archive.keep_one_in = 1\n"
+            "pgsentinel_archive.interval = '5s'\n")
+WORKLOADS = {
+    "rw": "pgbench read-write, scale 10, -c 20 -j 2",
+    "ro": "pgbench -S (select only), scale 10, -c 20 -j 2",
+    "sleepers": "50 sessions in pg_sleep()",
+}
+# the relations of each system: its tables (partitions, sequences included);
+# their indexes and TOAST are found from these
+SYSTEM_RELS = {
+    "pgsentinel": "n.nspname = 'public' AND c.relkind IN ('r', 'p', 'S') AND "
+                  "(c.relname LIKE 'pgsentinel\\_archive\\_%' "
+                  "OR c.relname LIKE 'pgsentinel\\_rollup\\_%')",
+    "pg_ash": "n.nspname = 'ash' AND c.relkind IN ('r', 'p', 'm', 'S')",
+}
+RELS_SQL = """
+WITH base AS (
+  SELECT c.oid, c.relname, c.reltoastrelid,
+         coalesce((SELECT r.relname FROM pg_class r WHERE r.oid = pg_partition_root(c.oid)),
+                  c.relname) AS tab
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {filter}),
+rels AS (
+  SELECT tab, 'table' AS part, oid FROM base
+  UNION ALL
+  SELECT b.tab, coalesce((SELECT r.relname FROM pg_class r
+                           WHERE r.oid = pg_partition_root(i.indexrelid)), ic.relname),
+         i.indexrelid
+    FROM base b JOIN pg_index i ON i.indrelid = b.oid JOIN pg_class ic ON ic.oid = i.indexrelid
+  UNION ALL
+  SELECT tab, 'TOAST', reltoastrelid FROM base WHERE reltoastrelid <> 0
+  UNION ALL
+  SELECT b.tab, 'TOAST', i.indexrelid FROM base b JOIN pg_index i ON i.indrelid = b.reltoastrelid)
+SELECT tab, part, coalesce(pg_relation_filenode(oid), 0),
+       pg_relation_size(oid, 'main') + pg_relation_size(oid, 'fsm') + pg_relation_size(oid, 'vm')
+  FROM rels"""
+
+
+def relations(cl, system):
+    """[(table, part, relfilenode, bytes)]: every relation of the system; a
+    partition counts under its partitioned table, an index partition under its
+    parent index; pg_ash's numbered slots (sample_0, query_map_1) as _N."""
+    def norm(name):
+        return re.sub(r"_[0-9]+(_|$)", r"_N\1", name)
+    prefix = "ash." if system == "pg_ash" else ""
+    out = []
+    for line in cl.psql(RELS_SQL.format(filter=SYSTEM_RELS[system])).splitlines():
+        tab, part, node, size = line.split("|")
+        out.append((prefix + norm(tab), norm(part), int(node), int(size)))
+    return out
+
+
+def start_workload(cl, name):
+    """Start the workload; returns the processes to kill at the end."""
+    if name == "sleepers":
+        cl.sleep_sessions(50)
+        return []
+    conn = ["-h", cl.dir, "-p", str(cl.port), "-U", "postgres"]
+    run(as_user([os.path.join(cl.bindir, "pgbench"), "-i", "-q", "-s", "10"] + conn + ["postgres"]))
+    mode = ["-S"] if name == "ro" else []
+    return [subprocess.Popen(as_user(
+        [os.path.join(cl.bindir, "pgbench"), "-n", "-c", "20", "-j", "2", "-T", "86400"]
+        + mode + conn + ["postgres"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+
+
+POINT_SQL = """SELECT pg_current_wal_insert_lsn(), (SELECT checkpoint_lsn FROM pg_control_checkpoint()),
+       (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter),
+       (SELECT oid FROM pg_database WHERE datname = current_database()), {extra}"""
+
+
+def point(cl, system, extra):
+    """The cluster's state at one end of the window, read at once."""
+    f = cl.psql(POINT_SQL.format(extra=extra)).split("|")
+    return {"lsn": f[0], "ckpt_lsn": f[1], "ckpts": int(f[2]), "dboid": int(f[3]),
+            "extra": f[4:], "rels": relations(cl, system), "time": time.time()}
+
+
+def window(system, p0, p1, samples, rows, cl):
+    """What is common to both systems: sizes, WAL, checkpoints over the window."""
+    sizes = {}
+    for sign, p in ((-1, p0), (1, p1)):
+        for tab, part, _, size in p["rels"]:
+            sizes[(tab, part)] = sizes.get((tab, part), 0) + sign * size
+    nodes = {}
+    for p in (p0, p1):
+        nodes.update({node: tab for tab, _, node, _ in p["rels"]})
+    wal = wal_split(cl, p0["lsn"], p1["lsn"], p0["dboid"], nodes)
+    return {"system": system, "samples": samples, "rows": rows,
+            "seconds": p1["time"] - p0["time"],
+            "bytes": sum(sizes.values()),
+            "sizes": [[t, part, b] for (t, part), b in sorted(sizes.items())],
+            "end_sizes": [[t, part, b] for t, part, _, b in p1["rels"]],
+            "checkpoints": p1["ckpts"] - p0["ckpts"],
+            "checkpoint_moved": p1["ckpt_lsn"] != p0["ckpt_lsn"], **wal}
+
+
+WALREC = re.compile(r"rmgr: (\S+)\s+len \(rec/tot\):\s*(\d+)/\s*(\d+), tx:\s*(\d+), "
+                    r"lsn: \S+, prev \S+, desc: (\S+)(.*)")
+BLKREF = re.compile(r"rel \d+/(\d+)/(\d+)")
+
+
+def waldump(cl, start, end):
+    """pg_waldump's records between two LSNs: (rmgr, aligned bytes, FPI bytes,
+    xid, desc, the rest of the line)."""
+    proc = subprocess.Popen([os.path.join(cl.bindir, "pg_waldump"), "-p",
+                             os.path.join(cl.data, "pg_wal"), "-s", start, "-e", end],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in proc.stdout:
+        m = WALREC.match(line)
+        if m:
+            rec, tot = int(m.group(2)), int(m.group(3))
+            yield m.group(1), (tot + 7) & ~7, tot - rec, int(m.group(4)), m.group(5), m.group(6)
+    proc.wait()
+
+
+def touched(rest, dboid, nodes):
+    """The system's table whose relation the record's first block reference
+    is in, or None."""
+    for db, node in BLKREF.findall(rest):
+        if int(db) == dboid and int(node) in nodes:
+            return nodes[int(node)]
+    return None
+
+
+def wal_split(cl, start, end, dboid, nodes):
+    """The system's WAL in [start, end): the records of every transaction that
+    wrote one of its relations (subtransactions and commit records included),
+    and the records with no transaction id that did (pruning, vacuum)."""
+    xids = set()
+    for rmgr, _, _, xid, desc, rest in waldump(cl, start, end):
+        if xid and touched(rest, dboid, nodes):
+            xids.add(xid)
+        elif rmgr == "Transaction" and "subxacts:" in rest:
+            subs = {int(x) for x in rest.split("subxacts:")[1].split(";")[0].split()}
+            if xid in xids or subs & xids:
+                xids |= subs | {xid}
+    total, n, mine, by_rmgr, by_table, others = 0, 0, 0, {}, {}, {}
+    for rmgr, size, fpi, xid, desc, rest in waldump(cl, start, end):
+        total += size
+        n += 1
+        tab = touched(rest, dboid, nodes)
+        if not ((xid in xids) if xid else tab):
+            node = BLKREF.search(rest)
+            key = f"{rmgr} {desc} {node.group(2) if node else '-'}"
+            others[key] = others.get(key, 0) + size
+            continue
+        mine += size
+        r = by_rmgr.setdefault(rmgr, [0, 0, 0])
+        r[0], r[1], r[2] = r[0] + 1, r[1] + size, r[2] + fpi
+        key = tab or ("(commit)" if rmgr == "Transaction" else "(other relations)")
+        by_table[key] = by_table.get(key, 0) + size
+    lsn_bytes = int(cl.psql(f"SELECT pg_wal_lsn_diff('{end}', '{start}')"))
+    return {"wal": mine, "wal_records_all": total, "wal_records_n": n, "wal_lsn": lsn_bytes,
+            "wal_by_rmgr": by_rmgr, "wal_by_table": by_table, "wal_others": others}
+
+
+def cpu_of(pids):
+    return {name: cpu_ticks(pid) for name, pid in pids.items()}
+
+
+def cpu_pct(c0, c1, seconds):
+    hz = os.sysconf("SC_CLK_TCK")
+    return {name: 100.0 * (c1[name] - c0[name]) / hz / seconds for name in c0}
+
+
+def busy_pgsentinel(args, workload):
+    cl = Cluster(args.pg_bin, BUSY_CONF + PGS_CONF)
+    procs = []
+    try:
+        cl.psql("CREATE EXTENSION pg_stat_statements")
+        cl.psql("CREATE EXTENSION pgsentinel")
+        procs = start_workload(cl, workload)
+        cl.wait("(SELECT archive_state FROM pgsentinel_status()) = 'ok'")
+        time.sleep(args.warmup)
+        caught_up(cl)
+        pids = dict(zip(("sampler", "statements worker", "archiver"), map(int, cl.psql(
+            "SELECT concat_ws(' ', worker_pid, coalesce(pgssh_worker_pid, 0), archive_worker_pid)"
+            " FROM pgsentinel_status()").split())))
+        pids = {name: pid for name, pid in pids.items() if pid}
+        extra = "(SELECT samples_archived || '|' || rows_archived FROM pgsentinel_archive_state)"
+        p0, c0 = point(cl, "pgsentinel", extra), cpu_of(pids)
+        time.sleep(args.seconds)
+        caught_up(cl)
+        p1, c1 = point(cl, "pgsentinel", extra), cpu_of(pids)
+        res = window("pgsentinel", p0, p1, int(p1["extra"][0]) - int(p0["extra"][0]),
+                     int(p1["extra"][1]) - int(p0["extra"][1]), cl)
+        res["cpu"] = cpu_pct(c0, c1, p1["time"] - p0["time"])
+        return res
+    finally:
+        for p in procs:
+            p.kill()
+        cl.stop()
+
+
+def ash_loop(cl, n, name):
+    """psql calling ash.take_sample() at each whole second n times, and
+    ash.rollup_minute() at each whole minute, as pg_cron would."""
+    path = os.path.join(cl.dir, name + ".sql")
+    with open(path, "w") as f:
+        f.write("SELECT pg_sleep(1 - extract(epoch FROM clock_timestamp()) % 1);\n"
+                "SELECT ash.take_sample();\n"
+                "SELECT ash.rollup_minute() WHERE extract(second FROM clock_timestamp()) < 1;\n"
+                * n)
+    os.chmod(path, 0o644)
+    return subprocess.Popen(
+        as_user(["env", "PGAPPNAME=" + name, os.path.join(cl.bindir, "psql"), "-XAtq",
+                 "-v", "ON_ERROR_STOP=1", "-h", cl.dir, "-p", str(cl.port), "-U", "postgres",
+                 "-f", path]), stdout=subprocess.DEVNULL)
+
+
+def busy_pg_ash(args, workload):
+    cl = Cluster(args.pg_bin, BUSY_CONF, preload="pg_stat_statements")
+    procs = []
+    try:
+        script = os.path.join(cl.dir, "ash-install.sql")
+        shutil.copy(args.pg_ash, script)
+        os.chmod(script, 0o644)
+        cl.psql("CREATE EXTENSION pg_stat_statements")
+        run(as_user([os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p",
+                     str(cl.port), "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-f", script]))
+        cl.psql("SELECT ash.start('1 second')")
+        procs = start_workload(cl, workload)
+        if ash_loop(cl, args.warmup, "ash_warmup").wait() != 0:
+            raise SystemExit("pg_ash: the warm-up calls failed")
+        extra = "(SELECT coalesce(sum(active_count), 0) FROM ash.sample)"
+        p0 = point(cl, "pg_ash", extra)
+        loop = ash_loop(cl, args.seconds, "ash_window")
+        cl.wait("EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'ash_window')")
+        pid = int(cl.psql("SELECT pid FROM pg_stat_activity WHERE application_name = 'ash_window'"))
+        c0, t0 = cpu_of({"take_sample backend": pid}), time.time()
+        c1, t1 = c0, t0
+        while loop.poll() is None:      # the backend's /proc entry goes with it
+            try:
+                c1, t1 = cpu_of({"take_sample backend": pid}), time.time()
+            except FileNotFoundError:
+                break
+            time.sleep(0.2)
+        loop.wait()
+        if loop.returncode != 0:
+            raise SystemExit("pg_ash: take_sample() calls failed")
+        p1 = point(cl, "pg_ash", extra)
+        res = window("pg_ash", p0, p1, args.seconds, int(p1["extra"][0]) - int(p0["extra"][0]), cl)
+        res["cpu"] = cpu_pct(c0, c1, t1 - t0)
+        return res
+    finally:
+        for p in procs:
+            p.kill()
+        cl.stop()
+
+
+def busy(args):
+    """Every workload, pgsentinel then pg_ash, each on a fresh cluster."""
+    results = {"seconds": args.seconds, "warmup": args.warmup, "started": time.strftime(
+        "%Y-%m-%d %H:%M:%S %Z"), "load_before": os.getloadavg(), "runs": []}
+    for workload in args.workloads.split(","):
+        for system in args.systems.split(","):
+            measure = {"pgsentinel": busy_pgsentinel, "pg_ash": busy_pg_ash}[system]
+            print(f"{workload} / {system} ...", file=sys.stderr, flush=True)
+            r = measure(args, workload)
+            r["workload"] = workload
+            r["load_after"] = os.getloadavg()
+            results["runs"].append(r)
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -320,7 +624,23 @@ def main():
     ap.add_argument("--pg-ash-samples", type=int, default=300)
     ap.add_argument("--pgbench", action="store_true",
                     help="also measure size and WAL under pgbench -S -c 20 (changing statements)")
+    ap.add_argument("--busy", action="store_true",
+                    help="the busy server (issue 32) instead: both systems, three workloads")
+    ap.add_argument("--seconds", type=int, default=300, help="--busy: the window")
+    ap.add_argument("--warmup", type=int, default=60, help="--busy: seconds before the window")
+    ap.add_argument("--workloads", default="rw,ro,sleepers", help="--busy: among rw,ro,sleepers")
+    ap.add_argument("--systems", default="pgsentinel,pg_ash", help="--busy: among these")
+    ap.add_argument("--json", help="--busy: also save the raw results there")
     args = ap.parse_args()
+    if args.busy:
+        if not args.pg_ash:
+            ap.error("--busy needs --pg-ash")
+        res = busy(args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=1)
+        sys.stdout.write(archive_report.busy_markdown(res))
+        return
     sw = size_and_wal(args)
     c = cpu(args)
     q = queries(args)
