@@ -25,17 +25,17 @@ END $$;
 -- Wait until cond, a boolean SQL expression, holds (error after 60 s): tests
 -- wait for what they check, not for a number of samples.
 -- (a poll may read a ring the writer laps meanwhile: its NOTICE is noise)
-CREATE FUNCTION pgs_wait_for(cond text) RETURNS void
+CREATE FUNCTION pgs_wait_for(cond text, timeout interval DEFAULT '60 s') RETURNS void
 LANGUAGE plpgsql SET client_min_messages = warning AS $$
 DECLARE
-    deadline timestamptz := clock_timestamp() + interval '60 s';
+    deadline timestamptz := clock_timestamp() + timeout;
     ok boolean;
 BEGIN
     LOOP
         EXECUTE 'SELECT (' || cond || ')' INTO ok;
         EXIT WHEN ok;
         IF clock_timestamp() > deadline THEN
-            RAISE EXCEPTION 'not true within 60 s: %', cond;
+            RAISE EXCEPTION 'not true within %: %', timeout, cond;
         END IF;
         PERFORM pg_sleep(0.01);
     END LOOP;

@@ -135,12 +135,12 @@ like($html, qr/<td class="tree">$root_pid<\/td>.*ops-console.*idle in transactio
 unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
 
 # the archiver keeps the blocking trees of what it archived by hour and by
-# minute: the
-# same parts as computed from the archived rows (in one snapshot; a bucket
-# the archiver added to in several steps included)
+# minute, once a minute has ended: the same parts as computed from the
+# archived rows before rolled_until (in one snapshot; an hour the archiver
+# added to in several minutes included)
 ok( $node->poll_query_until('postgres',
-		"SELECT last_sample_time >= '$t2' FROM pgsentinel_archive_state"),
-	'the window archived');
+		"SELECT rolled_until > '$t2' FROM pgsentinel_archive_state"),
+	'the window archived and rolled up');
 is( $node->safe_psql('postgres', q{
 	WITH r AS (
 	    SELECT bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by,
@@ -164,7 +164,9 @@ is( $node->safe_psql('postgres', q{
 	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
 	                   'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
 	                   'blocker_usesysid', x.blocker_usesysid))
-	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample), 'hour')
+	        FROM pgsentinel_ash_archive x
+	        WHERE x.blocked_sample
+	          AND x.ash_time < (SELECT rolled_until FROM pgsentinel_archive_state)), 'hour')
 	)
 	SELECT (SELECT count(*) FROM r WHERE kind = 'r' AND root_pid IS NOT NULL) > 0,
 	       (SELECT count(*) FROM ((TABLE r EXCEPT ALL TABLE c)
@@ -193,7 +195,9 @@ is( $node->safe_psql('postgres', q{
 	                                    WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
 	                   'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
 	                   'blocker_usesysid', x.blocker_usesysid))
-	        FROM pgsentinel_ash_archive x WHERE x.blocked_sample), 'minute')
+	        FROM pgsentinel_ash_archive x
+	        WHERE x.blocked_sample
+	          AND x.ash_time < (SELECT rolled_until FROM pgsentinel_archive_state)), 'minute')
 	)
 	SELECT (SELECT count(*) FROM r WHERE kind = 'r' AND root_pid IS NOT NULL) > 0,
 	       (SELECT count(*) FROM ((TABLE r EXCEPT ALL TABLE c)

@@ -61,6 +61,10 @@ my $newest = $node->safe_psql('postgres',
 ok( $node->poll_query_until('postgres',
 		"SELECT statements_last_sample_id >= $newest AND rows_archived > 0 FROM pgsentinel_archive_state"),
 	'samples and statements archived');
+# a minute rolled up: the rollups have rows to dump
+ok( $node->poll_query_until('postgres',
+		"SELECT rolled_until > (SELECT min(sample_time) FROM pgsentinel_archive_sample) FROM pgsentinel_archive_state"),
+	'a minute rolled up');
 
 # the archive no longer changes while it is dumped and compared
 $node->append_conf('postgresql.conf', "pgsentinel_archive.enable = off\n");
@@ -71,6 +75,7 @@ ok( $node->poll_query_until('postgres',
 pgs_stop_bg($bg);
 my $before = archive_counts($node, 'postgres');
 unlike($before, qr/pgsentinel_archive_statement_delta=0\b/, 'statements in the archive');
+unlike($before, qr/pgsentinel_rollup_minute=0\b/, 'rollups in the archive');
 
 my $dump = $node->basedir . '/archive.dump';
 $node->command_ok(

@@ -14,7 +14,8 @@
 
 -- The watermarks: the last sample archived, committed with its rows.
 -- history_id names the ring's history (a crash or a promotion starts a new
--- one: the archive then goes on after last_sample_time).  The statements
+-- one: the archive then goes on after last_sample_time).  rolled_until:
+-- the rollups hold the minutes before it (31_archive_step.sql).  The statements
 -- history has a watermark of its own, within the same history
 -- (statements_*: 32_archive_statements.sql).
 CREATE TABLE pgsentinel_archive_state (
@@ -28,6 +29,7 @@ CREATE TABLE pgsentinel_archive_state (
     samples_lost bigint NOT NULL DEFAULT 0,
     rows_lost bigint NOT NULL DEFAULT 0,
     last_archive_time timestamptz,
+    rolled_until timestamptz,
     statements_history_id bigint,
     statements_last_sample_id bigint,
     statements_last_time timestamptz,

@@ -75,8 +75,16 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 --
 -- Downsampling: a sample is kept when sample_id % keep_one_in = 0; the
 -- others are skipped and counted, and each kept row weighs its sample's
--- period times keep_one_in.  Rollups are added to in the same statement,
--- from the kept rows, so that they always equal the sums of the raw rows.
+-- period times keep_one_in.
+--
+-- Rollups: a minute is rolled up once, by the step that archives past its
+-- end, from the kept rows of that minute; the hour's rows are added to at
+-- the same time.  rolled_until (in the watermark's row, moved with it) is
+-- the end of the last minute rolled: the rollups equal the sums of the raw
+-- rows before it, and readers take the time after it from the raw rows
+-- (pgsentinel_history_split).  Written once a minute rather than at every
+-- step, a bucket's rows are not rewritten a dozen times: that was most of
+-- the archive's WAL (one new version of every group's row each step).
 --
 -- %1$I is the extension's schema; $1 keep_one_in, $2 the most samples to
 -- take, $3 the oldest time the retention keeps (older samples are skipped:
@@ -90,7 +98,7 @@ RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN pg_catalog.replace($sql$
 WITH st AS MATERIALIZED (
-  SELECT s.history_id, s.last_sample_id, s.last_sample_time
+  SELECT s.history_id, s.last_sample_id, s.last_sample_time, s.rolled_until
     FROM %1$I.pgsentinel_archive_state s FOR UPDATE),
  hid AS MATERIALIZED (SELECT %1$I.pgsentinel_history_id() AS id),
  ring AS MATERIALIZED (
@@ -275,16 +283,50 @@ WITH st AS MATERIALIZED (
          g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,
          g.blocker_usesysids, g.blocking_pids
     FROM kept k LEFT JOIN per_sample g ON g.sample_id = k.sample_id
-  RETURNING sample_id, active_sessions),
--- rollups, from the same rows
+  RETURNING sample_id),
+-- rollups: of the minutes that this step closes (every sample of theirs is
+-- archived now, by an earlier step or by this one), each minute once: the
+-- rows of earlier steps read back from the archive, this step's from the
+-- ring (the statement does not see its own inserts)
+ roll_range AS MATERIALIZED (
+  SELECT greatest(coalesce(st.rolled_until,
+                           date_trunc('minute', (SELECT min(k.sample_time) FROM kept k), 'UTC')),
+                  date_trunc('minute', $3, 'UTC')) AS lo,
+         date_trunc('minute', (SELECT max(r.sample_time) FROM ring r), 'UTC') AS hi
+    FROM st),
+ roll_rows AS MATERIALIZED (
+  SELECT a.ash_time, a.sample_id, a.pid, a.datname, a.usesysid, a.usename,
+         a.application_name, a.client_addr, a.backend_type,
+         a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
+         a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
+         a.blocker_state, a.blocker_usesysid, a.blocking_pids
+    FROM roll_range g, %1$I.pgsentinel_ash_archive a
+   WHERE a.ash_time >= g.lo AND a.ash_time < g.hi
+  UNION ALL
+  SELECT m.ash_time, m.sample_id, m.pid, m.datname, m.usesysid, m.usename,
+         m.application_name, m.client_addr::text, m.backend_type,
+         m.wait_event_type, m.wait_event, m.queryid, m.weight * $1, m.state,
+         m.xact_start, m.top_level_query, coalesce(m.blockers, 0),
+         m.blockerpid, m.blocker_state, m.blocker_usesysid,
+         coalesce(m.blocking_pids, '{}')::int4[]
+    FROM roll_range g, mapped m
+   WHERE m.ash_time >= g.lo AND m.ash_time < g.hi),
+ roll_samples AS MATERIALIZED (
+  SELECT a.sample_time, a.weight, a.active_sessions
+    FROM roll_range g, %1$I.pgsentinel_archive_sample a
+   WHERE a.sample_time >= g.lo AND a.sample_time < g.hi
+  UNION ALL
+  SELECT k.sample_time, k.sample_period * $1, coalesce(p.n, 0)
+    FROM roll_range g, kept k LEFT JOIN per_sample p ON p.sample_id = k.sample_id
+   WHERE k.sample_time >= g.lo AND k.sample_time < g.hi),
  roll_minute AS (
   INSERT INTO %1$I.pgsentinel_rollup_minute AS t (bucket, datname, usesysid,
          usename, application_name, backend_type, wait_event_type,
          wait_event, queryid, db_time, rows)
   SELECT date_trunc('minute', m.ash_time, 'UTC'), m.datname, m.usesysid,
          m.usename, m.application_name, m.backend_type, m.wait_event_type,
-         m.wait_event, m.queryid, sum(m.weight * $1), count(*)
-    FROM mapped m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+         m.wait_event, m.queryid, sum(m.weight), count(*)
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
   ON CONFLICT (bucket, datname, usesysid, usename, application_name,
                backend_type, wait_event_type, wait_event, queryid)
   DO UPDATE SET db_time = t.db_time + excluded.db_time,
@@ -295,8 +337,8 @@ WITH st AS MATERIALIZED (
          wait_event, queryid, db_time, rows)
   SELECT date_trunc('hour', m.ash_time, 'UTC'), m.datname, m.usesysid,
          m.usename, m.application_name, m.backend_type, m.wait_event_type,
-         m.wait_event, m.queryid, sum(m.weight * $1), count(*)
-    FROM mapped m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+         m.wait_event, m.queryid, sum(m.weight), count(*)
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
   ON CONFLICT (bucket, datname, usesysid, usename, application_name,
                backend_type, wait_event_type, wait_event, queryid)
   DO UPDATE SET db_time = t.db_time + excluded.db_time,
@@ -308,8 +350,8 @@ WITH st AS MATERIALIZED (
   SELECT date_trunc('hour', m.ash_time, 'UTC'), m.pid, m.datname,
          m.usesysid, m.usename, m.application_name, m.client_addr,
          m.backend_type, m.wait_event_type, m.wait_event,
-         sum(m.weight * $1), count(*), max(m.ash_time)
-    FROM mapped m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+         sum(m.weight), count(*), max(m.ash_time)
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
   ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
                client_addr, backend_type, wait_event_type, wait_event)
   DO UPDATE SET db_time = t.db_time + excluded.db_time,
@@ -322,8 +364,8 @@ WITH st AS MATERIALIZED (
   SELECT date_trunc('minute', m.ash_time, 'UTC'), m.pid, m.datname,
          m.usesysid, m.usename, m.application_name, m.client_addr,
          m.backend_type, m.wait_event_type, m.wait_event,
-         sum(m.weight * $1), count(*), max(m.ash_time)
-    FROM mapped m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+         sum(m.weight), count(*), max(m.ash_time)
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
   ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
                client_addr, backend_type, wait_event_type, wait_event)
   DO UPDATE SET db_time = t.db_time + excluded.db_time,
@@ -331,11 +373,11 @@ WITH st AS MATERIALIZED (
                 last_time = greatest(t.last_time, excluded.last_time)),
 -- the rows of the samples with a blocked session (a join: few such samples)
  bl_samples AS MATERIALIZED (
-  SELECT DISTINCT y.sample_id FROM mapped y WHERE y.blockers > 0),
+  SELECT DISTINCT y.sample_id FROM roll_rows y WHERE y.blockers > 0),
  bl_rows AS MATERIALIZED (
   SELECT coalesce(jsonb_agg(jsonb_build_object(
                'ash_time', m.ash_time, 'sample_id', m.sample_id,
-               'pid', m.pid, 'weight', m.weight * $1,
+               'pid', m.pid, 'weight', m.weight,
                'usesysid', m.usesysid, 'usename', m.usename,
                'application_name', m.application_name,
                'client_addr', m.client_addr, 'xact_start', m.xact_start,
@@ -348,7 +390,7 @@ WITH st AS MATERIALIZED (
                                 THEN ARRAY[m.blockerpid] END,
                'blockerpid', m.blockerpid, 'blocker_state', m.blocker_state,
                'blocker_usesysid', m.blocker_usesysid)), '[]') AS rows
-      FROM mapped m JOIN bl_samples b ON b.sample_id = m.sample_id),
+      FROM roll_rows m JOIN bl_samples b ON b.sample_id = m.sample_id),
  roll_blocking_hour AS (
   INSERT INTO %1$I.pgsentinel_rollup_blocking_hour AS t (bucket, kind,
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
@@ -367,8 +409,8 @@ WITH st AS MATERIALIZED (
   INSERT INTO %1$I.pgsentinel_rollup_minute_observed AS t
          (bucket, samples, observed, peak)
   SELECT date_trunc('minute', k.sample_time, 'UTC'), count(*),
-         sum(k.sample_period * $1), max(x.active_sessions)
-    FROM kept k JOIN samples x ON x.sample_id = k.sample_id GROUP BY 1
+         sum(k.weight), max(k.active_sessions)
+    FROM roll_samples k GROUP BY 1
   ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
                                      observed = t.observed + excluded.observed,
                                      peak = greatest(t.peak, excluded.peak)),
@@ -376,8 +418,8 @@ WITH st AS MATERIALIZED (
   INSERT INTO %1$I.pgsentinel_rollup_hour_observed AS t
          (bucket, samples, observed, peak)
   SELECT date_trunc('hour', k.sample_time, 'UTC'), count(*),
-         sum(k.sample_period * $1), max(x.active_sessions)
-    FROM kept k JOIN samples x ON x.sample_id = k.sample_id GROUP BY 1
+         sum(k.weight), max(k.active_sessions)
+    FROM roll_samples k GROUP BY 1
   ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
                                      observed = t.observed + excluded.observed,
                                      peak = greatest(t.peak, excluded.peak)),
@@ -405,8 +447,9 @@ WITH st AS MATERIALIZED (
          rows_archived = s.rows_archived + c.rows,
          samples_lost = s.samples_lost + coalesce(c.samples_lost, 0),
          rows_lost = s.rows_lost + c.rows_lost,
-         last_archive_time = now()
-    FROM hid, counts c
+         last_archive_time = now(),
+         rolled_until = CASE WHEN g.hi > g.lo THEN g.hi ELSE s.rolled_until END
+    FROM hid, counts c, roll_range g
    WHERE c.seen > 0
   RETURNING s.last_sample_time)
 SELECT c.seen::int8, c.kept::int8, c.rows::int8,

@@ -33,6 +33,7 @@ END;
 -- its owner's rights; the reports (40_reports_core.sql) cut their windows
 -- at the same point.  On a standby the archive is the primary's
 -- (replicated): the history of a standby is its own ring alone.
+-- rollup_until: the rollups hold the minutes before it, the rows the rest.
 CREATE VIEW pgsentinel_history_split AS
 SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
             THEN '-infinity'::pg_catalog.timestamptz
@@ -40,7 +41,9 @@ SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
                          (SELECT st.last_sample_time OPERATOR(pg_catalog.+) interval '1 microsecond'
                             FROM pgsentinel_archive_state st
                            WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())),
-                'infinity') END AS split_time;
+                'infinity') END AS split_time,
+       coalesce((SELECT st.rolled_until FROM pgsentinel_archive_state st),
+                '-infinity') AS rollup_until;
 
 CREATE VIEW pgsentinel_sample_archive AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,

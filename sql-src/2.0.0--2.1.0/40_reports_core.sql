@@ -285,7 +285,8 @@ SELECT s.*
 END;
 
 -- How a window is read (docs/reports.md): its whole hours, then whole
--- minutes (UTC), before the history's split point from the rollups
+-- minutes (UTC), before the history's split point and the end of the
+-- rollups (pgsentinel_history_split) from the rollups
 -- (kind 'hour', 'minute'), the rest from rows ('raw'): the edges, and the
 -- ring.  grain: the rollups a caller may read: 'hour' (hours and
 -- minutes), 'minute' or NULL (rows only).  pgsentinel_report.rollups =
@@ -296,7 +297,8 @@ RETURNS TABLE (kind text, lo timestamptz, hi timestamptz)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH e AS (
-    SELECT least(until, (SELECT x.split_time FROM pgsentinel_history_split x)) AS e,
+    SELECT least(until, (SELECT x.split_time FROM pgsentinel_history_split x),
+                 (SELECT x.rollup_until FROM pgsentinel_history_split x)) AS e,
            grain IS NOT NULL
            AND coalesce(pg_catalog.current_setting('pgsentinel_report.rollups', true), '')
                OPERATOR(pg_catalog.<>) 'off' AS ok
