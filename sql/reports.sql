@@ -24,6 +24,9 @@ SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 SET extra_float_digits = 0;
 
+-- The rollups are read before the archiver's rolled_until, which its first
+-- step sets (the extension may have just been created again).
+SELECT pgs_wait_for('(SELECT rolled_until FROM pgsentinel_archive_state) IS NOT NULL');
 CREATE TABLE pgs_rep_s PARTITION OF pgsentinel_archive_sample
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 CREATE TABLE pgs_rep_a PARTITION OF pgsentinel_archive_activity

@@ -82,7 +82,11 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 -- the same time.  rolled_until (in the watermark's row, moved with it) is
 -- the end of the last minute rolled: the rollups equal the sums of the raw
 -- rows before it, and readers take the time after it from the raw rows
--- (pgsentinel_history_split).  Written once a minute rather than at every
+-- (pgsentinel_history_split).  The first step sets it to the start of its
+-- first sample's minute: rollups before it (restored, or made by hand)
+-- are whole.  The archive's rows of the minutes to roll are found by their
+-- times as constants of the statement (InitPlans): the scan is of those
+-- minutes' partitions and blocks only, not of the archive.  Written once a minute rather than at every
 -- step, a bucket's rows are not rewritten a dozen times: that was most of
 -- the archive's WAL (one new version of every group's row each step).
 --
@@ -300,8 +304,9 @@ WITH st AS MATERIALIZED (
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
          a.blocker_state, a.blocker_usesysid, a.blocking_pids
-    FROM roll_range g, %1$I.pgsentinel_ash_archive a
-   WHERE a.ash_time >= g.lo AND a.ash_time < g.hi
+    FROM %1$I.pgsentinel_ash_archive a
+   WHERE a.ash_time >= (SELECT g.lo FROM roll_range g)
+     AND a.ash_time < (SELECT g.hi FROM roll_range g)
   UNION ALL
   SELECT m.ash_time, m.sample_id, m.pid, m.datname, m.usesysid, m.usename,
          m.application_name, m.client_addr::text, m.backend_type,
@@ -313,8 +318,9 @@ WITH st AS MATERIALIZED (
    WHERE m.ash_time >= g.lo AND m.ash_time < g.hi),
  roll_samples AS MATERIALIZED (
   SELECT a.sample_time, a.weight, a.active_sessions
-    FROM roll_range g, %1$I.pgsentinel_archive_sample a
-   WHERE a.sample_time >= g.lo AND a.sample_time < g.hi
+    FROM %1$I.pgsentinel_archive_sample a
+   WHERE a.sample_time >= (SELECT g.lo FROM roll_range g)
+     AND a.sample_time < (SELECT g.hi FROM roll_range g)
   UNION ALL
   SELECT k.sample_time, k.sample_period * $1, coalesce(p.n, 0)
     FROM roll_range g, kept k LEFT JOIN per_sample p ON p.sample_id = k.sample_id
@@ -448,7 +454,8 @@ WITH st AS MATERIALIZED (
          samples_lost = s.samples_lost + coalesce(c.samples_lost, 0),
          rows_lost = s.rows_lost + c.rows_lost,
          last_archive_time = now(),
-         rolled_until = CASE WHEN g.hi > g.lo THEN g.hi ELSE s.rolled_until END
+         rolled_until = CASE WHEN g.hi > g.lo THEN g.hi
+                             ELSE coalesce(s.rolled_until, g.lo) END
     FROM hid, counts c, roll_range g
    WHERE c.seen > 0
   RETURNING s.last_sample_time)
