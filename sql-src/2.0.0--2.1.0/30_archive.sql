@@ -119,7 +119,10 @@ CREATE INDEX ON pgsentinel_archive_text (day, hash);
 -- sample of the bucket archived (peak).  Average active sessions of a
 -- bucket = db_time / observed.  usesysid is kept for the views
 -- (36_rollup_views.sql), which hide of other roles' time what
--- pg_stat_activity hides.
+-- pg_stat_activity hides.  A minute's rows are written once, by the step
+-- that closes the minute (31_archive_step.sql): the minute tables have no
+-- key to keep unique, only a BRIN index on the bucket (their readers sum
+-- the rows of a group); an hour's rows are added to once a minute, by key.
 CREATE TABLE pgsentinel_rollup_minute (
     bucket timestamptz NOT NULL,
     datname text,
@@ -131,11 +134,10 @@ CREATE TABLE pgsentinel_rollup_minute (
     wait_event text,
     queryid bigint,
     db_time double precision NOT NULL,
-    rows bigint NOT NULL,
-    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
-                               application_name, backend_type,
-                               wait_event_type, wait_event, queryid)
+    rows bigint NOT NULL
 ) PARTITION BY RANGE (bucket);
+CREATE INDEX ON pgsentinel_rollup_minute USING brin (bucket)
+    WITH (pages_per_range = 16);
 
 CREATE TABLE pgsentinel_rollup_minute_observed (
     bucket timestamptz NOT NULL PRIMARY KEY,
@@ -210,15 +212,15 @@ CREATE TABLE pgsentinel_rollup_blocking_hour (
     UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
 ) PARTITION BY RANGE (bucket);
 
-CREATE TABLE pgsentinel_rollup_session_minute (LIKE pgsentinel_rollup_session_hour,
-    UNIQUE NULLS NOT DISTINCT (bucket, pid, datname, usesysid, usename,
-                               application_name, client_addr, backend_type,
-                               wait_event_type, wait_event)
-) PARTITION BY RANGE (bucket);
+CREATE TABLE pgsentinel_rollup_session_minute (LIKE pgsentinel_rollup_session_hour)
+    PARTITION BY RANGE (bucket);
+CREATE INDEX ON pgsentinel_rollup_session_minute USING brin (bucket)
+    WITH (pages_per_range = 16);
 
-CREATE TABLE pgsentinel_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_hour,
-    UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
-) PARTITION BY RANGE (bucket);
+CREATE TABLE pgsentinel_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_hour)
+    PARTITION BY RANGE (bucket);
+CREATE INDEX ON pgsentinel_rollup_blocking_minute USING brin (bucket)
+    WITH (pages_per_range = 16);
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_sample, pgsentinel_archive_activity,

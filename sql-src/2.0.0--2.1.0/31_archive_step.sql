@@ -291,7 +291,8 @@ WITH st AS MATERIALIZED (
 -- rollups: of the minutes that this step closes (every sample of theirs is
 -- archived now, by an earlier step or by this one), each minute once: the
 -- rows of earlier steps read back from the archive, this step's from the
--- ring (the statement does not see its own inserts)
+-- ring (the statement does not see its own inserts).  A minute's rows are
+-- inserted, an hour's added to by key.
  roll_range AS MATERIALIZED (
   SELECT greatest(coalesce(st.rolled_until,
                            date_trunc('minute', (SELECT min(k.sample_time) FROM kept k), 'UTC')),
@@ -332,11 +333,7 @@ WITH st AS MATERIALIZED (
   SELECT date_trunc('minute', m.ash_time, 'UTC'), m.datname, m.usesysid,
          m.usename, m.application_name, m.backend_type, m.wait_event_type,
          m.wait_event, m.queryid, sum(m.weight), count(*)
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-  ON CONFLICT (bucket, datname, usesysid, usename, application_name,
-               backend_type, wait_event_type, wait_event, queryid)
-  DO UPDATE SET db_time = t.db_time + excluded.db_time,
-                rows = t.rows + excluded.rows),
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9),
  roll_hour AS (
   INSERT INTO %1$I.pgsentinel_rollup_hour AS t (bucket, datname, usesysid,
          usename, application_name, backend_type, wait_event_type,
@@ -371,12 +368,7 @@ WITH st AS MATERIALIZED (
          m.usesysid, m.usename, m.application_name, m.client_addr,
          m.backend_type, m.wait_event_type, m.wait_event,
          sum(m.weight), count(*), max(m.ash_time)
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-  ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
-               client_addr, backend_type, wait_event_type, wait_event)
-  DO UPDATE SET db_time = t.db_time + excluded.db_time,
-                rows = t.rows + excluded.rows,
-                last_time = greatest(t.last_time, excluded.last_time)),
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
 -- the rows of the samples with a blocked session (a join: few such samples)
  bl_samples AS MATERIALIZED (
   SELECT DISTINCT y.sample_id FROM roll_rows y WHERE y.blockers > 0),
@@ -409,8 +401,7 @@ WITH st AS MATERIALIZED (
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
          query, first_time, application_name, client_addr, xact_start)
-  SELECT b.* FROM bl_rows r, %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b
-{blocking upsert}
+  SELECT b.* FROM bl_rows r, %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b),
  obs_minute AS (
   INSERT INTO %1$I.pgsentinel_rollup_minute_observed AS t
          (bucket, samples, observed, peak)
