@@ -103,6 +103,25 @@ WITH smp AS MATERIALIZED (
  mapped AS MATERIALIZED (
   SELECT f.*, a.activity_id
     FROM full_rows f JOIN act_all a ON a.day = f.day AND a.hash = f.hash),
+-- each sample's rows as its arrays, grouped once (a lookup of each sample's
+-- rows in mapped would read all of them per sample: a pull of a whole ring
+-- at the regression suite's 10-ms sampling took minutes)
+ per_sample AS MATERIALIZED (
+  SELECT m.sample_id, m.ash_time AS sample_time, count(*)::int4 AS n,
+         array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
+         array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blockers ORDER BY m.pid) END AS blockers,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
+                     ORDER BY m.pid) END AS blocking_pids
+    FROM mapped m GROUP BY m.sample_id, m.ash_time),
  samples AS (
   INSERT INTO %1$I.pgsentinel_fleet_sample (server_id, feed, sample_time,
          sample_id, sample_period, weight, active_sessions, activity_ids,
@@ -112,22 +131,8 @@ WITH smp AS MATERIALIZED (
          k.sample_period * $3, coalesce(g.n, 0), g.activity_ids,
          g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,
          g.blocker_usesysids, g.blocking_pids
-    FROM kept k LEFT JOIN LATERAL (
-      SELECT count(*)::int4 AS n,
-             array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
-             array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
-             CASE WHEN bool_or(m.blockers > 0) THEN
-               array_agg(m.blockers ORDER BY m.pid) END AS blockers,
-             CASE WHEN bool_or(m.blockers > 0) THEN
-               array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
-             CASE WHEN bool_or(m.blockers > 0) THEN
-               array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
-             CASE WHEN bool_or(m.blockers > 0) THEN
-               array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
-             CASE WHEN bool_or(m.blockers > 0) THEN
-               array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                         ORDER BY m.pid) END AS blocking_pids
-        FROM mapped m WHERE m.sample_id = k.sample_id) g ON true
+    FROM kept k LEFT JOIN per_sample g
+      ON g.sample_id = k.sample_id AND g.sample_time = k.sample_time
   ON CONFLICT DO NOTHING
   RETURNING sample_id),
  upd AS (
