@@ -89,9 +89,18 @@ typedef struct PgsArchiveStatementsResult
 	uint64		ring_written;	/* rows the ring had written before */
 } PgsArchiveStatementsResult;
 
+/* A step's statement and its plan, kept across steps (pgs_archive_execute). */
+typedef struct PgsArchivePlan
+{
+	struct _SPI_plan *plan;		/* NULL until prepared */
+	char	   *sql;			/* the text it was prepared from */
+} PgsArchivePlan;
+
 /* archive_step.c */
 extern char *pgs_archive_template(const char *schema, const char *fn,
 								  const char *arg);
+extern int	pgs_archive_execute(PgsArchivePlan *cache, const char *sql,
+								int nargs, Oid *argtypes, Datum *args);
 extern void pgs_archive_step(const char *schema, int keep_one_in,
 							 int max_samples, TimestampTz oldest_kept,
 							 PgsArchiveStepResult *result);

@@ -64,6 +64,7 @@ void
 pgs_archive_statements_step(const char *schema, TimestampTz oldest_kept,
 							PgsArchiveStatementsResult *result)
 {
+	static PgsArchivePlan step_plan;
 	char	   *sql;
 	Oid			argtypes[1] = {TIMESTAMPTZOID};
 	Datum		args[1];
@@ -79,7 +80,7 @@ pgs_archive_statements_step(const char *schema, TimestampTz oldest_kept,
 	sql = pgs_archive_template(schema, "pgsentinel_archive_statements_step_sql",
 							   source);
 	args[0] = TimestampTzGetDatum(oldest_kept);
-	ret = SPI_execute_with_args(sql, 1, argtypes, args, NULL, false, 1);
+	ret = pgs_archive_execute(&step_plan, sql, 1, argtypes, args);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "pgsentinel statements archive step: unexpected result %d", ret);
 	tup = SPI_tuptable->vals[0];
