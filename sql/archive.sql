@@ -243,6 +243,15 @@ SELECT count(*) FROM pgsentinel_rollup_minute;
 RESET ROLE;
 DROP VIEW pgs_rollup_diff;
 DROP ROLE regress_pgs_rollup_reader;
+-- an archive restored from a dump has no rolled_until (the watermark is
+-- not dumped): its rollups are read up to the end of their last minute
+BEGIN;
+UPDATE pgsentinel_archive_state SET rolled_until = NULL;
+SELECT x.rollup_until = (SELECT max(bucket) + interval '1 minute'
+                           FROM pgsentinel_rollup_minute_observed)
+       AS rollups_read_to_their_last_minute
+FROM pgsentinel_history_split x;
+ROLLBACK;
 
 -- 2. keep_one_in = 10: one sample in ten, each row weighing ten periods;
 -- over whole groups of ten samples in which this session was active all

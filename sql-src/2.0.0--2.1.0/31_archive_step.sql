@@ -82,9 +82,15 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 -- the same time.  rolled_until (in the watermark's row, moved with it) is
 -- the end of the last minute rolled: the rollups equal the sums of the raw
 -- rows before it, and readers take the time after it from the raw rows
--- (pgsentinel_history_split).  The first step sets it to the start of its
--- first sample's minute: rollups before it (restored, or made by hand)
--- are whole.  The archive's rows of the minutes to roll are found by their
+-- (pgsentinel_history_split).  Where it is not set yet (the first step; an
+-- archive restored from a dump, which does not keep the watermark) the
+-- rollups end after their last minute, or, without any, at the start of
+-- the step's first sample's minute: rollups before it (restored, or made
+-- by hand) are whole.  The step's own rows of a minute before rolled_until
+-- (the clock went back, or a sample was dated ahead) are rolled up by the
+-- step, as extra rows of their minute: readers sum a minute's rows, and
+-- nothing is read back before rolled_until, so no row is counted twice
+-- nor left out.  The archive's rows of the minutes to roll are found by their
 -- times as constants of the statement (InitPlans): the scan is of those
 -- minutes' partitions and blocks only, not of the archive.  Written once a minute rather than at every
 -- step, a bucket's rows are not rewritten a dozen times: that was most of
@@ -295,7 +301,9 @@ WITH st AS MATERIALIZED (
 -- inserted, an hour's added to by key.
  roll_range AS MATERIALIZED (
   SELECT greatest(coalesce(st.rolled_until,
-                           date_trunc('minute', (SELECT min(k.sample_time) FROM kept k), 'UTC')),
+                           (SELECT max(o.bucket) + interval '1 minute'
+                              FROM %1$I.pgsentinel_rollup_minute_observed o),
+                           date_trunc('minute', (SELECT min(r.sample_time) FROM ring r), 'UTC')),
                   date_trunc('minute', $3, 'UTC')) AS lo,
          date_trunc('minute', (SELECT max(r.sample_time) FROM ring r), 'UTC') AS hi
     FROM st),
@@ -316,7 +324,7 @@ WITH st AS MATERIALIZED (
          m.blockerpid, m.blocker_state, m.blocker_usesysid,
          coalesce(m.blocking_pids, '{}')::int4[]
     FROM roll_range g, mapped m
-   WHERE m.ash_time >= g.lo AND m.ash_time < g.hi),
+   WHERE m.ash_time < greatest(g.lo, g.hi)),
  roll_samples AS MATERIALIZED (
   SELECT a.sample_time, a.weight, a.active_sessions
     FROM %1$I.pgsentinel_archive_sample a
@@ -325,7 +333,7 @@ WITH st AS MATERIALIZED (
   UNION ALL
   SELECT k.sample_time, k.sample_period * $1, coalesce(p.n, 0)
     FROM roll_range g, kept k LEFT JOIN per_sample p ON p.sample_id = k.sample_id
-   WHERE k.sample_time >= g.lo AND k.sample_time < g.hi),
+   WHERE k.sample_time < greatest(g.lo, g.hi)),
  roll_minute AS (
   INSERT INTO %1$I.pgsentinel_rollup_minute AS t (bucket, datname, usesysid,
          usename, application_name, backend_type, wait_event_type,
@@ -445,8 +453,7 @@ WITH st AS MATERIALIZED (
          samples_lost = s.samples_lost + coalesce(c.samples_lost, 0),
          rows_lost = s.rows_lost + c.rows_lost,
          last_archive_time = now(),
-         rolled_until = CASE WHEN g.hi > g.lo THEN g.hi
-                             ELSE coalesce(s.rolled_until, g.lo) END
+         rolled_until = greatest(coalesce(s.rolled_until, g.lo), g.hi)
     FROM hid, counts c, roll_range g
    WHERE c.seen > 0
   RETURNING s.last_sample_time)

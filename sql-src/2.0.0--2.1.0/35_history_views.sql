@@ -33,7 +33,9 @@ END;
 -- its owner's rights; the reports (40_reports_core.sql) cut their windows
 -- at the same point.  On a standby the archive is the primary's
 -- (replicated): the history of a standby is its own ring alone.
--- rollup_until: the rollups hold the minutes before it, the rows the rest.
+-- rollup_until: the rollups hold the minutes before it, the rows the rest;
+-- where the archiver has not set it (an archive restored from a dump, which
+-- does not keep the watermark), the end of the last minute rolled up.
 CREATE VIEW pgsentinel_history_split AS
 SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
             THEN '-infinity'::pg_catalog.timestamptz
@@ -43,6 +45,10 @@ SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
                            WHERE st.history_id IS DISTINCT FROM pgsentinel_history_id())),
                 'infinity') END AS split_time,
        coalesce((SELECT st.rolled_until FROM pgsentinel_archive_state st),
+                (SELECT pg_catalog.max(o.bucket) OPERATOR(pg_catalog.+) interval '1 minute'
+                   FROM pgsentinel_rollup_minute_observed o),
+                (SELECT pg_catalog.max(o.bucket) OPERATOR(pg_catalog.+) interval '1 hour'
+                   FROM pgsentinel_rollup_hour_observed o),
                 '-infinity') AS rollup_until;
 
 CREATE VIEW pgsentinel_sample_archive AS

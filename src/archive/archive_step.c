@@ -70,7 +70,9 @@ pgs_archive_template(const char *schema, const char *fn, const char *arg)
  * again when the text changes (the extension moved to another schema, or
  * updated), and re-planned by PostgreSQL's plan cache when a relation or
  * function it uses changes (a partition attached or dropped, the extension
- * dropped and created again).  Returns what SPI_execute_plan() returns.
+ * dropped and created again).  plan_cache_mode = force_custom_plan, set
+ * for the database, overrides the generic plan: the step is then planned
+ * at every run, as it was before.  Returns what SPI_execute_plan() returns.
  */
 int
 pgs_archive_execute(PgsArchivePlan *cache, const char *sql, int nargs,
@@ -81,19 +83,18 @@ pgs_archive_execute(PgsArchivePlan *cache, const char *sql, int nargs,
 		SPIPlanPtr	plan;
 
 		if (cache->plan != NULL)
-		{
 			SPI_freeplan(cache->plan);
+		cache->plan = NULL;
+		if (cache->sql != NULL)
 			pfree(cache->sql);
-			cache->plan = NULL;
-			cache->sql = NULL;
-		}
+		cache->sql = NULL;
 		plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
 		if (plan == NULL)
 			elog(ERROR, "pgsentinel archive: could not prepare a step: %s",
 				 SPI_result_code_string(SPI_result));
+		cache->sql = MemoryContextStrdup(TopMemoryContext, sql);
 		if (SPI_keepplan(plan) != 0)
 			elog(ERROR, "pgsentinel archive: could not keep a step's plan");
-		cache->sql = MemoryContextStrdup(TopMemoryContext, sql);
 		cache->plan = plan;
 	}
 	return SPI_execute_plan(cache->plan, args, NULL, false, 1);
