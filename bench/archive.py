@@ -305,17 +305,22 @@ ASH_SIZE_SQL = """SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)
  WHERE n.nspname = 'ash' AND c.relkind IN ('r', 'm')"""
 
 
+def install_pg_ash(cl, install_sql):
+    """pg_ash (its ash-install.sql) in cluster cl, sampling once a second."""
+    script = os.path.join(cl.dir, "ash-install.sql")
+    shutil.copy(install_sql, script)
+    os.chmod(script, 0o644)
+    cl.psql("CREATE EXTENSION pg_stat_statements")
+    run(as_user([os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p",
+                 str(cl.port), "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-f", script]))
+    cl.psql("SELECT ash.start('1 second')")
+
+
 def pg_ash_side(args):
     """pg_ash's costs under the same load, on a cluster of its own."""
     cl = Cluster(args.pg_bin, "pgsentinel_archive.enable = off\n")
     try:
-        script = os.path.join(cl.dir, "ash-install.sql")
-        shutil.copy(args.pg_ash, script)
-        os.chmod(script, 0o644)
-        cl.psql("CREATE EXTENSION pg_stat_statements")
-        run(as_user([os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p",
-                     str(cl.port), "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-f", script]))
-        cl.psql("SELECT ash.start('1 second')")
+        install_pg_ash(cl, args.pg_ash)
         cl.sleep_sessions(args.sessions)
         for _ in range(3):              # partitions and maps made by the first calls
             cl.psql("SELECT ash.take_sample()")
@@ -562,13 +567,7 @@ def busy_pg_ash(args, workload):
     cl = Cluster(args.pg_bin, BUSY_CONF, preload="pg_stat_statements")
     procs = []
     try:
-        script = os.path.join(cl.dir, "ash-install.sql")
-        shutil.copy(args.pg_ash, script)
-        os.chmod(script, 0o644)
-        cl.psql("CREATE EXTENSION pg_stat_statements")
-        run(as_user([os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p",
-                     str(cl.port), "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-f", script]))
-        cl.psql("SELECT ash.start('1 second')")
+        install_pg_ash(cl, args.pg_ash)
         procs = start_workload(cl, workload)
         if ash_loop(cl, args.warmup, "ash_warmup").wait() != 0:
             raise SystemExit("pg_ash: the warm-up calls failed")
