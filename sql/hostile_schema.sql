@@ -542,6 +542,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT %1$I.pgsentinel_archive_step_sql() IS NOT NULL'),
   ('function pgsentinel_archive_statements_step_sql()',
    'SELECT %1$I.pgsentinel_archive_statements_step_sql() IS NOT NULL'),
+  ('function pgsentinel_store_rows_sql(boolean)',
+   'SELECT %1$I.pgsentinel_store_rows_sql(true) IS NOT NULL'),
   ('function pgsentinel_text_ids(date[], text[], integer)',
    'SELECT count(*) = 0 FROM %1$I.pgsentinel_text_ids(ARRAY[pg_catalog.now()::date], ARRAY[NULL::text])'),
   ('function pgsentinel_blocking_parts(jsonb, text)',

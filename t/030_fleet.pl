@@ -38,9 +38,14 @@ my $s1 = PostgreSQL::Test::Cluster->new('s1');
 $s1->init_from_backup($p1, 'bkp', has_streaming => 1);
 # its statements ring holds minutes, not seconds: the test compares it
 # with what the repository pulled
+# An idle transaction sampled there (track_idle_trans) writes rows of weight
+# 0: its samples' active sessions leave them out, pulled or not.
 $s1->append_conf('postgresql.conf',
-	"pgsentinel_pgssh.max_entries = 200000\npgsentinel_ash.max_entries = 200000\n");
+	"pgsentinel_pgssh.max_entries = 200000\npgsentinel_ash.max_entries = 200000\n"
+	  . "pgsentinel_ash.track_idle_trans = on\n");
 $s1->start;
+my $s1_idle = $s1->background_psql('postgres');
+$s1_idle->query_safe('BEGIN; SELECT 1');
 my $repo = pgs_node('repo', conf => $conf);
 $repo->safe_psql('postgres', 'CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw');
 
@@ -143,14 +148,16 @@ sub refresh_standby
 	wait_repo('s1', $upto{s1}, 'the standby, now');
 }
 
-# The list of samples in [$from, $to]: count and digest.
+# The list of samples in [$from, $to]: count and digest of their times,
+# ids and active sessions.
 sub sample_list
 {
 	my ($n, $rel, $from, $to, $where) = @_;
 	$where = $where ? "AND $where" : '';
 	return $n->safe_psql('postgres', qq{
 		SELECT count(*) || ' ' || md5(coalesce(string_agg(extract(epoch FROM sample_time)::text
-		                                                  || ':' || sample_id, ',' ORDER BY sample_time), ''))
+		                                                  || ':' || sample_id || ':' || active_sessions,
+		                                                  ',' ORDER BY sample_time), ''))
 		  FROM $rel WHERE sample_time >= '$from' AND sample_time <= '$to' $where});
 }
 
@@ -203,11 +210,12 @@ for my $n ([$p1, 'p1'], [$p2, 'p2'], [$s1, 's1'])
 		"SELECT min(sample_time) || '|' || max(sample_time) FROM pgsentinel_fleet_sample_archive WHERE server = '$name' AND sample_time >= '$from' AND sample_time <= '$upto{$name}' AND sample_time > now() - interval '1 day'");
 	my $fleet = $repo->safe_psql('postgres',
 		"SELECT round(aas::numeric, 9) || ' ' || round(db_time::numeric, 6) FROM pgsentinel_fleet_aas('$since', '$until', server => '$name')");
-	# a standby's own report mixes its primary's archive in: its ring is its history
+	# a standby's own report mixes its primary's archive in: its ring is its
+	# history (its idle transaction's rows weigh nothing)
 	my $own = $name eq 's1'
 	  ? $s1->safe_psql('postgres', qq{
 		SELECT round((h.t / o.t)::numeric, 9) || ' ' || round(h.t::numeric, 6)
-		  FROM (SELECT sum(sample_period) AS t FROM pg_active_session_history
+		  FROM (SELECT sum(weight) AS t FROM pg_active_session_history
 		         WHERE ash_time >= '$since' AND ash_time < '$until') h,
 		       (SELECT sum(sample_period) AS t FROM pgsentinel_samples()
 		         WHERE sample_time >= '$since' AND sample_time < '$until') o})
@@ -406,4 +414,5 @@ cmp_ok($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_sampl
 	'>', 0, 'p2 removed: its history is kept');
 
 pgs_stop_bg($_) for @bg;
+$s1_idle->quit;
 done_testing();

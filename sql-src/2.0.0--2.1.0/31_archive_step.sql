@@ -57,6 +57,189 @@ END
 $fn$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUBLIC;
 
+-- How a batch of rows is stored, in the archive (fleet false) or a pulled
+-- server's part of the repository (fleet true: $1 is its server id, feed
+-- 0): the part of the archiving step (pgsentinel_archive_step_sql()) and of
+-- the pull (pgsentinel_fleet_pull_sql()) between the rows read (a CTE rws:
+-- the columns of pg_active_session_history with weight, and the row's
+-- UTC day) and the samples stored.  Texts, wait events and activities are
+-- found or added once per day, an activity by its hash and then by all its
+-- columns (a hash shared by two activities keeps both); per_sample gives
+-- each sample's rows as the arrays of its archive row, in pid order, and
+-- n, the rows of active sessions (weight > 0) among them.
+CREATE FUNCTION pgsentinel_store_rows_sql(fleet boolean)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+       pg_catalog.replace(pg_catalog.replace($sql$
+-- texts, once per day
+ txt_all AS MATERIALIZED (
+  SELECT i.day, i.text, i.text_id
+    FROM (SELECT array_agg(x.day) AS days, array_agg(x.text) AS texts
+            FROM (SELECT DISTINCT x.day, t.text
+                    FROM rws x,
+                         LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
+                   WHERE t.text IS NOT NULL) x) a,
+         %1$I.pgsentinel_text_ids(a.days, a.texts{server arg}) i),
+-- wait events by name
+ we AS MATERIALIZED (
+  SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
+ we_old AS MATERIALIZED (
+  SELECT o.wait_event_id, o.wait_event_type, o.wait_event
+    FROM %1$I.{tables}_wait_event o WHERE {of server}),
+ we_new AS (
+  INSERT INTO %1$I.{tables}_wait_event
+         ({server columns}wait_event_id, wait_event_type, wait_event)
+  SELECT {server values}coalesce((SELECT max(o.wait_event_id) FROM we_old o), 0)
+         + row_number() OVER (ORDER BY w.wait_event_type, w.wait_event),
+         w.wait_event_type, w.wait_event
+    FROM we w
+   WHERE NOT EXISTS (SELECT FROM we_old o
+                      WHERE o.wait_event_type IS NOT DISTINCT FROM w.wait_event_type
+                        AND o.wait_event IS NOT DISTINCT FROM w.wait_event)
+  RETURNING wait_event_id, wait_event_type, wait_event),
+ we_all AS MATERIALIZED (
+  SELECT * FROM we_old UNION ALL SELECT * FROM we_new),
+-- each row with what is stored once per activity, and its hash
+ full_rows AS MATERIALIZED (
+  SELECT x.*, tt.text_id AS top_level_query_id, qt.text_id AS query_id,
+         w.wait_event_id,
+         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
+             x.usesysid, x.usename, x.application_name, x.client_addr,
+             x.client_hostname, x.client_port, x.backend_start,
+             x.xact_start, x.query_start, x.state_change, x.state,
+             x.backend_xid, x.backend_xmin, tt.text_id, qt.text_id,
+             x.cmdtype, x.queryid, x.nested_queryid,
+             x.backend_type)::text, 0) AS hash
+    FROM rws x
+    LEFT JOIN txt_all tt ON tt.day = x.day AND tt.text = x.top_level_query
+    LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query
+    JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type
+                 AND w.wait_event IS NOT DISTINCT FROM x.wait_event),
+ act AS MATERIALIZED (
+  SELECT DISTINCT f.day, f.hash, f.datid, f.datname, f.pid, f.leader_pid,
+         f.usesysid, f.usename, f.application_name, f.client_addr,
+         f.client_hostname, f.client_port, f.backend_start, f.xact_start,
+         f.query_start, f.state_change, f.state, f.backend_xid,
+         f.backend_xmin, f.top_level_query_id, f.query_id, f.cmdtype,
+         f.queryid, f.nested_queryid, f.backend_type
+    FROM full_rows f),
+ act_old AS MATERIALIZED (
+  SELECT a.*, o.activity_id
+    FROM act a JOIN %1$I.{tables}_activity o
+      ON {of server} AND o.day = a.day AND o.hash = a.hash
+     AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,
+          o.application_name, o.client_addr, o.client_hostname,
+          o.client_port, o.backend_start, o.xact_start, o.query_start,
+          o.state_change, o.state, o.backend_xid, o.backend_xmin,
+          o.top_level_query_id, o.query_id, o.cmdtype, o.queryid,
+          o.nested_queryid, o.backend_type)
+         IS NOT DISTINCT FROM
+         (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
+          a.application_name, a.client_addr, a.client_hostname,
+          a.client_port, a.backend_start, a.xact_start, a.query_start,
+          a.state_change, a.state, a.backend_xid, a.backend_xmin,
+          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
+          a.nested_queryid, a.backend_type)),
+ act_new AS (
+  INSERT INTO %1$I.{tables}_activity ({server columns}day, activity_id, hash,
+         datid, datname, pid, leader_pid, usesysid, usename,
+         application_name, client_addr, client_hostname, client_port,
+         backend_start, xact_start, query_start, state_change, state,
+         backend_xid, backend_xmin, top_level_query_id, query_id, cmdtype,
+         queryid, nested_queryid, backend_type)
+  SELECT {server values}a.day,
+         coalesce((SELECT max(o.activity_id)
+                     FROM %1$I.{tables}_activity o
+                    WHERE {of server} AND o.day = a.day), 0)
+         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
+         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid,
+         a.usename, a.application_name, a.client_addr, a.client_hostname,
+         a.client_port, a.backend_start, a.xact_start, a.query_start,
+         a.state_change, a.state, a.backend_xid, a.backend_xmin,
+         a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
+         a.nested_queryid, a.backend_type
+    FROM act a
+   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.day = a.day
+                        AND y.hash = a.hash
+                        AND (y.datid, y.datname, y.pid, y.leader_pid,
+                             y.usesysid, y.usename, y.application_name,
+                             y.client_addr, y.client_hostname,
+                             y.client_port, y.backend_start, y.xact_start,
+                             y.query_start, y.state_change, y.state,
+                             y.backend_xid, y.backend_xmin,
+                             y.top_level_query_id, y.query_id, y.cmdtype,
+                             y.queryid, y.nested_queryid, y.backend_type)
+                            IS NOT DISTINCT FROM
+                            (a.datid, a.datname, a.pid, a.leader_pid,
+                             a.usesysid, a.usename, a.application_name,
+                             a.client_addr, a.client_hostname,
+                             a.client_port, a.backend_start, a.xact_start,
+                             a.query_start, a.state_change, a.state,
+                             a.backend_xid, a.backend_xmin,
+                             a.top_level_query_id, a.query_id, a.cmdtype,
+                             a.queryid, a.nested_queryid, a.backend_type))
+  RETURNING day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
+         usename, application_name, client_addr, client_hostname,
+         client_port, backend_start, xact_start, query_start, state_change,
+         state, backend_xid, backend_xmin, top_level_query_id, query_id,
+         cmdtype, queryid, nested_queryid, backend_type),
+ act_all AS MATERIALIZED (
+  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
+         usename, application_name, client_addr, client_hostname,
+         client_port, backend_start, xact_start, query_start, state_change,
+         state, backend_xid, backend_xmin, top_level_query_id, query_id,
+         cmdtype, queryid, nested_queryid, backend_type FROM act_old
+  UNION ALL
+  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
+         usename, application_name, client_addr, client_hostname,
+         client_port, backend_start, xact_start, query_start, state_change,
+         state, backend_xid, backend_xmin, top_level_query_id, query_id,
+         cmdtype, queryid, nested_queryid, backend_type FROM act_new),
+ mapped AS MATERIALIZED (
+  SELECT f.*, a.activity_id
+    FROM full_rows f JOIN act_all a
+      ON a.day = f.day AND a.hash = f.hash
+     AND (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
+          a.application_name, a.client_addr, a.client_hostname,
+          a.client_port, a.backend_start, a.xact_start, a.query_start,
+          a.state_change, a.state, a.backend_xid, a.backend_xmin,
+          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
+          a.nested_queryid, a.backend_type)
+         IS NOT DISTINCT FROM
+         (f.datid, f.datname, f.pid, f.leader_pid, f.usesysid, f.usename,
+          f.application_name, f.client_addr, f.client_hostname,
+          f.client_port, f.backend_start, f.xact_start, f.query_start,
+          f.state_change, f.state, f.backend_xid, f.backend_xmin,
+          f.top_level_query_id, f.query_id, f.cmdtype, f.queryid,
+          f.nested_queryid, f.backend_type)),
+-- one row per kept sample, its rows as arrays: grouped once, not looked up
+-- per sample (a step of thousands of samples would read every row for each)
+ per_sample AS MATERIALIZED (
+  SELECT m.sample_id, m.ash_time AS sample_time,
+         (count(*) FILTER (WHERE m.weight > 0))::int4 AS n,
+         array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
+         array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blockers ORDER BY m.pid) END AS blockers,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
+         CASE WHEN bool_or(m.blockers > 0) THEN
+           array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
+                     ORDER BY m.pid) END AS blocking_pids
+    FROM mapped m GROUP BY m.sample_id, m.ash_time),
+$sql$,
+  '{tables}', CASE WHEN fleet THEN 'pgsentinel_fleet' ELSE 'pgsentinel_archive' END),
+  '{of server}', CASE WHEN fleet THEN 'o.server_id = $1 AND o.feed = 0' ELSE 'true' END),
+  '{server columns}', CASE WHEN fleet THEN 'server_id, feed, ' ELSE '' END),
+  '{server values}', CASE WHEN fleet THEN '$1, 0, ' ELSE '' END),
+  '{server arg}', CASE WHEN fleet THEN ', $1' ELSE '' END);
+REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
+
 -- The archiving step, one statement (src/archive/archive_step.c runs it with
 -- format(pgsentinel_archive_step_sql(), schema)).  It copies the samples
 -- after the watermark from the rings into the archive tables, adds them to
@@ -106,7 +289,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 CREATE FUNCTION pgsentinel_archive_step_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace($sql$
+RETURN pg_catalog.replace(pg_catalog.replace($sql$
 WITH st AS MATERIALIZED (
   SELECT s.history_id, s.last_sample_id, s.last_sample_time, s.rolled_until
     FROM %1$I.pgsentinel_archive_state s FOR UPDATE),
@@ -127,162 +310,7 @@ WITH st AS MATERIALIZED (
    WHERE r.sample_id >= (SELECT min(k.sample_id) FROM kept k)
      AND r.sample_id <= (SELECT max(k.sample_id) FROM kept k)
      AND r.sample_id IN (SELECT k.sample_id FROM kept k)),
--- texts, once per day
- txt_all AS MATERIALIZED (
-  SELECT i.day, i.text, i.text_id
-    FROM (SELECT array_agg(x.day) AS days, array_agg(x.text) AS texts
-            FROM (SELECT DISTINCT x.day, t.text
-                    FROM rws x,
-                         LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
-                   WHERE t.text IS NOT NULL) x) a,
-         %1$I.pgsentinel_text_ids(a.days, a.texts) i),
--- wait events by name
- we AS MATERIALIZED (
-  SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
- we_new AS (
-  INSERT INTO %1$I.pgsentinel_archive_wait_event
-         (wait_event_id, wait_event_type, wait_event)
-  SELECT coalesce((SELECT max(o.wait_event_id)
-                     FROM %1$I.pgsentinel_archive_wait_event o), 0)
-         + row_number() OVER (ORDER BY w.wait_event_type, w.wait_event),
-         w.wait_event_type, w.wait_event
-    FROM we w
-   WHERE NOT EXISTS (SELECT FROM %1$I.pgsentinel_archive_wait_event o
-                      WHERE o.wait_event_type IS NOT DISTINCT FROM w.wait_event_type
-                        AND o.wait_event IS NOT DISTINCT FROM w.wait_event)
-  RETURNING wait_event_id, wait_event_type, wait_event),
- we_all AS MATERIALIZED (
-  SELECT o.wait_event_id, o.wait_event_type, o.wait_event
-    FROM %1$I.pgsentinel_archive_wait_event o
-  UNION ALL SELECT * FROM we_new),
--- each row with what is stored once per activity, and its hash
- full_rows AS MATERIALIZED (
-  SELECT x.*, tt.text_id AS top_level_query_id, qt.text_id AS query_id,
-         w.wait_event_id,
-         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
-             x.usesysid, x.usename, x.application_name, x.client_addr,
-             x.client_hostname, x.client_port, x.backend_start,
-             x.xact_start, x.query_start, x.state_change, x.state,
-             x.backend_xid, x.backend_xmin, tt.text_id, qt.text_id,
-             x.cmdtype, x.queryid, x.nested_queryid,
-             x.backend_type)::text, 0) AS hash
-    FROM rws x
-    LEFT JOIN txt_all tt ON tt.day = x.day AND tt.text = x.top_level_query
-    LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query
-    JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type
-                 AND w.wait_event IS NOT DISTINCT FROM x.wait_event),
- act AS MATERIALIZED (
-  SELECT DISTINCT f.day, f.hash, f.datid, f.datname, f.pid, f.leader_pid,
-         f.usesysid, f.usename, f.application_name, f.client_addr,
-         f.client_hostname, f.client_port, f.backend_start, f.xact_start,
-         f.query_start, f.state_change, f.state, f.backend_xid,
-         f.backend_xmin, f.top_level_query_id, f.query_id, f.cmdtype,
-         f.queryid, f.nested_queryid, f.backend_type
-    FROM full_rows f),
- act_old AS MATERIALIZED (
-  SELECT a.*, o.activity_id
-    FROM act a JOIN %1$I.pgsentinel_archive_activity o
-      ON o.day = a.day AND o.hash = a.hash
-     AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,
-          o.application_name, o.client_addr, o.client_hostname,
-          o.client_port, o.backend_start, o.xact_start, o.query_start,
-          o.state_change, o.state, o.backend_xid, o.backend_xmin,
-          o.top_level_query_id, o.query_id, o.cmdtype, o.queryid,
-          o.nested_queryid, o.backend_type)
-         IS NOT DISTINCT FROM
-         (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
-          a.application_name, a.client_addr, a.client_hostname,
-          a.client_port, a.backend_start, a.xact_start, a.query_start,
-          a.state_change, a.state, a.backend_xid, a.backend_xmin,
-          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-          a.nested_queryid, a.backend_type)),
- act_new AS (
-  INSERT INTO %1$I.pgsentinel_archive_activity (day, activity_id, hash,
-         datid, datname, pid, leader_pid, usesysid, usename,
-         application_name, client_addr, client_hostname, client_port,
-         backend_start, xact_start, query_start, state_change, state,
-         backend_xid, backend_xmin, top_level_query_id, query_id, cmdtype,
-         queryid, nested_queryid, backend_type)
-  SELECT a.day,
-         coalesce((SELECT max(o.activity_id)
-                     FROM %1$I.pgsentinel_archive_activity o
-                    WHERE o.day = a.day), 0)
-         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
-         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid,
-         a.usename, a.application_name, a.client_addr, a.client_hostname,
-         a.client_port, a.backend_start, a.xact_start, a.query_start,
-         a.state_change, a.state, a.backend_xid, a.backend_xmin,
-         a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-         a.nested_queryid, a.backend_type
-    FROM act a
-   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.day = a.day
-                        AND y.hash = a.hash
-                        AND (y.datid, y.datname, y.pid, y.leader_pid,
-                             y.usesysid, y.usename, y.application_name,
-                             y.client_addr, y.client_hostname,
-                             y.client_port, y.backend_start, y.xact_start,
-                             y.query_start, y.state_change, y.state,
-                             y.backend_xid, y.backend_xmin,
-                             y.top_level_query_id, y.query_id, y.cmdtype,
-                             y.queryid, y.nested_queryid, y.backend_type)
-                            IS NOT DISTINCT FROM
-                            (a.datid, a.datname, a.pid, a.leader_pid,
-                             a.usesysid, a.usename, a.application_name,
-                             a.client_addr, a.client_hostname,
-                             a.client_port, a.backend_start, a.xact_start,
-                             a.query_start, a.state_change, a.state,
-                             a.backend_xid, a.backend_xmin,
-                             a.top_level_query_id, a.query_id, a.cmdtype,
-                             a.queryid, a.nested_queryid, a.backend_type))
-  RETURNING *),
- act_all AS MATERIALIZED (
-  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
-         usename, application_name, client_addr, client_hostname,
-         client_port, backend_start, xact_start, query_start, state_change,
-         state, backend_xid, backend_xmin, top_level_query_id, query_id,
-         cmdtype, queryid, nested_queryid, backend_type FROM act_old
-  UNION ALL
-  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
-         usename, application_name, client_addr, client_hostname,
-         client_port, backend_start, xact_start, query_start, state_change,
-         state, backend_xid, backend_xmin, top_level_query_id, query_id,
-         cmdtype, queryid, nested_queryid, backend_type FROM act_new),
- mapped AS MATERIALIZED (
-  SELECT f.*, a.activity_id
-    FROM full_rows f JOIN act_all a
-      ON a.day = f.day AND a.hash = f.hash
-     AND (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
-          a.application_name, a.client_addr, a.client_hostname,
-          a.client_port, a.backend_start, a.xact_start, a.query_start,
-          a.state_change, a.state, a.backend_xid, a.backend_xmin,
-          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-          a.nested_queryid, a.backend_type)
-         IS NOT DISTINCT FROM
-         (f.datid, f.datname, f.pid, f.leader_pid, f.usesysid, f.usename,
-          f.application_name, f.client_addr, f.client_hostname,
-          f.client_port, f.backend_start, f.xact_start, f.query_start,
-          f.state_change, f.state, f.backend_xid, f.backend_xmin,
-          f.top_level_query_id, f.query_id, f.cmdtype, f.queryid,
-          f.nested_queryid, f.backend_type)),
--- 
--- one row per kept sample, its rows as arrays: grouped once, not looked up
--- per sample (a step of thousands of samples would read every row for each)
- per_sample AS MATERIALIZED (
-  SELECT m.sample_id, (count(*) FILTER (WHERE m.weight > 0))::int4 AS n,
-         array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
-         array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockers ORDER BY m.pid) END AS blockers,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                     ORDER BY m.pid) END AS blocking_pids
-    FROM mapped m GROUP BY m.sample_id),
+{store rows}
  samples AS (
   INSERT INTO %1$I.pgsentinel_archive_sample (sample_time, sample_id,
          sample_period, weight, active_sessions, activity_ids,
@@ -292,7 +320,8 @@ WITH st AS MATERIALIZED (
          k.sample_period * $1, coalesce(g.n, 0), g.activity_ids,
          g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,
          g.blocker_usesysids, g.blocking_pids
-    FROM kept k LEFT JOIN per_sample g ON g.sample_id = k.sample_id
+    FROM kept k LEFT JOIN per_sample g
+      ON g.sample_id = k.sample_id AND g.sample_time = k.sample_time
   RETURNING sample_id),
 -- rollups: of the minutes that this step closes (every sample of theirs is
 -- archived now, by an earlier step or by this one), each minute once: the
@@ -332,7 +361,8 @@ WITH st AS MATERIALIZED (
      AND a.sample_time < (SELECT g.hi FROM roll_range g)
   UNION ALL
   SELECT k.sample_time, k.sample_period * $1, coalesce(p.n, 0)
-    FROM roll_range g, kept k LEFT JOIN per_sample p ON p.sample_id = k.sample_id
+    FROM roll_range g, kept k LEFT JOIN per_sample p
+      ON p.sample_id = k.sample_id AND p.sample_time = k.sample_time
    WHERE k.sample_time < greatest(g.lo, g.hi)),
  roll_minute AS (
   INSERT INTO %1$I.pgsentinel_rollup_minute AS t (bucket, datname, usesysid,
@@ -440,7 +470,8 @@ WITH st AS MATERIALIZED (
                  st.last_sample_id) AS samples_lost,
          (SELECT coalesce(sum(greatest(k.active_sessions -
                                        coalesce(g.n, 0), 0)), 0)::int8
-            FROM kept k LEFT JOIN per_sample g ON g.sample_id = k.sample_id)
+            FROM kept k LEFT JOIN per_sample g
+      ON g.sample_id = k.sample_id AND g.sample_time = k.sample_time)
          AS rows_lost),
  upd AS (
   UPDATE %1$I.pgsentinel_archive_state s
@@ -491,7 +522,8 @@ $sql$,
                 xact_start = CASE WHEN excluded.last_time >= t.last_time
                      THEN excluded.xact_start ELSE t.xact_start END,
                 first_time = least(t.first_time, excluded.first_time),
-                last_time = greatest(t.last_time, excluded.last_time)),$upsert$);
+                last_time = greatest(t.last_time, excluded.last_time)),$upsert$),
+'{store rows}', pgsentinel_store_rows_sql(false));
 REVOKE EXECUTE ON FUNCTION pgsentinel_archive_step_sql() FROM PUBLIC;
 
 -- The partitioned tables of the archive, with the retention that drops

@@ -341,7 +341,7 @@ BEGIN
                                 nested_queryid bigint, backend_type text, blockers integer,
                                 blockerpid integer, blocker_state text, sample_id bigint,
                                 blocking_pids integer[], sample_period double precision,
-                                blocker_usesysid oid)
+                                blocker_usesysid oid, weight double precision)
                             SERVER %I OPTIONS (schema_name %L, table_name ''pg_active_session_history'')',
                            s, fsrv || '_ash', fsrv, probe.schema);
             EXECUTE format('REVOKE ALL ON %I.%I, %I.%I FROM PUBLIC', s, fsrv || '_samples', s, fsrv || '_ash');

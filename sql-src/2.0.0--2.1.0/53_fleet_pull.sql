@@ -14,7 +14,7 @@
 CREATE FUNCTION pgsentinel_fleet_pull_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-RETURN $sql$
+RETURN pg_catalog.replace($sql$
 WITH smp AS MATERIALIZED (
   SELECT r.sample_id, r.sample_time, r.sample_period, r.active_sessions
     FROM %1$I.%2$I r
@@ -28,100 +28,7 @@ WITH smp AS MATERIALIZED (
     JOIN kept k ON k.sample_id = a.sample_id AND k.sample_time = a.ash_time
    WHERE a.ash_time >= (SELECT min(k.sample_time) FROM kept k)
      AND a.ash_time <= (SELECT max(k.sample_time) FROM kept k)),
- txt_all AS MATERIALIZED (
-  SELECT i.day, i.text, i.text_id
-    FROM (SELECT array_agg(x.day) AS days, array_agg(x.text) AS texts
-            FROM (SELECT DISTINCT x.day, t.text
-                    FROM rws x,
-                         LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
-                   WHERE t.text IS NOT NULL) x) a,
-         %1$I.pgsentinel_text_ids(a.days, a.texts, $1) i),
- we AS MATERIALIZED (
-  SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
- we_old AS MATERIALIZED (
-  SELECT o.wait_event_id, o.wait_event_type, o.wait_event
-    FROM %1$I.pgsentinel_fleet_wait_event o
-   WHERE o.server_id = $1 AND o.feed = 0),
- we_new AS (
-  INSERT INTO %1$I.pgsentinel_fleet_wait_event
-         (server_id, feed, wait_event_id, wait_event_type, wait_event)
-  SELECT $1, 0, coalesce((SELECT max(o.wait_event_id) FROM we_old o), 0)
-         + row_number() OVER (ORDER BY w.wait_event_type, w.wait_event),
-         w.wait_event_type, w.wait_event
-    FROM we w
-   WHERE NOT EXISTS (SELECT FROM we_old o
-                      WHERE o.wait_event_type IS NOT DISTINCT FROM w.wait_event_type
-                        AND o.wait_event IS NOT DISTINCT FROM w.wait_event)
-  RETURNING wait_event_id, wait_event_type, wait_event),
- we_all AS MATERIALIZED (
-  SELECT * FROM we_old UNION ALL SELECT * FROM we_new),
- full_rows AS MATERIALIZED (
-  SELECT x.*, tt.text_id AS top_level_query_id, qt.text_id AS query_id,
-         w.wait_event_id,
-         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
-             x.usesysid, x.usename, x.application_name, x.client_addr,
-             x.client_hostname, x.client_port, x.backend_start,
-             x.xact_start, x.query_start, x.state_change, x.state,
-             x.backend_xid, x.backend_xmin, tt.text_id, qt.text_id,
-             x.cmdtype, x.queryid, x.nested_queryid,
-             x.backend_type)::text, 0) AS hash
-    FROM rws x
-    LEFT JOIN txt_all tt ON tt.day = x.day AND tt.text = x.top_level_query
-    LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query
-    JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type
-                 AND w.wait_event IS NOT DISTINCT FROM x.wait_event),
- act AS MATERIALIZED (
-  SELECT DISTINCT ON (f.day, f.hash) f.*
-    FROM full_rows f ORDER BY f.day, f.hash),
- act_old AS MATERIALIZED (
-  SELECT a.day, a.hash, o.activity_id
-    FROM act a JOIN %1$I.pgsentinel_fleet_activity o
-      ON o.server_id = $1 AND o.feed = 0 AND o.day = a.day AND o.hash = a.hash),
- act_new AS (
-  INSERT INTO %1$I.pgsentinel_fleet_activity (server_id, feed, day, activity_id,
-         hash, datid, datname, pid, leader_pid, usesysid, usename,
-         application_name, client_addr, client_hostname, client_port,
-         backend_start, xact_start, query_start, state_change, state,
-         backend_xid, backend_xmin, top_level_query_id, query_id, cmdtype,
-         queryid, nested_queryid, backend_type)
-  SELECT $1, 0, a.day,
-         coalesce((SELECT max(o.activity_id) FROM %1$I.pgsentinel_fleet_activity o
-                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = a.day), 0)
-         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
-         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid,
-         a.usename, a.application_name, a.client_addr, a.client_hostname,
-         a.client_port, a.backend_start, a.xact_start, a.query_start,
-         a.state_change, a.state, a.backend_xid, a.backend_xmin,
-         a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-         a.nested_queryid, a.backend_type
-    FROM act a
-   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.day = a.day AND y.hash = a.hash)
-  RETURNING day, hash, activity_id),
- act_all AS MATERIALIZED (
-  SELECT day, hash, activity_id FROM act_old
-  UNION ALL SELECT day, hash, activity_id FROM act_new),
- mapped AS MATERIALIZED (
-  SELECT f.*, a.activity_id
-    FROM full_rows f JOIN act_all a ON a.day = f.day AND a.hash = f.hash),
--- each sample's rows as its arrays, grouped once (a lookup of each sample's
--- rows in mapped would read all of them per sample: a pull of a whole ring
--- at the regression suite's 10-ms sampling took minutes)
- per_sample AS MATERIALIZED (
-  SELECT m.sample_id, m.ash_time AS sample_time, count(*)::int4 AS n,
-         array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
-         array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockers ORDER BY m.pid) END AS blockers,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
-         CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                     ORDER BY m.pid) END AS blocking_pids
-    FROM mapped m GROUP BY m.sample_id, m.ash_time),
+{store rows}
  samples AS (
   INSERT INTO %1$I.pgsentinel_fleet_sample (server_id, feed, sample_time,
          sample_id, sample_period, weight, active_sessions, activity_ids,
@@ -143,7 +50,7 @@ WITH smp AS MATERIALIZED (
   RETURNING f.pulled_until)
 SELECT (SELECT count(*) FROM smp)::int8, (SELECT count(*) FROM samples)::int8,
        (SELECT count(*) FROM mapped)::int8, (SELECT count(*) FROM smp) >= $4
-$sql$;
+$sql$, '{store rows}', pgsentinel_store_rows_sql(true));
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
 
 -- The statements history of a pulled server: the deltas of its statements
