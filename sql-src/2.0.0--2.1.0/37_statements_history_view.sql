@@ -47,22 +47,15 @@ SELECT d.ash_time, d.prev_ash_time, d.sample_id, d.userid, d.dbid,
                               WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
                          AS visible) v;
 
--- On a standby the archive is the primary's (replicated): the standby's
--- history is its own ring alone.
--- The ring's part: the helper's deltas over the whole ring (a reading's
--- previous one may be older than the watermark) for the readings the
--- archiver has not archived yet, without those in which no counter moved,
--- which the archive does not store either.  Their text is the latest the
--- archive has.
-CREATE VIEW pgsentinel_statements_history AS
-SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid, toplevel,
-       seconds, reset, calls, rows, exec_ms, plans, plan_ms,
-       shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-       shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
-       query, source
-  FROM pgsentinel_statements_archive
- WHERE NOT pg_catalog.pg_is_in_recovery()
-UNION ALL
+-- The statements ring's history as a relation (read by the history below,
+-- and by a repository's pulls through postgres_fdw, 53_fleet_pull.sql): the
+-- deltas pg_stat_statements_history_deltas() computes over the whole ring
+-- (its visibility: a reader's rows only, unless pg_read_all_stats), of the
+-- readings in which a counter moved, as the archive keeps them, with the
+-- latest text the archive has of each statement.  The ring alone, never
+-- the archive: on a promoted standby the archive also holds its old
+-- primary's history, which is not this server's.
+CREATE VIEW pgsentinel_ring_statements AS
 SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
        r.queryid, r.toplevel, r.seconds, r.reset, r.calls, r.rows,
        r.exec_ms, r.plans, r.plan_ms, r.shared_blks_hit, r.shared_blks_read,
@@ -76,24 +69,45 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
          WHERE m.queryid OPERATOR(pg_catalog.=) r.queryid
            AND m.dbid OPERATOR(pg_catalog.=) r.dbid
            AND m.userid OPERATOR(pg_catalog.=) r.userid
-         ORDER BY m.day DESC LIMIT 1),
-       'ring'::pg_catalog.text
+         ORDER BY m.day DESC LIMIT 1) AS query
   FROM pg_stat_statements_history_deltas('-infinity'::pg_catalog.timestamptz, 'infinity'::pg_catalog.timestamptz) r
- WHERE (pg_catalog.pg_is_in_recovery() OR NOT EXISTS (SELECT FROM pgsentinel_archive_state st
+ WHERE r.reset
+    OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
+    OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0
+    OR r.plan_ms OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_hit OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_read OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_dirtied OPERATOR(pg_catalog.<>) 0
+    OR r.shared_blks_written OPERATOR(pg_catalog.<>) 0
+    OR r.temp_blks_read OPERATOR(pg_catalog.<>) 0
+    OR r.temp_blks_written OPERATOR(pg_catalog.<>) 0
+    OR r.wal_bytes OPERATOR(pg_catalog.<>) 0;
+GRANT SELECT ON pgsentinel_ring_statements TO PUBLIC;
+
+-- On a standby the archive is the primary's (replicated): the standby's
+-- history is its own ring alone.  The ring's part: the readings the
+-- archiver has not archived yet (a reading's previous one may be older
+-- than the watermark: the deltas are of the whole ring).
+CREATE VIEW pgsentinel_statements_history AS
+SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid, toplevel,
+       seconds, reset, calls, rows, exec_ms, plans, plan_ms,
+       shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+       shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
+       query, source
+  FROM pgsentinel_statements_archive
+ WHERE NOT pg_catalog.pg_is_in_recovery()
+UNION ALL
+SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
+       r.queryid, r.toplevel, r.seconds, r.reset, r.calls, r.rows,
+       r.exec_ms, r.plans, r.plan_ms, r.shared_blks_hit, r.shared_blks_read,
+       r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
+       r.temp_blks_written, r.wal_bytes, r.query, 'ring'::pg_catalog.text
+  FROM pgsentinel_ring_statements r
+ WHERE pg_catalog.pg_is_in_recovery()
+    OR NOT EXISTS (SELECT FROM pgsentinel_archive_state st
                     WHERE CASE WHEN st.statements_history_id OPERATOR(pg_catalog.=) pgsentinel_history_id()
                                THEN r.sample_id OPERATOR(pg_catalog.<=) st.statements_last_sample_id
-                               ELSE r.ash_time OPERATOR(pg_catalog.<=) st.statements_last_time END))
-   AND (r.reset
-        OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
-        OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0
-        OR r.plan_ms OPERATOR(pg_catalog.<>) 0
-        OR r.shared_blks_hit OPERATOR(pg_catalog.<>) 0
-        OR r.shared_blks_read OPERATOR(pg_catalog.<>) 0
-        OR r.shared_blks_dirtied OPERATOR(pg_catalog.<>) 0
-        OR r.shared_blks_written OPERATOR(pg_catalog.<>) 0
-        OR r.temp_blks_read OPERATOR(pg_catalog.<>) 0
-        OR r.temp_blks_written OPERATOR(pg_catalog.<>) 0
-        OR r.wal_bytes OPERATOR(pg_catalog.<>) 0);
+                               ELSE r.ash_time OPERATOR(pg_catalog.<=) st.statements_last_time END);
 
 GRANT SELECT ON pgsentinel_statements_archive, pgsentinel_statements_history
     TO PUBLIC;

@@ -227,6 +227,22 @@ BEGIN
 END
 $$;
 
+-- The buckets of a series: each bucket's start (origin plus a whole number
+-- of steps) and the seconds of [since, until) it covers (the first and the
+-- last may be cut by the window).
+CREATE FUNCTION pgsentinel_buckets(since timestamptz, until timestamptz,
+                                   step interval, origin timestamptz)
+RETURNS TABLE (bucket_start timestamptz, secs double precision)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT g.b,
+       extract(epoch FROM least(g.b OPERATOR(pg_catalog.+) step, until)
+               OPERATOR(pg_catalog.-) greatest(g.b, since))::pg_catalog.float8
+  FROM pg_catalog.generate_series(pg_catalog.date_bin(step, since, origin),
+                                  until OPERATOR(pg_catalog.-) interval '1 microsecond',
+                                  step) AS g(b);
+END;
+
 -- The rows of the history in a window, filtered: the base of every report.
 -- server: a fleet server of this repository (its rows in the repository),
 -- or NULL: this server's own history.
@@ -605,12 +621,8 @@ WITH p0 AS (
            END AS grain
       FROM p0
 ), b AS (
-    SELECT g.b AS bucket_start,
-           extract(epoch FROM least(g.b OPERATOR(pg_catalog.+) p.step, until)
-                   OPERATOR(pg_catalog.-) greatest(g.b, since))::pg_catalog.float8 AS secs
-      FROM p, pg_catalog.generate_series(pg_catalog.date_bin(p.step, since, p.origin),
-                                         until OPERATOR(pg_catalog.-) interval '1 microsecond',
-                                         p.step) AS g(b)
+    SELECT g.bucket_start, g.secs
+      FROM p, pgsentinel_buckets(since, until, p.step, p.origin) g
 ), obs AS (
     SELECT pg_catalog.date_bin(p.step, s.t, p.origin) AS bucket_start,
            pg_catalog.sum(s.observed) AS observed

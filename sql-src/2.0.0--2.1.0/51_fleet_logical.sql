@@ -266,39 +266,3 @@ CREATE VIEW pgsentinel_ring_samples AS
 SELECT p.sample_id, p.sample_time, p.sample_period, p.active_sessions
   FROM pgsentinel_samples() p;
 GRANT SELECT ON pgsentinel_ring_samples TO PUBLIC;
-
--- The statements ring's history as a relation, for the same pulls: the
--- deltas pg_stat_statements_history_deltas() computes over the whole ring
--- (its visibility: a reader's rows only, unless pg_read_all_stats), of the
--- readings in which a counter moved, as the archive keeps them, with the
--- latest text the archive has of each statement.  The ring alone, never
--- the archive: on a promoted standby the archive also holds its old
--- primary's history, which is not this server's.
-CREATE VIEW pgsentinel_ring_statements AS
-SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
-       r.queryid, r.toplevel, r.seconds, r.reset, r.calls, r.rows,
-       r.exec_ms, r.plans, r.plan_ms, r.shared_blks_hit, r.shared_blks_read,
-       r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
-       r.temp_blks_written, r.wal_bytes,
-       (SELECT t.text
-          FROM pgsentinel_archive_statement_text m
-          JOIN pgsentinel_archive_text t
-            ON t.day OPERATOR(pg_catalog.=) m.day
-           AND t.text_id OPERATOR(pg_catalog.=) m.text_id
-         WHERE m.queryid OPERATOR(pg_catalog.=) r.queryid
-           AND m.dbid OPERATOR(pg_catalog.=) r.dbid
-           AND m.userid OPERATOR(pg_catalog.=) r.userid
-         ORDER BY m.day DESC LIMIT 1) AS query
-  FROM pg_stat_statements_history_deltas('-infinity'::pg_catalog.timestamptz, 'infinity'::pg_catalog.timestamptz) r
- WHERE r.reset
-    OR r.calls OPERATOR(pg_catalog.<>) 0 OR r.rows OPERATOR(pg_catalog.<>) 0
-    OR r.exec_ms OPERATOR(pg_catalog.<>) 0 OR r.plans OPERATOR(pg_catalog.<>) 0
-    OR r.plan_ms OPERATOR(pg_catalog.<>) 0
-    OR r.shared_blks_hit OPERATOR(pg_catalog.<>) 0
-    OR r.shared_blks_read OPERATOR(pg_catalog.<>) 0
-    OR r.shared_blks_dirtied OPERATOR(pg_catalog.<>) 0
-    OR r.shared_blks_written OPERATOR(pg_catalog.<>) 0
-    OR r.temp_blks_read OPERATOR(pg_catalog.<>) 0
-    OR r.temp_blks_written OPERATOR(pg_catalog.<>) 0
-    OR r.wal_bytes OPERATOR(pg_catalog.<>) 0;
-GRANT SELECT ON pgsentinel_ring_statements TO PUBLIC;

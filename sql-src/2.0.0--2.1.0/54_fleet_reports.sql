@@ -146,12 +146,8 @@ WITH p AS (
                 ELSE timestamptz '2000-01-01 00:00:00+00' END AS origin
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
 ), b AS (
-    SELECT g.b AS bucket_start,
-           extract(epoch FROM least(g.b OPERATOR(pg_catalog.+) p.step, until)
-                   OPERATOR(pg_catalog.-) greatest(g.b, since))::pg_catalog.float8 AS secs
-      FROM p, pg_catalog.generate_series(pg_catalog.date_bin(p.step, since, p.origin),
-                                         until OPERATOR(pg_catalog.-) interval '1 microsecond',
-                                         p.step) AS g(b)
+    SELECT g.bucket_start, g.secs
+      FROM p, pgsentinel_buckets(since, until, p.step, p.origin) g
 ), srv AS (
     SELECT f.server_id, f.name FROM pgsentinel_fleet_status f
      WHERE (pgsentinel_fleet_aas.server IS NULL
