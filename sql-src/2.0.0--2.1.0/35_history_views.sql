@@ -99,7 +99,7 @@ SELECT s.sample_time AS ash_time,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
        s.sample_period,
        u.blocker_usesysid,
-       pgsentinel_load_weight(a.state, s.weight) AS weight,
+       pgsentinel_load_weight(a.state, u.sweight) AS weight,
        'archive'::pg_catalog.text AS source,
        s.blockers IS NOT NULL AS blocked_sample
   FROM pgsentinel_archive_sample s
@@ -109,9 +109,11 @@ SELECT s.sample_time AS ash_time,
   -- day and filter the pairs (a window of a minute at 10-ms sampling:
   -- 18 s instead of 0.05), as it estimates a freshly filled partition
   -- from statistics taken while it was nearly empty.  OFFSET 0 keeps the
-  -- day where only these rows carry it.
+  -- day, and the sample's weight, where only these rows carry them: no
+  -- clause joins an activity to a sample but through its rows.
  CROSS JOIN LATERAL (
-       SELECT pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date AS sday, x.*
+       SELECT pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date AS sday,
+              s.weight AS sweight, x.*
          FROM ROWS FROM (pg_catalog.unnest(s.activity_ids),
                          pg_catalog.unnest(s.wait_event_ids),
                          pg_catalog.unnest(s.blockers),
