@@ -165,6 +165,17 @@ wait_repo('p1', newest_source($p1), 'start');
 wait_repo('p2', newest_source($p2), 'start');
 wait_repo('s1', newest_source($s1, 1), 'start');
 
+# the day partitions a pull filled are analyzed by it: reports read right
+# after a pull are not planned for empty tables
+ok( $repo->poll_query_until('postgres', q{
+		SELECT count(*) = 2 AND bool_and(s.last_analyze IS NOT NULL)
+		  FROM pgsentinel_fleet_server f
+		  JOIN pg_stat_user_tables s
+		    ON s.relname IN ('pgsentinel_fleet_sample_' || f.server_id || to_char(timezone('UTC', now()), '_YYYYMMDD'),
+		                     'pgsentinel_fleet_activity_' || f.server_id || to_char(timezone('UTC', now()), '_YYYYMMDD'))
+		 WHERE f.name = 's1'}),
+	's1: the pull analyzed the day partitions it filled');
+
 is( $repo->safe_psql('postgres', qq{
 		SELECT count(*) FROM pgsentinel_fleet_sample_archive
 		 WHERE server = 'p1' AND sample_time = timezone('UTC', '$old_day 12:00'::timestamp)}),

@@ -173,6 +173,7 @@ DECLARE
     more boolean;
     batches integer;
     wm timestamptz;
+    part text;
     floor_time timestamptz := timezone('UTC', (timezone('UTC', now())::date - 2)::timestamp);
 BEGIN
     SELECT n.nspname INTO s
@@ -237,6 +238,28 @@ BEGIN
                     USING f.server_id, coalesce(wm, '-infinity'::timestamptz), floor_time;
                 statements_stored := stored;
             END IF;
+            -- a day partition the pull filled has no statistics until
+            -- autovacuum gathers them (a minute later, or more): the reports
+            -- read right after it would be planned for empty tables (a
+            -- report of a pulled ring took minutes instead of seconds)
+            FOR part IN EXECUTE format($q$
+                SELECT format('ANALYZE %%I.%%I', $1, c.relname)
+                  FROM pg_class t
+                 CROSS JOIN LATERAL pg_partition_tree(t.oid) x
+                  JOIN pg_class c ON c.oid = x.relid
+                 WHERE t.relnamespace = $2 AND t.relkind = 'p'
+                   AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+                                     'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
+                                     'pgsentinel_fleet_statement_delta',
+                                     'pgsentinel_fleet_statement_text')
+                   AND x.isleaf AND c.relnamespace = $2 AND c.relowner = t.relowner
+                   AND (c.relname = t.relname || '_' || $3
+                        OR c.relname LIKE t.relname || '\_' || $3 || '\_%%')
+                   AND c.reltuples <= 0 AND pg_relation_size(c.oid) > 0
+                 ORDER BY c.relname$q$)
+                USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s), f.server_id LOOP
+                EXECUTE part;
+            END LOOP;
         EXCEPTION WHEN OTHERS THEN
             IF server IS NOT NULL THEN
                 RAISE;
