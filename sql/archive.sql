@@ -104,21 +104,31 @@ SELECT count(*) AS rows_counted_twice FROM (
     WHERE sample_id BETWEEN :a AND :b
     GROUP BY 1, 2 HAVING count(*) > 1) d;
 
--- the rollups are the sums of the raw rows they stand for: those before
--- rolled_until, the end of the last minute rolled up (a minute is rolled up
--- once, by the step that archives past its end); the archiver waits for
--- the state's lock meanwhile
+-- the rollups are the sums of the raw rows they stand for: the minutes'
+-- those before rolled_until, the end of the last minute rolled up (a
+-- minute is rolled up once, by the step that archives past its end), the
+-- hours' those before hours_rolled_until, the start of rolled_until's hour
+-- (an hour is rolled up from its minutes once it has ended); the archiver
+-- waits for the state's lock meanwhile
 SELECT pgs_wait_for(format('(SELECT rolled_until FROM pgsentinel_archive_state) > %L',
                            (SELECT sample_time FROM pgsentinel_sample_archive
                              WHERE sample_id = :b)), '3 min');
 BEGIN;
 LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
-SELECT rolled_until AS r FROM pgsentinel_archive_state \gset
+SELECT rolled_until AS r, hours_rolled_until AS h,
+       hours_rolled_until = date_trunc('hour', rolled_until, 'UTC') AS hours_end_at_minutes_hour
+  FROM pgsentinel_archive_state \gset
+SELECT :'hours_end_at_minutes_hour' AS hours_end_at_minutes_hour;
 -- no minute at or after it is rolled up yet: each once, when it is whole
 SELECT count(*) AS minutes_rolled_early FROM pgsentinel_rollup_minute
  WHERE bucket >= :'r';
 SELECT count(*) AS observed_minutes_rolled_early FROM pgsentinel_rollup_minute_observed
  WHERE bucket >= :'r';
+SELECT (SELECT count(*) FROM pgsentinel_rollup_hour WHERE bucket >= :'h')
+     + (SELECT count(*) FROM pgsentinel_rollup_hour_observed WHERE bucket >= :'h')
+     + (SELECT count(*) FROM pgsentinel_rollup_session_hour WHERE bucket >= :'h')
+     + (SELECT count(*) FROM pgsentinel_rollup_blocking_hour WHERE bucket >= :'h')
+       AS hours_rolled_early;
 SELECT count(*) AS minutes_that_differ FROM (
     SELECT bucket, sum(db_time) AS db_time, sum(rows) AS rows
     FROM pgsentinel_rollup_minute GROUP BY bucket) r
@@ -134,7 +144,7 @@ SELECT count(*) AS hours_that_differ FROM (
 FULL JOIN (
     SELECT date_trunc('hour', ash_time, 'UTC') AS bucket,
            sum(weight) AS db_time, count(*) AS rows
-    FROM pgsentinel_ash_archive WHERE ash_time < :'r' GROUP BY 1) a USING (bucket)
+    FROM pgsentinel_ash_archive WHERE ash_time < :'h' GROUP BY 1) a USING (bucket)
 WHERE r.db_time IS NULL OR a.db_time IS NULL
    OR abs(r.db_time - a.db_time) > 1e-9 OR r.rows <> a.rows;
 SELECT count(*) AS observed_minutes_that_differ
@@ -171,7 +181,7 @@ WITH rm AS (
            usename, application_name, backend_type, wait_event_type,
            wait_event, queryid, round(sum(weight)::numeric, 6) AS db_time,
            count(*)::numeric AS rows
-    FROM pgsentinel_ash_archive WHERE ash_time < :'r' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    FROM pgsentinel_ash_archive WHERE ash_time < :'h' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
 )
 SELECT (SELECT count(*) FROM ((TABLE rm EXCEPT ALL TABLE am)
                               UNION ALL (TABLE am EXCEPT ALL TABLE rm)) d) AS minute_keys_that_differ,
@@ -187,13 +197,13 @@ SELECT (SELECT count(*) FROM ((TABLE rm EXCEPT ALL TABLE am)
                     usename, application_name, client_addr, backend_type,
                     wait_event_type, wait_event, round(sum(weight)::numeric, 6),
                     count(*), max(ash_time)
-             FROM pgsentinel_ash_archive WHERE ash_time < :'r' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+             FROM pgsentinel_ash_archive WHERE ash_time < :'h' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
             UNION ALL
             (SELECT date_trunc('hour', ash_time, 'UTC'), pid, datname, usesysid,
                     usename, application_name, client_addr, backend_type,
                     wait_event_type, wait_event, round(sum(weight)::numeric, 6),
                     count(*), max(ash_time)
-             FROM pgsentinel_ash_archive WHERE ash_time < :'r' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+             FROM pgsentinel_ash_archive WHERE ash_time < :'h' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
              EXCEPT ALL
              SELECT bucket, pid, datname, usesysid, usename, application_name,
                     client_addr, backend_type, wait_event_type, wait_event,
@@ -251,6 +261,85 @@ SELECT x.rollup_until = (SELECT max(bucket) + interval '1 minute'
                            FROM pgsentinel_rollup_minute_observed)
        AS rollups_read_to_their_last_minute
 FROM pgsentinel_history_split x;
+ROLLBACK;
+
+-- an hour is rolled up once it has ended, from its minutes, by the step
+-- that rolls up past its end: here a step run by hand (in a transaction
+-- rolled back; the archiver waits for the state's lock) on minutes of
+-- 2030-01-01 10:00 and 11:00, the minutes rolled up to 11:05 and the hours
+-- to 10:00.  It closes 10:00 alone, and a second step closes nothing.
+BEGIN;
+SELECT FROM pgsentinel_archive_state FOR UPDATE;
+CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
+CREATE TABLE pgs_t_mo PARTITION OF pgsentinel_rollup_minute_observed
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
+CREATE TABLE pgs_t_ms PARTITION OF pgsentinel_rollup_session_minute
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
+CREATE TABLE pgs_t_mb PARTITION OF pgsentinel_rollup_blocking_minute
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
+CREATE TABLE pgs_t_h PARTITION OF pgsentinel_rollup_hour
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
+CREATE TABLE pgs_t_ho PARTITION OF pgsentinel_rollup_hour_observed
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
+CREATE TABLE pgs_t_hs PARTITION OF pgsentinel_rollup_session_hour
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
+CREATE TABLE pgs_t_hb PARTITION OF pgsentinel_rollup_blocking_hour
+    FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
+INSERT INTO pgsentinel_rollup_minute VALUES
+  ('2030-01-01 10:05+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 1.5, 3),
+  ('2030-01-01 10:06+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 2.0, 4),
+  ('2030-01-01 10:06+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 0.25, 1),
+  ('2030-01-01 10:59+00', 'db', 10, 'u', 'app', 'client backend', 'IO', 'DataFileRead', 42, 0.5, 1),
+  ('2030-01-01 11:02+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 9.0, 9);
+INSERT INTO pgsentinel_rollup_minute_observed VALUES
+  ('2030-01-01 10:05+00', 60, 60.0, 3), ('2030-01-01 10:06+00', 60, 59.5, 5),
+  ('2030-01-01 11:02+00', 60, 60.0, 9);
+INSERT INTO pgsentinel_rollup_session_minute VALUES
+  ('2030-01-01 10:05+00', 100, 'db', 10, 'u', 'app', '10.0.0.1', 'client backend', 'Lock', 'tuple', 1.5, 3, '2030-01-01 10:05:58+00'),
+  ('2030-01-01 10:06+00', 100, 'db', 10, 'u', 'app', '10.0.0.1', 'client backend', 'Lock', 'tuple', 2.0, 4, '2030-01-01 10:06:30+00'),
+  ('2030-01-01 11:02+00', 100, 'db', 10, 'u', 'app', '10.0.0.1', 'client backend', 'Lock', 'tuple', 9.0, 9, '2030-01-01 11:02:30+00');
+INSERT INTO pgsentinel_rollup_blocking_minute VALUES
+  ('2030-01-01 10:05+00', 'b', 7, 100, NULL, 1, '{7}', 3, 1.5, '2030-01-01 10:05:58+00',
+   10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 1', '2030-01-01 10:05:01+00',
+   'app', '10.0.0.1', '2030-01-01 10:05:00+00'),
+  ('2030-01-01 10:06+00', 'b', 7, 100, NULL, 2, '{7,8}', 4, 2.0, '2030-01-01 10:06:30+00',
+   10, 'u', 'active', 'Lock', 'transactionid', 'UPDATE t SET v = 2', '2030-01-01 10:06:01+00',
+   'app2', '10.0.0.2', '2030-01-01 10:06:00+00'),
+  ('2030-01-01 10:06+00', 'r', 7, NULL, NULL, NULL, NULL, 4, 0, '2030-01-01 10:06:30+00',
+   NULL, NULL, NULL, NULL, NULL, NULL, '2030-01-01 10:06:01+00', NULL, NULL, NULL),
+  ('2030-01-01 11:02+00', 'b', 7, 100, NULL, 1, '{9}', 9, 9.0, '2030-01-01 11:02:30+00',
+   10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 3', '2030-01-01 11:02:01+00',
+   'app', '10.0.0.1', '2030-01-01 11:02:00+00');
+UPDATE pgsentinel_archive_state
+   SET rolled_until = '2030-01-01 11:05+00', hours_rolled_until = '2030-01-01 10:00+00';
+CREATE FUNCTION pg_temp.pgs_step() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    s name := (SELECT n.nspname FROM pg_extension e
+               JOIN pg_namespace n ON n.oid = e.extnamespace
+               WHERE e.extname = 'pgsentinel');
+    q text;
+BEGIN
+    EXECUTE format('SELECT %I.pgsentinel_archive_step_sql()', s) INTO q;
+    PERFORM set_config('search_path', 'pg_catalog, pg_temp', true);
+    EXECUTE format(q, s) USING 1, 100, '-infinity'::timestamptz, 9223372036854775807::int8;
+    PERFORM set_config('search_path', s || ', public', true);
+END $$;
+SELECT pg_temp.pgs_step();
+SELECT hours_rolled_until FROM pgsentinel_archive_state;
+SELECT bucket, wait_event_type, wait_event, db_time, rows FROM pgsentinel_rollup_hour
+ WHERE bucket >= '2030-01-01' ORDER BY 1, 2;
+SELECT bucket, samples, observed, peak FROM pgsentinel_rollup_hour_observed
+ WHERE bucket >= '2030-01-01' ORDER BY 1;
+SELECT bucket, pid, db_time, rows, last_time FROM pgsentinel_rollup_session_hour
+ WHERE bucket >= '2030-01-01' ORDER BY 1;
+SELECT bucket, kind, root_pid, pid, depth, blocked_by, samples, db_time, last_time,
+       usename, wait_event, query, first_time, application_name, client_addr, xact_start
+  FROM pgsentinel_rollup_blocking_hour WHERE bucket >= '2030-01-01' ORDER BY 1, 2;
+SELECT pg_temp.pgs_step();
+SELECT hours_rolled_until,
+       (SELECT sum(db_time) FROM pgsentinel_rollup_hour WHERE bucket >= '2030-01-01') AS hour_db_time_again
+  FROM pgsentinel_archive_state;
 ROLLBACK;
 
 -- 2. keep_one_in = 10: one sample in ten, each row weighing ten periods;

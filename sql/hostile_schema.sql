@@ -453,6 +453,8 @@ INSERT INTO pgs_calls VALUES
            AND (pgs_fleet_here() IS NULL OR %1$I.pgsentinel_report(server => ''hostile'') LIKE ''%%server hostile%%'')'),
   ('function pgsentinel_report_html(jsonb)',
    'SELECT %1$I.pgsentinel_report(format => ''html'', cpus => 2) LIKE ''%%<svg %%'''),
+  ('function pgsentinel_blocking_merge(jsonb, text)',
+   'SELECT pg_catalog.bool_and(m.samples OPERATOR(pg_catalog.=) 7::pg_catalog.int8) FROM %1$I.pgsentinel_blocking_merge(''[{"bucket": "2030-01-01 10:05+00", "kind": "b", "root_pid": 7, "pid": 100, "samples": 3, "db_time": 1.5, "last_time": "2030-01-01 10:05:58+00"}, {"bucket": "2030-01-01 10:06+00", "kind": "b", "root_pid": 7, "pid": 100, "samples": 4, "db_time": 2, "last_time": "2030-01-01 10:06:30+00"}]''::pg_catalog.jsonb, ''hour'') m'),
   ('function pgsentinel_buckets(timestamp with time zone, timestamp with time zone, interval, timestamp with time zone)',
    'SELECT pg_catalog.array_agg(b.secs ORDER BY b.bucket_start)::text OPERATOR(pg_catalog.=) ''{30,60}'' FROM %1$I.pgsentinel_buckets(timestamptz ''2026-01-01 00:00:30+00'', timestamptz ''2026-01-01 00:02:00+00'', interval ''1 minute'', timestamptz ''2000-01-01 00:00:00+00'') b'),
   ('function pgsentinel_series_bucket(timestamp with time zone, timestamp with time zone, interval)',

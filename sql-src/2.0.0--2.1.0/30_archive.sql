@@ -15,7 +15,8 @@
 -- The watermarks: the last sample archived, committed with its rows.
 -- history_id names the ring's history (a crash or a promotion starts a new
 -- one: the archive then goes on after last_sample_time).  rolled_until:
--- the rollups hold the minutes before it (31_archive_step.sql).  The statements
+-- the minute rollups hold the minutes before it; hours_rolled_until: the
+-- hour rollups hold the hours before it (31_archive_step.sql).  The statements
 -- history has a watermark of its own, within the same history
 -- (statements_*: 32_archive_statements.sql).
 CREATE TABLE pgsentinel_archive_state (
@@ -30,6 +31,7 @@ CREATE TABLE pgsentinel_archive_state (
     rows_lost bigint NOT NULL DEFAULT 0,
     last_archive_time timestamptz,
     rolled_until timestamptz,
+    hours_rolled_until timestamptz,
     statements_history_id bigint,
     statements_last_sample_id bigint,
     statements_last_time timestamptz,

@@ -261,8 +261,10 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
 -- period times keep_one_in.
 --
 -- Rollups: a minute is rolled up once, by the step that archives past its
--- end, from the kept rows of that minute; the hour's rows are added to at
--- the same time.  rolled_until (in the watermark's row, moved with it) is
+-- end, from the kept rows of that minute; an hour once, by the step that
+-- rolls up past its end, from its minutes (those of earlier steps read back
+-- from the minute tables, this step's from its rows).  rolled_until (in
+-- the watermark's row, moved with it) is
 -- the end of the last minute rolled: the rollups equal the sums of the raw
 -- rows before it, and readers take the time after it from the raw rows
 -- (pgsentinel_history_split).  Where it is not set yet (the first step; an
@@ -273,11 +275,14 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
 -- (the clock went back, or a sample was dated ahead) are rolled up by the
 -- step, as extra rows of their minute: readers sum a minute's rows, and
 -- nothing is read back before rolled_until, so no row is counted twice
--- nor left out.  The archive's rows of the minutes to roll are found by their
+-- nor left out; such rows of an hour already rolled up (before
+-- hours_rolled_until, the start of rolled_until's hour) are added to its
+-- rows by key.  The archive's rows of the minutes to roll are found by their
 -- times as constants of the statement (InitPlans): the scan is of those
--- minutes' partitions and blocks only, not of the archive.  Written once a minute rather than at every
--- step, a bucket's rows are not rewritten a dozen times: that was most of
--- the archive's WAL (one new version of every group's row each step).
+-- minutes' partitions and blocks only, not of the archive.  Written once
+-- rather than at every step, a bucket's rows are not rewritten a dozen
+-- times (a minute's) or 720 times (an hour's): that was most of the
+-- archive's WAL (one new version of every group's row each step).
 --
 -- %1$I is the extension's schema; $1 keep_one_in, $2 the most samples to
 -- take, $3 the oldest time the retention keeps (older samples are skipped:
@@ -291,7 +296,8 @@ RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN pg_catalog.replace(pg_catalog.replace($sql$
 WITH st AS MATERIALIZED (
-  SELECT s.history_id, s.last_sample_id, s.last_sample_time, s.rolled_until
+  SELECT s.history_id, s.last_sample_id, s.last_sample_time, s.rolled_until,
+         s.hours_rolled_until
     FROM %1$I.pgsentinel_archive_state s FOR UPDATE),
  hid AS MATERIALIZED (SELECT %1$I.pgsentinel_history_id() AS id),
  ring AS MATERIALIZED (
@@ -327,15 +333,27 @@ WITH st AS MATERIALIZED (
 -- archived now, by an earlier step or by this one), each minute once: the
 -- rows of earlier steps read back from the archive, this step's from the
 -- ring (the statement does not see its own inserts).  A minute's rows are
--- inserted, an hour's added to by key.
- roll_range AS MATERIALIZED (
+-- inserted; an hour's, when the step closes it, made from its minutes, and
+-- added to by key (the late rows above).
+ roll_range0 AS MATERIALIZED (
   SELECT greatest(coalesce(st.rolled_until,
                            (SELECT max(o.bucket) + interval '1 minute'
                               FROM %1$I.pgsentinel_rollup_minute_observed o),
                            date_trunc('minute', (SELECT min(r.sample_time) FROM ring r), 'UTC')),
                   date_trunc('minute', $3, 'UTC')) AS lo,
-         date_trunc('minute', (SELECT max(r.sample_time) FROM ring r), 'UTC') AS hi
+         date_trunc('minute', (SELECT max(r.sample_time) FROM ring r), 'UTC') AS hi,
+         st.hours_rolled_until
     FROM st),
+-- hlo: the hours before it are rolled up; hhi: the end of the last whole
+-- hour this step rolls up the minutes of (the hours between are closed now)
+ roll_range AS MATERIALIZED (
+  SELECT g.lo, g.hi,
+         coalesce(g.hours_rolled_until, date_trunc('hour', g.lo, 'UTC')) AS hlo,
+         CASE WHEN g.hi IS NULL
+              THEN coalesce(g.hours_rolled_until, date_trunc('hour', g.lo, 'UTC'))
+              ELSE greatest(coalesce(g.hours_rolled_until, date_trunc('hour', g.lo, 'UTC')),
+                            date_trunc('hour', greatest(g.lo, g.hi), 'UTC')) END AS hhi
+    FROM roll_range0 g),
  roll_rows AS MATERIALIZED (
   SELECT a.ash_time, a.sample_id, a.pid, a.datname, a.usesysid, a.usename,
          a.application_name, a.client_addr, a.backend_type,
@@ -376,10 +394,22 @@ WITH st AS MATERIALIZED (
   INSERT INTO %1$I.pgsentinel_rollup_hour AS t (bucket, datname, usesysid,
          usename, application_name, backend_type, wait_event_type,
          wait_event, queryid, db_time, rows)
-  SELECT date_trunc('hour', m.ash_time, 'UTC'), m.datname, m.usesysid,
-         m.usename, m.application_name, m.backend_type, m.wait_event_type,
-         m.wait_event, m.queryid, sum(m.weight), count(*)
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+  SELECT date_trunc('hour', h.bucket, 'UTC'), h.datname, h.usesysid,
+         h.usename, h.application_name, h.backend_type, h.wait_event_type,
+         h.wait_event, h.queryid, sum(h.db_time), sum(h.rows)
+    FROM (SELECT m.bucket, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.backend_type, m.wait_event_type,
+                 m.wait_event, m.queryid, m.db_time, m.rows
+            FROM %1$I.pgsentinel_rollup_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT m.ash_time, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.backend_type, m.wait_event_type,
+                 m.wait_event, m.queryid, m.weight, 1
+            FROM roll_range g, roll_rows m
+           WHERE m.weight > 0 AND m.ash_time < g.hhi) h
+   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
   ON CONFLICT (bucket, datname, usesysid, usename, application_name,
                backend_type, wait_event_type, wait_event, queryid)
   DO UPDATE SET db_time = t.db_time + excluded.db_time,
@@ -388,11 +418,23 @@ WITH st AS MATERIALIZED (
   INSERT INTO %1$I.pgsentinel_rollup_session_hour AS t (bucket, pid, datname,
          usesysid, usename, application_name, client_addr, backend_type,
          wait_event_type, wait_event, db_time, rows, last_time)
-  SELECT date_trunc('hour', m.ash_time, 'UTC'), m.pid, m.datname,
-         m.usesysid, m.usename, m.application_name, m.client_addr,
-         m.backend_type, m.wait_event_type, m.wait_event,
-         sum(m.weight), count(*), max(m.ash_time)
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+  SELECT date_trunc('hour', h.bucket, 'UTC'), h.pid, h.datname,
+         h.usesysid, h.usename, h.application_name, h.client_addr,
+         h.backend_type, h.wait_event_type, h.wait_event,
+         sum(h.db_time), sum(h.rows), max(h.last_time)
+    FROM (SELECT m.bucket, m.pid, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.client_addr, m.backend_type,
+                 m.wait_event_type, m.wait_event, m.db_time, m.rows, m.last_time
+            FROM %1$I.pgsentinel_rollup_session_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT m.ash_time, m.pid, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.client_addr, m.backend_type,
+                 m.wait_event_type, m.wait_event, m.weight, 1, m.ash_time
+            FROM roll_range g, roll_rows m
+           WHERE m.weight > 0 AND m.ash_time < g.hhi) h
+   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
   ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
                client_addr, backend_type, wait_event_type, wait_event)
   DO UPDATE SET db_time = t.db_time + excluded.db_time,
@@ -432,7 +474,16 @@ WITH st AS MATERIALIZED (
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
          query, first_time, application_name, client_addr, xact_start)
-  SELECT b.* FROM bl_rows r, %1$I.pgsentinel_blocking_parts(r.rows, 'hour'::text) b
+  SELECT h.* FROM (
+         SELECT coalesce(jsonb_agg(to_jsonb(p)), '[]') AS parts
+           FROM (SELECT m.* FROM %1$I.pgsentinel_rollup_blocking_minute m
+                  WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+                    AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+                 UNION ALL
+                 SELECT b.* FROM roll_range g, bl_rows r,
+                        %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b
+                  WHERE b.bucket < g.hhi) p) x,
+       %1$I.pgsentinel_blocking_merge(x.parts, 'hour'::text) h
 {blocking upsert}
  roll_blocking_minute AS (
   INSERT INTO %1$I.pgsentinel_rollup_blocking_minute AS t (bucket, kind,
@@ -452,9 +503,17 @@ WITH st AS MATERIALIZED (
  obs_hour AS (
   INSERT INTO %1$I.pgsentinel_rollup_hour_observed AS t
          (bucket, samples, observed, peak)
-  SELECT date_trunc('hour', k.sample_time, 'UTC'), count(*),
-         sum(k.weight), max(k.active_sessions)
-    FROM roll_samples k GROUP BY 1
+  SELECT date_trunc('hour', h.bucket, 'UTC'), sum(h.samples),
+         sum(h.observed), max(h.peak)
+    FROM (SELECT m.bucket, m.samples, m.observed, m.peak
+            FROM %1$I.pgsentinel_rollup_minute_observed m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT k.sample_time, 1, k.weight, k.active_sessions
+            FROM roll_range g, roll_samples k
+           WHERE k.sample_time < g.hhi) h
+   GROUP BY 1
   ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
                                      observed = t.observed + excluded.observed,
                                      peak = greatest(t.peak, excluded.peak)),
@@ -484,7 +543,8 @@ WITH st AS MATERIALIZED (
          samples_lost = s.samples_lost + coalesce(c.samples_lost, 0),
          rows_lost = s.rows_lost + c.rows_lost,
          last_archive_time = now(),
-         rolled_until = greatest(coalesce(s.rolled_until, g.lo), g.hi)
+         rolled_until = greatest(coalesce(s.rolled_until, g.lo), g.hi),
+         hours_rolled_until = g.hhi
     FROM hid, counts c, roll_range g
    WHERE c.seen > 0
   RETURNING s.last_sample_time)

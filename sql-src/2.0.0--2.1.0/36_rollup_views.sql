@@ -214,6 +214,41 @@ SELECT h.bucket, 's', NULL, h.blockerpid, h.blocker_usesysid, NULL, NULL,
  GROUP BY h.bucket, h.blockerpid, h.blocker_usesysid;
 END;
 
+-- Parts of blocking trees (pgsentinel_blocking_parts()) added up into
+-- coarser buckets, by unit ('hour'): the archiver makes an hour's from its
+-- minutes once the hour has ended.  Counts and times are summed, the
+-- deepest level and every blocker kept, first_time the earliest, and the
+-- names, state and statement those of the part with the latest last_time
+-- (as when a bucket's part is added to the one kept).  parts: a JSON array
+-- of the rows of pgsentinel_rollup_blocking_minute, as objects.
+CREATE FUNCTION pgsentinel_blocking_merge(parts jsonb, unit text)
+RETURNS SETOF pgsentinel_rollup_blocking_hour
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT pg_catalog.date_trunc(unit, p.bucket, 'UTC'::pg_catalog.text), p.kind,
+       p.root_pid, p.pid, p.key_usesysid, pg_catalog.max(p.depth),
+       (SELECT pg_catalog.array_agg(DISTINCT x.x ORDER BY x.x)
+          FROM pg_catalog.unnest(pg_catalog.string_to_array(
+                   pg_catalog.string_agg(
+                       CASE WHEN pg_catalog.cardinality(p.blocked_by) OPERATOR(pg_catalog.>) 0
+                            THEN pg_catalog.array_to_string(p.blocked_by, ',') END, ','),
+                   ',')::pg_catalog.int4[]) x(x)),
+       pg_catalog.sum(p.samples)::pg_catalog.int8, pg_catalog.sum(p.db_time),
+       pg_catalog.max(p.last_time),
+       (pg_catalog.array_agg(p.usesysid ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.state ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.wait_event_type ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.wait_event ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1],
+       pg_catalog.min(p.first_time),
+       (pg_catalog.array_agg(p.application_name ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.client_addr ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC))[1]
+  FROM pg_catalog.jsonb_populate_recordset(NULL::pgsentinel_rollup_blocking_minute, parts) p
+ GROUP BY 1, 2, 3, 4, 5;
+END;
+
 -- The blocking rollup as the history shows rows: of a session of a role
 -- the caller is not a member of its state, wait and statement hidden; of
 -- a blocker, its state as pgsentinel_ash_archive shows blocker_state.
