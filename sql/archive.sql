@@ -108,15 +108,15 @@ SELECT count(*) AS rows_counted_twice FROM (
 -- those before rolled_until, the end of the last minute rolled up (a
 -- minute is rolled up once, by the step that archives past its end), the
 -- hours' those before hours_rolled_until, the start of rolled_until's hour
--- (an hour is rolled up from its minutes once it has ended); the archiver
--- waits for the state's lock meanwhile
+-- or later (an hour is rolled up from its minutes once it has ended); the
+-- archiver waits for the state's lock meanwhile
 SELECT pgs_wait_for(format('(SELECT rolled_until FROM pgsentinel_archive_state) > %L',
                            (SELECT sample_time FROM pgsentinel_sample_archive
                              WHERE sample_id = :b)), '3 min');
 BEGIN;
 LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
 SELECT rolled_until AS r, hours_rolled_until AS h,
-       hours_rolled_until = date_trunc('hour', rolled_until, 'UTC') AS hours_end_at_minutes_hour
+       hours_rolled_until >= date_trunc('hour', rolled_until, 'UTC') AS hours_end_at_minutes_hour
   FROM pgsentinel_archive_state \gset
 SELECT :'hours_end_at_minutes_hour' AS hours_end_at_minutes_hour;
 -- no minute at or after it is rolled up yet: each once, when it is whole
@@ -263,6 +263,20 @@ SELECT x.rollup_until = (SELECT max(bucket) + interval '1 minute'
 FROM pgsentinel_history_split x;
 ROLLBACK;
 
+-- one archiving step, run by hand as the archiver runs it
+CREATE FUNCTION pg_temp.pgs_step() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    s name := (SELECT n.nspname FROM pg_extension e
+               JOIN pg_namespace n ON n.oid = e.extnamespace
+               WHERE e.extname = 'pgsentinel');
+    q text;
+BEGIN
+    EXECUTE format('SELECT %I.pgsentinel_archive_step_sql()', s) INTO q;
+    PERFORM set_config('search_path', 'pg_catalog, pg_temp', true);
+    EXECUTE format(q, s) USING 1, 100, '-infinity'::timestamptz, 9223372036854775807::int8;
+    PERFORM set_config('search_path', s || ', public', true);
+END $$;
+
 -- an hour is rolled up once it has ended, from its minutes, by the step
 -- that rolls up past its end: here a step run by hand (in a transaction
 -- rolled back; the archiver waits for the state's lock) on minutes of
@@ -313,18 +327,6 @@ INSERT INTO pgsentinel_rollup_blocking_minute VALUES
    'app', '10.0.0.1', '2030-01-01 11:02:00+00');
 UPDATE pgsentinel_archive_state
    SET rolled_until = '2030-01-01 11:05+00', hours_rolled_until = '2030-01-01 10:00+00';
-CREATE FUNCTION pg_temp.pgs_step() RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    s name := (SELECT n.nspname FROM pg_extension e
-               JOIN pg_namespace n ON n.oid = e.extnamespace
-               WHERE e.extname = 'pgsentinel');
-    q text;
-BEGIN
-    EXECUTE format('SELECT %I.pgsentinel_archive_step_sql()', s) INTO q;
-    PERFORM set_config('search_path', 'pg_catalog, pg_temp', true);
-    EXECUTE format(q, s) USING 1, 100, '-infinity'::timestamptz, 9223372036854775807::int8;
-    PERFORM set_config('search_path', s || ', public', true);
-END $$;
 SELECT pg_temp.pgs_step();
 SELECT hours_rolled_until FROM pgsentinel_archive_state;
 SELECT bucket, wait_event_type, wait_event, db_time, rows FROM pgsentinel_rollup_hour
@@ -340,6 +342,36 @@ SELECT pg_temp.pgs_step();
 SELECT hours_rolled_until,
        (SELECT sum(db_time) FROM pgsentinel_rollup_hour WHERE bucket >= '2030-01-01') AS hour_db_time_again
   FROM pgsentinel_archive_state;
+ROLLBACK;
+
+-- an archive restored from a dump has no watermarks: where its last minute
+-- rolled up is in an hour the hour rollups already hold, that hour is not
+-- rolled up again (here the minutes of 2020-01-01 10:05 and 10:06, their
+-- hour closed, and no later minute)
+BEGIN;
+SELECT FROM pgsentinel_archive_state FOR UPDATE;
+CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_t_mo PARTITION OF pgsentinel_rollup_minute_observed
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_t_h PARTITION OF pgsentinel_rollup_hour
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+CREATE TABLE pgs_t_ho PARTITION OF pgsentinel_rollup_hour_observed
+    FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
+DELETE FROM pgsentinel_rollup_minute_observed;
+INSERT INTO pgsentinel_rollup_minute VALUES
+  ('2020-01-01 10:05+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 1.5, 3),
+  ('2020-01-01 10:06+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 2.0, 4);
+INSERT INTO pgsentinel_rollup_minute_observed VALUES
+  ('2020-01-01 10:05+00', 60, 60.0, 3), ('2020-01-01 10:06+00', 60, 59.5, 5);
+INSERT INTO pgsentinel_rollup_hour VALUES
+  ('2020-01-01 10:00+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 3.5, 7);
+INSERT INTO pgsentinel_rollup_hour_observed VALUES ('2020-01-01 10:00+00', 120, 119.5, 5);
+UPDATE pgsentinel_archive_state SET rolled_until = NULL, hours_rolled_until = NULL;
+SELECT pg_temp.pgs_step();
+SELECT h.db_time, h.rows, o.samples, o.observed
+  FROM pgsentinel_rollup_hour h, pgsentinel_rollup_hour_observed o
+ WHERE h.bucket = '2020-01-01 10:00+00' AND o.bucket = h.bucket;
 ROLLBACK;
 
 -- 2. keep_one_in = 10: one sample in ten, each row weighing ten periods;

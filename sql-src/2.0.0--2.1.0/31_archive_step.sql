@@ -344,16 +344,23 @@ WITH st AS MATERIALIZED (
          date_trunc('minute', (SELECT max(r.sample_time) FROM ring r), 'UTC') AS hi,
          st.hours_rolled_until
     FROM st),
--- hlo: the hours before it are rolled up; hhi: the end of the last whole
--- hour this step rolls up the minutes of (the hours between are closed now)
- roll_range AS MATERIALIZED (
+-- hlo: the hours before it are rolled up (where not set yet, the hours
+-- before lo's, and any the hour rollups already hold: an archive restored
+-- from a dump whose last minute rolled up was in a closed hour); hhi: the
+-- end of the last whole hour this step rolls up the minutes of (the hours
+-- between are closed now)
+ roll_range1 AS MATERIALIZED (
   SELECT g.lo, g.hi,
-         coalesce(g.hours_rolled_until, date_trunc('hour', g.lo, 'UTC')) AS hlo,
-         CASE WHEN g.hi IS NULL
-              THEN coalesce(g.hours_rolled_until, date_trunc('hour', g.lo, 'UTC'))
-              ELSE greatest(coalesce(g.hours_rolled_until, date_trunc('hour', g.lo, 'UTC')),
-                            date_trunc('hour', greatest(g.lo, g.hi), 'UTC')) END AS hhi
+         coalesce(g.hours_rolled_until,
+                  greatest(date_trunc('hour', g.lo, 'UTC'),
+                           (SELECT max(o.bucket) + interval '1 hour'
+                              FROM %1$I.pgsentinel_rollup_hour_observed o))) AS hlo
     FROM roll_range0 g),
+ roll_range AS MATERIALIZED (
+  SELECT g.lo, g.hi, g.hlo,
+         CASE WHEN g.hi IS NULL THEN g.hlo
+              ELSE greatest(g.hlo, date_trunc('hour', greatest(g.lo, g.hi), 'UTC')) END AS hhi
+    FROM roll_range1 g),
  roll_rows AS MATERIALIZED (
   SELECT a.ash_time, a.sample_id, a.pid, a.datname, a.usesysid, a.usename,
          a.application_name, a.client_addr, a.backend_type,
@@ -469,20 +476,25 @@ WITH st AS MATERIALIZED (
                'blockerpid', m.blockerpid, 'blocker_state', m.blocker_state,
                'blocker_usesysid', m.blocker_usesysid)), '[]') AS rows
       FROM roll_rows m JOIN bl_samples b ON b.sample_id = m.sample_id),
+-- an hour's blocking parts merged key by key (one key's parts in one
+-- JSON array, a few dozen: a whole hour's of a lock storm in one could
+-- pass jsonb's size limit and stop the archiver for good)
  roll_blocking_hour AS (
   INSERT INTO %1$I.pgsentinel_rollup_blocking_hour AS t (bucket, kind,
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
          query, first_time, application_name, client_addr, xact_start)
   SELECT h.* FROM (
-         SELECT coalesce(jsonb_agg(to_jsonb(p)), '[]') AS parts
+         SELECT jsonb_agg(to_jsonb(p)) AS parts
            FROM (SELECT m.* FROM %1$I.pgsentinel_rollup_blocking_minute m
                   WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
                     AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
                  UNION ALL
                  SELECT b.* FROM roll_range g, bl_rows r,
                         %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b
-                  WHERE b.bucket < g.hhi) p) x,
+                  WHERE b.bucket < g.hhi) p
+          GROUP BY date_trunc('hour', p.bucket, 'UTC'), p.kind, p.root_pid, p.pid,
+                   p.key_usesysid) x,
        %1$I.pgsentinel_blocking_merge(x.parts, 'hour'::text) h
 {blocking upsert}
  roll_blocking_minute AS (

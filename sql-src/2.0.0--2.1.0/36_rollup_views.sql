@@ -71,9 +71,10 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 -- objects of the keys ash_time, sample_id, pid, weight, usesysid, usename,
 -- application_name, client_addr, xact_start, state, wait_event_type,
 -- wait_event, query, blocking (the pids it waited for), blockerpid,
--- blocker_state and blocker_usesysid.  first_time is the first sample of
--- a part, last_time the last, whose names the part gives.  In each sample a session waits behind every pid
--- it waited for; a root is a blocker that was not itself waiting in that
+-- blocker_state and blocker_usesysid.  The parts are rows of the rollup
+-- tables' shape; first_time is the first sample of a part, last_time the
+-- last, whose names the part gives.  In each sample a session waits behind
+-- every pid it waited for; a root is a blocker that was not itself waiting in that
 -- sample, and every session is behind a root once, at its shallowest
 -- level.  Per bucket:
 --   'b' (root_pid, pid): a session behind a root: its deepest level, the
@@ -85,27 +86,7 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 --   's' (pid, key_usesysid): a blocker as its waiters saw it (its role's
 --       id, of which its state's visibility depends): its last state.
 CREATE FUNCTION pgsentinel_blocking_parts(rows jsonb, unit text)
-RETURNS TABLE (
-    bucket timestamptz,
-    kind "char",
-    root_pid integer,
-    pid integer,
-    key_usesysid oid,
-    depth integer,
-    blocked_by integer[],
-    samples bigint,
-    db_time double precision,
-    last_time timestamptz,
-    usesysid oid,
-    usename text,
-    state text,
-    wait_event_type text,
-    wait_event text,
-    query text,
-    first_time timestamptz,
-    application_name text,
-    client_addr text,
-    xact_start timestamptz)
+RETURNS SETOF pgsentinel_rollup_blocking_hour
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
 WITH RECURSIVE h AS MATERIALIZED (
@@ -235,16 +216,16 @@ SELECT pg_catalog.date_trunc(unit, p.bucket, 'UTC'::pg_catalog.text), p.kind,
                    ',')::pg_catalog.int4[]) x(x)),
        pg_catalog.sum(p.samples)::pg_catalog.int8, pg_catalog.sum(p.db_time),
        pg_catalog.max(p.last_time),
-       (pg_catalog.array_agg(p.usesysid ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.state ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.wait_event_type ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.wait_event ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC))[1],
+       (pg_catalog.array_agg(p.usesysid ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.state ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.wait_event_type ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.wait_event ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.query ORDER BY p.last_time DESC, p.bucket DESC))[1],
        pg_catalog.min(p.first_time),
-       (pg_catalog.array_agg(p.application_name ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.client_addr ORDER BY p.last_time DESC))[1],
-       (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC))[1]
+       (pg_catalog.array_agg(p.application_name ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.client_addr ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC, p.bucket DESC))[1]
   FROM pg_catalog.jsonb_populate_recordset(NULL::pgsentinel_rollup_blocking_minute, parts) p
  GROUP BY 1, 2, 3, 4, 5;
 END;

@@ -258,7 +258,13 @@ BEGIN
                    AND c.reltuples <= 0 AND pg_relation_size(c.oid) > 0
                  ORDER BY c.relname$q$)
                 USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s), f.server_id LOOP
-                EXECUTE part;
+                -- statistics are a help: a partition dropped meanwhile, or
+                -- a lock not had, costs the pull nothing
+                BEGIN
+                    EXECUTE part;
+                EXCEPTION WHEN OTHERS THEN
+                    NULL;
+                END;
             END LOOP;
         EXCEPTION WHEN OTHERS THEN
             IF server IS NOT NULL THEN
