@@ -150,18 +150,37 @@ BAIL_OUT("readers not found: " . join(' ', map { $_->{err} } @stopped))
 my $stops = 25;
 my $samples_needed = int(0.7 * $cap / 100);
 my $kept_sampling = 0;
+# The sampler is watched from a session connected before the readers stop:
+# a reader stopped inside GetSnapshotData() holds ProcArrayLock, which a
+# new connection waits for (to enter the proc array) until it goes on.
+my $watcher = $node->background_psql('postgres');
+sub samples_taken_grow
+{
+	my ($n) = @_;
+	my $from = $watcher->query_safe('SELECT samples_taken FROM pgsentinel_status()');
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
+	{
+		return 1
+		  if $watcher->query_safe(
+			"SELECT samples_taken >= $from + $n FROM pgsentinel_status()") eq 't';
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
+}
 foreach my $i (1 .. $stops)
 {
 	# a random point of the readers' loops (not a wait for an event)
 	select(undef, undef, undef, rand(0.05));
 	kill 'STOP', @rpids;
-	my $ok = pgs_wait_samples($node, $samples_needed);
+	my $ok = samples_taken_grow($samples_needed);
 	kill 'CONT', @rpids;
 	last unless $ok;
 	$kept_sampling++;
 }
 is($kept_sampling, $stops,
 	"while four readers were stopped $stops times, the sampler took $samples_needed samples each time");
+$watcher->quit;
 $node->safe_psql('postgres',
 	"SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%stopped reader%' AND pid <> pg_backend_pid()");
 my $errs = '';
