@@ -279,11 +279,12 @@ END $$;
 
 -- an hour is rolled up once it has ended, from its minutes, by the step
 -- that rolls up past its end: here a step run by hand (in a transaction
--- rolled back; the archiver waits for the state's lock) on minutes of
+-- rolled back; the archiver waits for the state's table lock, which it
+-- takes before the row's) on minutes of
 -- 2030-01-01 10:00 and 11:00, the minutes rolled up to 11:05 and the hours
 -- to 10:00.  It closes 10:00 alone, and a second step closes nothing.
 BEGIN;
-SELECT FROM pgsentinel_archive_state FOR UPDATE;
+LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
 CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
 CREATE TABLE pgs_t_mo PARTITION OF pgsentinel_rollup_minute_observed
@@ -349,7 +350,7 @@ ROLLBACK;
 -- rolled up again (here the minutes of 2020-01-01 10:05 and 10:06, their
 -- hour closed, and no later minute)
 BEGIN;
-SELECT FROM pgsentinel_archive_state FOR UPDATE;
+LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
 CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 CREATE TABLE pgs_t_mo PARTITION OF pgsentinel_rollup_minute_observed
