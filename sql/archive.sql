@@ -454,6 +454,35 @@ SELECT count(*) > 0 AS history_readable FROM pgsentinel_sample_history;
 RESET ROLE;
 DROP ROLE regress_pgs_archive_reader;
 
+-- A statement run with other values is archived as its template once a
+-- day and its values in each activity; read back whole.
+SELECT pgs_stay_active(3);
+SELECT pgs_stay_active(4);
+SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
+SELECT pgs_wait_archived(:b);
+-- and a statement seen by the samples of several steps is one activity,
+-- found again among the last samples'
+SELECT pg_sleep(0.5);
+SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
+SELECT pgs_wait_archived(:b);
+SELECT count(*) AS activities_of_a_sleep,
+       sum((SELECT count(*) FROM pgsentinel_archive_sample s
+             WHERE a.activity_id = ANY (s.activity_ids)
+               AND s.sample_time >= date_trunc('day', now(), 'UTC'))) >= 20 AS in_its_samples
+  FROM pgsentinel_archive_activity a
+  JOIN pgsentinel_archive_session se USING (day, session_id)
+  JOIN pgsentinel_archive_text t USING (day)
+ WHERE se.pid = pg_backend_pid() AND t.text_id = a.top_level_query_id
+   AND t.text = E'SELECT pg_sleep(\x01);' AND a.top_level_query_values = '0.5'
+   AND a.day = timezone('UTC', now())::date;
+SELECT array_agg(DISTINCT top_level_query ORDER BY top_level_query) AS texts_read_back,
+       (SELECT count(*) FROM pgsentinel_archive_text t
+         WHERE t.text = E'SELECT pgs_stay_active(\x01);'
+           AND t.day = timezone('UTC', now())::date) AS templates_stored
+  FROM pgsentinel_ash_archive
+ WHERE pid = pg_backend_pid()
+   AND top_level_query IN ('SELECT pgs_stay_active(3);', 'SELECT pgs_stay_active(4);');
+
 DROP FUNCTION pgs_wait_archived(bigint), pgs_stay_active(int),
     pgs_active_window(text, int);
 
@@ -546,6 +575,30 @@ SELECT t.text, t.text_id - :max_id AS id, f.id = t.text_id - :max_id AS same_id
 SELECT count(*) AS stored_once FROM pgsentinel_archive_text
  WHERE day = :'today' AND text LIKE 'regress text _';
 ROLLBACK;
+-- A text as a template and its literal values, and back: exact whatever
+-- the text (quotes, escapes, dollar quotes, comments, parameters, names with
+-- digits, multibyte characters; a text holding the mark is kept whole).
+CREATE TEMP TABLE split_texts (n int, t text);
+INSERT INTO split_texts VALUES
+  (1, 'SELECT pgs_stay_active(20)'),
+  (2, $$UPDATE t1 SET v = v + -12.5e3, s = 'it''s' WHERE id IN (7, .5) AND x2 = $1$$),
+  (3, $$SELECT E'a\'b', B'101', X'ff', N'n', U&'d\0061t', "col""1" FROM "t 3"$$),
+  (4, $q$DO $body$ BEGIN PERFORM 1; END $body$ -- 42 stays$q$),
+  (5, 'SELECT 1 /* 2 */, ''€uro'', größe_1 FROM tab'),
+  (6, 'no literal here'),
+  (7, E'SELECT 5, \'\x01\''),
+  (8, ''),
+  (9, $$SELECT 'unterminated$$),
+  (10, 'SELECT $tag$ never closed');
+SELECT n, replace(p[1], E'\x01', '?') AS template,
+       replace(p[2], E'\x01', ' | ') AS text_values,
+       pgsentinel_text_fill(p[1], p[2]) = t AS exact
+  FROM split_texts, LATERAL (SELECT pgsentinel_text_split(t) AS p) x
+ ORDER BY n;
+SELECT pgsentinel_text_fill(NULL, 'x') IS NULL AS null_template,
+       pgsentinel_text_fill('abc', NULL) = 'abc' AS null_values;
+SELECT pgsentinel_text_fill(E'a\x01b\x01', 'one');
+SELECT pgsentinel_text_fill(E'a\x01b', E'one\x01two');
 -- Every partitioned table of days gets one from the day asked for, each
 -- made apart and attached; of today's none is missing.
 SELECT p.retention, count(DISTINCT p.parent) AS tables,

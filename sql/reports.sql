@@ -29,6 +29,8 @@ SET extra_float_digits = 0;
 SELECT pgs_wait_for('(SELECT rolled_until FROM pgsentinel_archive_state) IS NOT NULL');
 CREATE TABLE pgs_rep_s PARTITION OF pgsentinel_archive_sample
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
+CREATE TABLE pgs_rep_se PARTITION OF pgsentinel_archive_session
+    FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
 CREATE TABLE pgs_rep_a PARTITION OF pgsentinel_archive_activity
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
 CREATE TABLE pgs_rep_t PARTITION OF pgsentinel_archive_text
@@ -67,28 +69,37 @@ INSERT INTO pgsentinel_archive_text VALUES
     ('2020-01-01', 2, 2, 'SELECT sum(amount) FROM ledger'),
     ('2020-01-01', 3, 3, 'UPDATE accounts SET balance = balance - $1 WHERE id = $2'),
     ('2020-01-01', 4, 4, 'DELETE FROM accounts WHERE id = $1');
--- (activity_id, pid, user, application, client, state, text = query id)
-INSERT INTO pgsentinel_archive_activity
-    (day, activity_id, hash, datid, datname, pid, usesysid, usename,
-     application_name, client_addr, backend_start, state, top_level_query_id,
-     query_id, cmdtype, queryid, backend_type)
-SELECT '2020-01-01', v.id, v.id, 1, 'shop', v.pid, 10, v.usename, v.app,
-       v.client, '2020-01-01 09:00+00', v.state, v.q, v.q, 'SELECT', v.q * 11,
-       'client backend'
-FROM (VALUES (1, 101, 'alice', 'web', '10.0.0.1/32', 'active', 1),
+-- (activity_id = session_id, pid, user, application, client, state,
+-- text = query id)
+CREATE TEMP TABLE pgs_rep_act AS
+SELECT * FROM (VALUES (1, 101, 'alice', 'web', '10.0.0.1/32', 'active', 1),
              (2, 102, 'bob', 'batch', '10.0.0.2/32', 'active', 2),
              (3, 103, 'carol', 'psql', '10.0.0.3/32', 'idle in transaction', 3),
              (4, 104, 'bob', 'batch', '10.0.0.2/32', 'active', 3),
              (5, 105, 'dave', 'web', '10.0.0.1/32', 'active', 4),
              (6, 106, 'erin', 'web', '10.0.0.1/32', 'active', 3))
      AS v(id, pid, usename, app, client, state, q);
--- pgsentinel's archiver (its own backend type), text 2 for a query
+INSERT INTO pgsentinel_archive_session
+    (day, session_id, hash, datid, datname, pid, usesysid, usename,
+     application_name, client_addr, backend_start, backend_type)
+SELECT '2020-01-01', v.id, v.id, 1, 'shop', v.pid, 10, v.usename, v.app,
+       v.client, '2020-01-01 09:00+00', 'client backend'
+FROM pgs_rep_act v;
 INSERT INTO pgsentinel_archive_activity
-    (day, activity_id, hash, datid, datname, pid, usesysid, usename,
-     application_name, backend_start, state, top_level_query_id,
-     query_id, cmdtype, queryid, backend_type)
+    (day, activity_id, hash, session_id, state, top_level_query_id,
+     query_id, cmdtype, queryid)
+SELECT '2020-01-01', v.id, v.id, v.id, v.state, v.q, v.q, 'SELECT', v.q * 11
+FROM pgs_rep_act v;
+-- pgsentinel's archiver (its own backend type), text 2 for a query
+INSERT INTO pgsentinel_archive_session
+    (day, session_id, hash, datid, datname, pid, usesysid, usename,
+     application_name, backend_start, backend_type)
 VALUES ('2020-01-01', 7, 7, 1, 'shop', 107, 10, 'postgres', 'pgsentinel archiver',
-        '2020-01-01 09:00+00', 'active', 2, 2, 'INSERT', 77, 'pgsentinel archiver');
+        '2020-01-01 09:00+00', 'pgsentinel archiver');
+INSERT INTO pgsentinel_archive_activity
+    (day, activity_id, hash, session_id, state, top_level_query_id,
+     query_id, cmdtype, queryid)
+VALUES ('2020-01-01', 7, 7, 7, 'active', 2, 2, 'INSERT', 77);
 
 -- The rows, then one archive row per sample with the rows as arrays.
 CREATE TEMP TABLE pgs_rep_samples (t timestamptz, id bigint, period float8, weight float8);
@@ -206,6 +217,11 @@ SELECT s.t, s.id, s.period, s.weight,
 FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 GROUP BY s.t, s.id, s.period, s.weight;
 
+-- each activity with its session
+CREATE TEMP VIEW pgs_rep_av AS
+SELECT x.activity_id, x.state, x.queryid, y.pid, y.datname, y.usesysid,
+       y.usename, y.application_name, y.client_addr, y.backend_type
+  FROM pgs_rep_a x JOIN pgs_rep_se y ON y.session_id = x.session_id;
 -- The rollups, summed from those rows as the archiver sums its rows
 -- (src/archive/archive_step.c).
 INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
@@ -216,7 +232,7 @@ SELECT date_trunc('minute', s.sample_time, 'UTC'), a.datname, a.usesysid, a.usen
        a.queryid, sum(s.weight), count(*)
 FROM pgs_rep_s s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+JOIN pgs_rep_av a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
@@ -235,7 +251,7 @@ SELECT date_trunc('hour', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
        w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
 FROM pgs_rep_s s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+JOIN pgs_rep_av a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
@@ -247,7 +263,7 @@ SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
        w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
 FROM pgs_rep_s s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgs_rep_a a ON a.activity_id = u.activity_id
+JOIN pgs_rep_av a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
@@ -721,7 +737,8 @@ SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', weeks => 0);
 SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', min_aas => -0.5);
 SELECT * FROM pgsentinel_unusual(NULL);
 
-DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
+DROP VIEW pgs_rep_av;
+DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_se, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
     pgs_rep_sh, pgs_rep_bh, pgs_rep_sm, pgs_rep_bm;
 RESET extra_float_digits;
 RESET timezone;

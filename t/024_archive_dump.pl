@@ -27,7 +27,7 @@ my $node = pgs_node('dump',
 	conf => "pgsentinel_archive.interval = 200ms\n"
 	  . "pgsentinel_archive.keep_one_in = 1\n");
 
-my @tables = qw(pgsentinel_archive_sample pgsentinel_archive_activity
+my @tables = qw(pgsentinel_archive_sample pgsentinel_archive_session pgsentinel_archive_activity
   pgsentinel_archive_text pgsentinel_archive_wait_event
   pgsentinel_archive_statement_delta pgsentinel_archive_statement_text
   pgsentinel_rollup_minute pgsentinel_rollup_minute_observed

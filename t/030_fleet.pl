@@ -45,6 +45,8 @@ $s1->append_conf('postgresql.conf',
 	  . "pgsentinel_ash.track_idle_trans = on\n");
 $s1->start;
 my $s1_idle = $s1->background_psql('postgres');
+# (its timer runs per query: the session outlives the default timeout)
+$s1_idle->set_query_timer_restart;
 $s1_idle->query_safe('BEGIN; SELECT 1');
 my $repo = pgs_node('repo', conf => $conf);
 $repo->safe_psql('postgres', 'CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw');
@@ -208,6 +210,7 @@ is( $repo->safe_psql('postgres', q{
 		SELECT (SELECT count(*) FROM pgsentinel_archive_sample)
 		       - (SELECT samples_archived FROM pgsentinel_archive_state)
 		       + (SELECT count(*) FROM pgsentinel_archive_sample_fleet)
+		       + (SELECT count(*) FROM pgsentinel_archive_session_fleet)
 		       + (SELECT count(*) FROM pgsentinel_archive_activity_fleet)}),
 	'0', 'the repository\'s own archive holds its own samples only');
 
@@ -327,7 +330,7 @@ is( $p1->safe_psql('postgres',
 	'pgsentinel_fleet_publish() adds the statements\' tables to an existing publication');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION WITH (copy_data = true)");
 ok( $repo->poll_query_until('postgres', qq{
-		SELECT count(*) = 6 AND bool_and(r.srsubstate = 'r')
+		SELECT count(*) = 7 AND bool_and(r.srsubstate = 'r')
 		  FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid
 		 WHERE s.subname = '$p1sub'}),
 	'the statements\' tables copied again');
@@ -425,5 +428,6 @@ cmp_ok($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_sampl
 	'>', 0, 'p2 removed: its history is kept');
 
 pgs_stop_bg($_) for @bg;
+$s1_idle->query_safe('ROLLBACK');
 $s1_idle->quit;
 done_testing();

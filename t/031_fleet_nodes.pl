@@ -34,7 +34,7 @@ $a->safe_psql('postgres', "CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHE
 	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
 	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
 	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");
-for my $t (qw(sample activity text wait_event statement_delta statement_text))
+for my $t (qw(sample session activity text wait_event statement_delta statement_text))
 {
 	$a->safe_psql('postgres',
 		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t
@@ -69,7 +69,8 @@ is(sample_list($a, 'pgsentinel_fleet_sample_archive'), sample_list($src, 'pgsent
 is( $a->safe_psql('postgres', q{
 		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
 		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
-	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_statement_delta_1:f,'
+	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_session_1:f,'
+	  . 'pgsentinel_fleet_statement_delta_1:f,'
 	  . 'pgsentinel_fleet_statement_text_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
 	'node A stores nothing of server 1: its partitions are foreign');
 my ($since, $until) = ($from, $upto);

@@ -71,11 +71,11 @@ CREATE TABLE pgsentinel_archive_sample (
 ) PARTITION BY RANGE (sample_time);
 CREATE INDEX ON pgsentinel_archive_sample USING brin (sample_time);
 
--- What a session was doing, the same at every sample while its statement
--- runs: one row per distinct activity per day, found again by hash.
-CREATE TABLE pgsentinel_archive_activity (
+-- Who a session is (its database, role, client, start): one row per
+-- session per day, found again by hash.
+CREATE TABLE pgsentinel_archive_session (
     day date NOT NULL,
-    activity_id integer NOT NULL,
+    session_id integer NOT NULL,
     hash bigint NOT NULL,
     datid oid,
     datname text,
@@ -88,6 +88,22 @@ CREATE TABLE pgsentinel_archive_activity (
     client_hostname text,
     client_port integer,
     backend_start timestamptz,
+    backend_type text,
+    PRIMARY KEY (day, session_id)
+) PARTITION BY RANGE (day);
+CREATE INDEX ON pgsentinel_archive_session (day, hash);
+
+-- What a session was doing, the same at every sample while its statement
+-- runs: one row per distinct activity per day, found again by hash among
+-- the last sample's (31_archive_step.sql).  The
+-- texts are templates (pgsentinel_archive_text) and the literal values cut
+-- out of them (src/archive/text_template.c): a statement run with other
+-- values adds its values here, not a text.
+CREATE TABLE pgsentinel_archive_activity (
+    day date NOT NULL,
+    activity_id integer NOT NULL,
+    hash bigint NOT NULL,
+    session_id integer NOT NULL,
     xact_start timestamptz,
     query_start timestamptz,
     state_change timestamptz,
@@ -95,16 +111,16 @@ CREATE TABLE pgsentinel_archive_activity (
     backend_xid xid,
     backend_xmin xid,
     top_level_query_id integer,
+    top_level_query_values text,
     query_id integer,
+    query_values text,
     cmdtype text,
     queryid bigint,
     nested_queryid bigint,
-    backend_type text,
     PRIMARY KEY (day, activity_id)
 ) PARTITION BY RANGE (day);
-CREATE INDEX ON pgsentinel_archive_activity (day, hash);
 
--- Statement texts, once per day.
+-- Statement texts and templates, once per day.
 CREATE TABLE pgsentinel_archive_text (
     day date NOT NULL,
     text_id integer NOT NULL,
@@ -225,7 +241,7 @@ CREATE INDEX ON pgsentinel_rollup_blocking_minute USING brin (bucket)
     WITH (pages_per_range = 16);
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
-    pgsentinel_archive_sample, pgsentinel_archive_activity,
+    pgsentinel_archive_sample, pgsentinel_archive_session, pgsentinel_archive_activity,
     pgsentinel_archive_text, pgsentinel_rollup_minute,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
     pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour,

@@ -5,6 +5,20 @@
 -- the statements read and write is here.  None of these functions is
 -- granted to anybody.
 
+-- A statement text as {template, literal values}, and back (the rule that
+-- makes the pair exact: src/archive/text_template.c).  The archive keeps
+-- the template among the day's texts and the values in the row's
+-- activity; its views read the text back with pgsentinel_text_fill().
+CREATE FUNCTION pgsentinel_text_split(text)
+RETURNS text[]
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_text_split';
+
+CREATE FUNCTION pgsentinel_text_fill(template text, text_values text)
+RETURNS text
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_text_fill';
+
 -- The ids of statement texts, each text stored once per day (UTC): those
 -- already stored are found by hash, the others stored with the next ids of
 -- their day.  days[i] is the day of texts[i]; NULL texts are passed over.
@@ -62,25 +76,35 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 -- 0): the part of the archiving step (pgsentinel_archive_step_sql()) and of
 -- the pull (pgsentinel_fleet_pull_sql()) between the rows read (a CTE rws:
 -- the columns of pg_active_session_history with weight, and the row's
--- UTC day) and the samples stored.  Texts, wait events and activities are
--- found or added once per day, an activity by its hash and then by all its
--- columns (a hash shared by two activities keeps both); per_sample gives
+-- UTC day) and the samples stored; the time of the last sample taken
+-- before (the step's watermark in st, the pull's $2).  Texts (as templates), wait events, sessions and
+-- activities are found or added once per day, a session or an activity by
+-- its hash and then by all its columns (a hash shared by two keeps both);
+-- per_sample gives
 -- each sample's rows as the arrays of its archive row, in pid order, and
 -- n, the rows of active sessions (weight > 0) among them.
 CREATE FUNCTION pgsentinel_store_rows_sql(fleet boolean)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-       pg_catalog.replace(pg_catalog.replace($sql$
--- texts, once per day
- txt_all AS MATERIALIZED (
+       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+       pg_catalog.replace($sql$
+-- texts as templates, once per day; the literal values cut out of a
+-- row's texts go with its activity
+ split AS MATERIALIZED (
+  SELECT x.day, x.text, %1$I.pgsentinel_text_split(x.text) AS parts
+    FROM (SELECT DISTINCT x.day, t.text
+            FROM rws x,
+                 LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
+           WHERE t.text IS NOT NULL) x),
+ txt_ids AS MATERIALIZED (
   SELECT i.day, i.text, i.text_id
-    FROM (SELECT array_agg(x.day) AS days, array_agg(x.text) AS texts
-            FROM (SELECT DISTINCT x.day, t.text
-                    FROM rws x,
-                         LATERAL (VALUES (x.top_level_query), (x.query)) t(text)
-                   WHERE t.text IS NOT NULL) x) a,
+    FROM (SELECT array_agg(x.day) AS days, array_agg(x.parts[1]) AS texts
+            FROM split x) a,
          %1$I.pgsentinel_text_ids(a.days, a.texts{server arg}) i),
+ txt_all AS MATERIALIZED (
+  SELECT x.day, x.text, i.text_id, x.parts[2] AS text_values
+    FROM split x JOIN txt_ids i ON i.day = x.day AND i.text = x.parts[1]),
 -- wait events by name
  we AS MATERIALIZED (
   SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
@@ -100,119 +124,159 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
   RETURNING wait_event_id, wait_event_type, wait_event),
  we_all AS MATERIALIZED (
   SELECT * FROM we_old UNION ALL SELECT * FROM we_new),
--- each row with what is stored once per activity, and its hash
+-- sessions, once per day, by hash and then by all their columns
+ ses AS MATERIALIZED (
+  SELECT x.*, row_number() OVER () AS n FROM (
+  SELECT DISTINCT x.day, x.datid, x.datname, x.pid, x.leader_pid, x.usesysid, x.usename,
+                  x.application_name, x.client_addr, x.client_hostname, x.client_port,
+                  x.backend_start, x.backend_type,
+         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid, x.usesysid, x.usename,
+                              x.application_name, x.client_addr, x.client_hostname, x.client_port,
+                              x.backend_start, x.backend_type)::text, 0) AS hash
+    FROM rws x) x),
+ ses_old AS MATERIALIZED (
+  SELECT a.*, o.session_id
+    FROM ses a JOIN %1$I.{tables}_session o
+      ON {of server} AND o.day = a.day AND o.hash = a.hash
+     AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,
+          o.application_name, o.client_addr, o.client_hostname, o.client_port,
+          o.backend_start, o.backend_type)
+         IS NOT DISTINCT FROM
+         (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
+          a.application_name, a.client_addr, a.client_hostname, a.client_port,
+          a.backend_start, a.backend_type)),
+ ses_new AS (
+  INSERT INTO %1$I.{tables}_session ({server columns}day, session_id, hash,
+         datid, datname, pid, leader_pid, usesysid, usename, application_name,
+         client_addr, client_hostname, client_port, backend_start, backend_type)
+  SELECT {server values}a.day,
+         coalesce((SELECT max(o.session_id)
+                     FROM %1$I.{tables}_session o
+                    WHERE {of server} AND o.day = a.day), 0)
+         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
+         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
+         a.application_name, a.client_addr, a.client_hostname, a.client_port,
+         a.backend_start, a.backend_type
+    FROM ses a
+   WHERE NOT EXISTS (SELECT FROM ses_old y WHERE y.n = a.n)
+  RETURNING day, hash, session_id, datid, datname, pid, leader_pid, usesysid, usename, application_name,
+            client_addr, client_hostname, client_port, backend_start, backend_type),
+ ses_all AS MATERIALIZED (
+  SELECT day, hash, session_id, datid, datname, pid, leader_pid, usesysid, usename, application_name,
+         client_addr, client_hostname, client_port, backend_start, backend_type FROM ses_old
+  UNION ALL
+  SELECT day, hash, session_id, datid, datname, pid, leader_pid, usesysid, usename, application_name,
+         client_addr, client_hostname, client_port, backend_start, backend_type FROM ses_new),
+-- each row with its session, texts and wait, and the hash of its activity
  full_rows AS MATERIALIZED (
-  SELECT x.*, tt.text_id AS top_level_query_id, qt.text_id AS query_id,
-         w.wait_event_id,
-         hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
+  SELECT x.*, se.session_id, tt.text_id AS top_level_query_id,
+         tt.text_values AS top_level_query_values, qt.text_id AS query_id,
+         qt.text_values AS query_values, w.wait_event_id,
+         hashtextextended(ROW(se.session_id, x.xact_start, x.query_start,
+             x.state_change, x.state, x.backend_xid, x.backend_xmin,
+             tt.text_id, tt.text_values, qt.text_id, qt.text_values,
+             x.cmdtype, x.queryid, x.nested_queryid)::text, 0) AS hash
+    FROM rws x
+    JOIN ses_all se ON se.day = x.day
+     AND se.hash = hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
              x.usesysid, x.usename, x.application_name, x.client_addr,
              x.client_hostname, x.client_port, x.backend_start,
-             x.xact_start, x.query_start, x.state_change, x.state,
-             x.backend_xid, x.backend_xmin, tt.text_id, qt.text_id,
-             x.cmdtype, x.queryid, x.nested_queryid,
-             x.backend_type)::text, 0) AS hash
-    FROM rws x
+             x.backend_type)::text, 0)
+     AND (se.datid, se.datname, se.pid, se.leader_pid, se.usesysid, se.usename,
+          se.application_name, se.client_addr, se.client_hostname,
+          se.client_port, se.backend_start, se.backend_type)
+         IS NOT DISTINCT FROM
+         (x.datid, x.datname, x.pid, x.leader_pid, x.usesysid, x.usename,
+          x.application_name, x.client_addr, x.client_hostname, x.client_port,
+          x.backend_start, x.backend_type)
     LEFT JOIN txt_all tt ON tt.day = x.day AND tt.text = x.top_level_query
     LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query
     JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type
                  AND w.wait_event IS NOT DISTINCT FROM x.wait_event),
  act AS MATERIALIZED (
-  SELECT DISTINCT f.day, f.hash, f.datid, f.datname, f.pid, f.leader_pid,
-         f.usesysid, f.usename, f.application_name, f.client_addr,
-         f.client_hostname, f.client_port, f.backend_start, f.xact_start,
-         f.query_start, f.state_change, f.state, f.backend_xid,
-         f.backend_xmin, f.top_level_query_id, f.query_id, f.cmdtype,
-         f.queryid, f.nested_queryid, f.backend_type
-    FROM full_rows f),
+  SELECT x.*, row_number() OVER () AS n FROM (
+  SELECT DISTINCT f.day, f.hash, f.session_id, f.xact_start, f.query_start, f.state_change, f.state,
+                  f.backend_xid, f.backend_xmin, f.top_level_query_id,
+                  f.top_level_query_values, f.query_id, f.query_values, f.cmdtype,
+                  f.queryid, f.nested_queryid
+    FROM full_rows f) x),
+-- an activity is found again among those of the last 10 samples stored
+-- before these, less than a minute older (a statement still running, a
+-- session idle in its transaction, a function whose inner statements
+-- alternate): no index on the activities' hash to keep up for the rest,
+-- which run within one sample (a busy server's most).  Missed, an
+-- activity is stored twice, and either row reads the same.
+ prev AS MATERIALIZED (
+  SELECT DISTINCT timezone('UTC', s.sample_time)::date AS day, u.activity_id
+    FROM (SELECT s.sample_time, s.activity_ids
+            FROM %1$I.{tables}_sample s
+           WHERE {of sample}
+             AND s.sample_time <= {last sample time}
+             AND s.sample_time >= {last sample time} - interval '1 minute'
+           ORDER BY s.sample_time DESC LIMIT 10) s
+   CROSS JOIN LATERAL unnest(s.activity_ids) u(activity_id)),
+ act_prev AS MATERIALIZED (
+  SELECT o.*
+    FROM prev p
+    JOIN %1$I.{tables}_activity o
+      ON {of server} AND o.day = p.day AND o.activity_id = p.activity_id),
  act_old AS MATERIALIZED (
   SELECT a.*, o.activity_id
-    FROM act a JOIN %1$I.{tables}_activity o
-      ON {of server} AND o.day = a.day AND o.hash = a.hash
-     AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,
-          o.application_name, o.client_addr, o.client_hostname,
-          o.client_port, o.backend_start, o.xact_start, o.query_start,
-          o.state_change, o.state, o.backend_xid, o.backend_xmin,
-          o.top_level_query_id, o.query_id, o.cmdtype, o.queryid,
-          o.nested_queryid, o.backend_type)
+    FROM act a JOIN act_prev o
+      ON o.day = a.day AND o.hash = a.hash
+     AND (o.session_id, o.xact_start, o.query_start, o.state_change, o.state,
+          o.backend_xid, o.backend_xmin, o.top_level_query_id,
+          o.top_level_query_values, o.query_id, o.query_values, o.cmdtype,
+          o.queryid, o.nested_queryid)
          IS NOT DISTINCT FROM
-         (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
-          a.application_name, a.client_addr, a.client_hostname,
-          a.client_port, a.backend_start, a.xact_start, a.query_start,
-          a.state_change, a.state, a.backend_xid, a.backend_xmin,
-          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-          a.nested_queryid, a.backend_type)),
+         (a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
+          a.backend_xid, a.backend_xmin, a.top_level_query_id,
+          a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
+          a.queryid, a.nested_queryid)),
  act_new AS (
   INSERT INTO %1$I.{tables}_activity ({server columns}day, activity_id, hash,
-         datid, datname, pid, leader_pid, usesysid, usename,
-         application_name, client_addr, client_hostname, client_port,
-         backend_start, xact_start, query_start, state_change, state,
-         backend_xid, backend_xmin, top_level_query_id, query_id, cmdtype,
-         queryid, nested_queryid, backend_type)
+         session_id, xact_start, query_start, state_change, state,
+         backend_xid, backend_xmin, top_level_query_id,
+         top_level_query_values, query_id, query_values, cmdtype, queryid,
+         nested_queryid)
   SELECT {server values}a.day,
          coalesce((SELECT max(o.activity_id)
                      FROM %1$I.{tables}_activity o
                     WHERE {of server} AND o.day = a.day), 0)
          + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
-         a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid,
-         a.usename, a.application_name, a.client_addr, a.client_hostname,
-         a.client_port, a.backend_start, a.xact_start, a.query_start,
-         a.state_change, a.state, a.backend_xid, a.backend_xmin,
-         a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-         a.nested_queryid, a.backend_type
+         a.hash, a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
+         a.backend_xid, a.backend_xmin, a.top_level_query_id,
+         a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
+         a.queryid, a.nested_queryid
     FROM act a
-   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.day = a.day
-                        AND y.hash = a.hash
-                        AND (y.datid, y.datname, y.pid, y.leader_pid,
-                             y.usesysid, y.usename, y.application_name,
-                             y.client_addr, y.client_hostname,
-                             y.client_port, y.backend_start, y.xact_start,
-                             y.query_start, y.state_change, y.state,
-                             y.backend_xid, y.backend_xmin,
-                             y.top_level_query_id, y.query_id, y.cmdtype,
-                             y.queryid, y.nested_queryid, y.backend_type)
-                            IS NOT DISTINCT FROM
-                            (a.datid, a.datname, a.pid, a.leader_pid,
-                             a.usesysid, a.usename, a.application_name,
-                             a.client_addr, a.client_hostname,
-                             a.client_port, a.backend_start, a.xact_start,
-                             a.query_start, a.state_change, a.state,
-                             a.backend_xid, a.backend_xmin,
-                             a.top_level_query_id, a.query_id, a.cmdtype,
-                             a.queryid, a.nested_queryid, a.backend_type))
-  RETURNING day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
-         usename, application_name, client_addr, client_hostname,
-         client_port, backend_start, xact_start, query_start, state_change,
-         state, backend_xid, backend_xmin, top_level_query_id, query_id,
-         cmdtype, queryid, nested_queryid, backend_type),
+   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.n = a.n)
+  RETURNING day, hash, activity_id, session_id, xact_start, query_start, state_change, state,
+            backend_xid, backend_xmin, top_level_query_id,
+            top_level_query_values, query_id, query_values, cmdtype, queryid,
+            nested_queryid),
  act_all AS MATERIALIZED (
-  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
-         usename, application_name, client_addr, client_hostname,
-         client_port, backend_start, xact_start, query_start, state_change,
-         state, backend_xid, backend_xmin, top_level_query_id, query_id,
-         cmdtype, queryid, nested_queryid, backend_type FROM act_old
+  SELECT day, hash, activity_id, session_id, xact_start, query_start, state_change, state,
+         backend_xid, backend_xmin, top_level_query_id,
+         top_level_query_values, query_id, query_values, cmdtype, queryid,
+         nested_queryid FROM act_old
   UNION ALL
-  SELECT day, hash, activity_id, datid, datname, pid, leader_pid, usesysid,
-         usename, application_name, client_addr, client_hostname,
-         client_port, backend_start, xact_start, query_start, state_change,
-         state, backend_xid, backend_xmin, top_level_query_id, query_id,
-         cmdtype, queryid, nested_queryid, backend_type FROM act_new),
+  SELECT day, hash, activity_id, session_id, xact_start, query_start, state_change, state,
+         backend_xid, backend_xmin, top_level_query_id,
+         top_level_query_values, query_id, query_values, cmdtype, queryid,
+         nested_queryid FROM act_new),
  mapped AS MATERIALIZED (
   SELECT f.*, a.activity_id
     FROM full_rows f JOIN act_all a
       ON a.day = f.day AND a.hash = f.hash
-     AND (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
-          a.application_name, a.client_addr, a.client_hostname,
-          a.client_port, a.backend_start, a.xact_start, a.query_start,
-          a.state_change, a.state, a.backend_xid, a.backend_xmin,
-          a.top_level_query_id, a.query_id, a.cmdtype, a.queryid,
-          a.nested_queryid, a.backend_type)
+     AND (a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
+          a.backend_xid, a.backend_xmin, a.top_level_query_id,
+          a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
+          a.queryid, a.nested_queryid)
          IS NOT DISTINCT FROM
-         (f.datid, f.datname, f.pid, f.leader_pid, f.usesysid, f.usename,
-          f.application_name, f.client_addr, f.client_hostname,
-          f.client_port, f.backend_start, f.xact_start, f.query_start,
-          f.state_change, f.state, f.backend_xid, f.backend_xmin,
-          f.top_level_query_id, f.query_id, f.cmdtype, f.queryid,
-          f.nested_queryid, f.backend_type)),
+         (f.session_id, f.xact_start, f.query_start, f.state_change, f.state,
+          f.backend_xid, f.backend_xmin, f.top_level_query_id,
+          f.top_level_query_values, f.query_id, f.query_values, f.cmdtype,
+          f.queryid, f.nested_queryid)),
 -- one row per kept sample, its rows as arrays: grouped once, not looked up
 -- per sample (a step of thousands of samples would read every row for each)
  per_sample AS MATERIALIZED (
@@ -237,7 +301,9 @@ $sql$,
   '{of server}', CASE WHEN fleet THEN 'o.server_id = $1 AND o.feed = 0' ELSE 'true' END),
   '{server columns}', CASE WHEN fleet THEN 'server_id, feed, ' ELSE '' END),
   '{server values}', CASE WHEN fleet THEN '$1, 0, ' ELSE '' END),
-  '{server arg}', CASE WHEN fleet THEN ', $1' ELSE '' END);
+  '{server arg}', CASE WHEN fleet THEN ', $1' ELSE '' END),
+  '{of sample}', CASE WHEN fleet THEN 's.server_id = $1 AND s.feed = 0' ELSE 'true' END),
+  '{last sample time}', CASE WHEN fleet THEN '$2' ELSE '(SELECT st.last_sample_time FROM st)' END);
 REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
 
 -- The archiving step, one statement (src/archive/archive_step.c runs it with
@@ -608,6 +674,7 @@ RETURNS TABLE (parent name, retention text, by_date boolean)
 LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
 SELECT * FROM (VALUES ('pgsentinel_archive_sample'::name, 'raw'::text, false),
+              ('pgsentinel_archive_session', 'raw', true),
               ('pgsentinel_archive_activity', 'raw', true),
               ('pgsentinel_archive_text', 'raw', true),
               ('pgsentinel_archive_statement_delta', 'raw', false),

@@ -70,13 +70,13 @@ SELECT p.sample_id, p.sample_time, p.sample_period, p.sample_period,
 
 CREATE VIEW pgsentinel_ash_archive AS
 SELECT s.sample_time AS ash_time,
-       a.datid, a.datname, a.pid,
-       CASE WHEN v.visible THEN a.leader_pid END AS leader_pid,
-       a.usesysid, a.usename, a.application_name,
-       CASE WHEN v.visible THEN a.client_addr END AS client_addr,
-       CASE WHEN v.visible THEN a.client_hostname END AS client_hostname,
-       CASE WHEN v.visible THEN a.client_port END AS client_port,
-       CASE WHEN v.visible THEN a.backend_start END AS backend_start,
+       se.datid, se.datname, se.pid,
+       CASE WHEN v.visible THEN se.leader_pid END AS leader_pid,
+       se.usesysid, se.usename, se.application_name,
+       CASE WHEN v.visible THEN se.client_addr END AS client_addr,
+       CASE WHEN v.visible THEN se.client_hostname END AS client_hostname,
+       CASE WHEN v.visible THEN se.client_port END AS client_port,
+       CASE WHEN v.visible THEN se.backend_start END AS backend_start,
        CASE WHEN v.visible THEN a.xact_start END AS xact_start,
        CASE WHEN v.visible THEN a.query_start END AS query_start,
        CASE WHEN v.visible THEN a.state_change END AS state_change,
@@ -84,12 +84,14 @@ SELECT s.sample_time AS ash_time,
        CASE WHEN v.visible THEN w.wait_event END AS wait_event,
        CASE WHEN v.visible THEN a.state END AS state,
        a.backend_xid, a.backend_xmin,
-       CASE WHEN v.visible THEN tt.text ELSE '<insufficient privilege>' END AS top_level_query,
-       CASE WHEN v.visible THEN qt.text ELSE '<insufficient privilege>' END AS query,
+       CASE WHEN v.visible THEN pgsentinel_text_fill(tt.text, a.top_level_query_values)
+            ELSE '<insufficient privilege>' END AS top_level_query,
+       CASE WHEN v.visible THEN pgsentinel_text_fill(qt.text, a.query_values)
+            ELSE '<insufficient privilege>' END AS query,
        CASE WHEN v.visible THEN a.cmdtype END AS cmdtype,
        CASE WHEN v.visible THEN a.queryid END AS queryid,
        CASE WHEN v.visible THEN a.nested_queryid END AS nested_queryid,
-       CASE WHEN v.visible THEN a.backend_type END AS backend_type,
+       CASE WHEN v.visible THEN se.backend_type END AS backend_type,
        coalesce(u.blockers, 0) AS blockers,
        u.blockerpid,
        CASE WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
@@ -127,6 +129,9 @@ SELECT s.sample_time AS ash_time,
   JOIN pgsentinel_archive_activity a
     ON a.day OPERATOR(pg_catalog.=) u.sday
    AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
+  JOIN pgsentinel_archive_session se
+    ON se.day OPERATOR(pg_catalog.=) a.day
+   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
   LEFT JOIN pgsentinel_archive_wait_event w
     ON w.wait_event_id OPERATOR(pg_catalog.=) u.wait_event_id
   LEFT JOIN pgsentinel_archive_text tt
@@ -136,7 +141,7 @@ SELECT s.sample_time AS ash_time,
     ON qt.day OPERATOR(pg_catalog.=) a.day
    AND qt.text_id OPERATOR(pg_catalog.=) a.query_id
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
+                         OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
 
 CREATE VIEW pgsentinel_ash_history AS
 SELECT ash_time, datid, datname, pid, leader_pid, usesysid,

@@ -276,16 +276,20 @@ SELECT o.bucket, o.samples, o.observed, o.peak
 -- (which keep its query id, not its text); hidden as in
 -- pgsentinel_ash_archive.
 CREATE VIEW pgsentinel_activity_archive AS
-SELECT a.day, a.activity_id, a.datname, a.usesysid, a.usename, a.application_name,
+SELECT a.day, a.activity_id, se.datname, se.usesysid, se.usename, se.application_name,
        CASE WHEN v.visible THEN a.queryid END AS queryid,
        CASE WHEN v.visible THEN a.query_start END AS query_start,
-       CASE WHEN v.visible THEN tt.text ELSE '<insufficient privilege>' END AS top_level_query
+       CASE WHEN v.visible THEN pgsentinel_text_fill(tt.text, a.top_level_query_values)
+            ELSE '<insufficient privilege>' END AS top_level_query
   FROM pgsentinel_archive_activity a
+  JOIN pgsentinel_archive_session se
+    ON se.day OPERATOR(pg_catalog.=) a.day
+   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
   LEFT JOIN pgsentinel_archive_text tt
     ON tt.day OPERATOR(pg_catalog.=) a.day
    AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(a.usesysid, 'USAGE') AS visible) v;
+                         OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
     pgsentinel_ash_session_minute, pgsentinel_blocking_hour, pgsentinel_blocking_minute,

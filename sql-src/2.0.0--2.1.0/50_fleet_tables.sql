@@ -59,6 +59,12 @@ CREATE TABLE pgsentinel_fleet_sample (
     LIKE pgsentinel_archive_sample
 ) PARTITION BY LIST (server_id);
 
+CREATE TABLE pgsentinel_fleet_session (
+    server_id integer NOT NULL,
+    feed bigint NOT NULL,
+    LIKE pgsentinel_archive_session
+) PARTITION BY LIST (server_id);
+
 CREATE TABLE pgsentinel_fleet_activity (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
@@ -96,7 +102,7 @@ CREATE TABLE pgsentinel_fleet_statement_text (
 ) PARTITION BY LIST (server_id);
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
-    pgsentinel_fleet_activity, pgsentinel_fleet_text,
+    pgsentinel_fleet_session, pgsentinel_fleet_activity, pgsentinel_fleet_text,
     pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta,
     pgsentinel_fleet_statement_text FROM PUBLIC;
 REVOKE ALL ON SEQUENCE pgsentinel_fleet_server_server_id_seq FROM PUBLIC;
@@ -143,7 +149,8 @@ BEGIN
        AND d.defaclobjtype = 'r'
        AND d.defaclnamespace IN (0, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s))
        AND a.grantee <> d.defaclrole;
-    FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+    FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
+                             'pgsentinel_fleet_activity',
                              'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
                              'pgsentinel_fleet_statement_delta', 'pgsentinel_fleet_statement_text'] LOOP
         p := t || '_' || server::text;
@@ -163,6 +170,7 @@ BEGIN
                                s, p, s, t,
                                CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
                                       WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
+                                      WHEN 'pgsentinel_fleet_session' THEN 'PRIMARY KEY (server_id, feed, day, session_id)'
                                       WHEN 'pgsentinel_fleet_activity' THEN 'PRIMARY KEY (server_id, feed, day, activity_id)'
                                       WHEN 'pgsentinel_fleet_statement_delta' THEN 'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)'
                                       WHEN 'pgsentinel_fleet_statement_text' THEN 'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)'
@@ -171,7 +179,7 @@ BEGIN
                                       WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
                                       WHEN 'pgsentinel_fleet_statement_delta' THEN ' PARTITION BY RANGE (ash_time)'
                                       ELSE ' PARTITION BY RANGE (day)' END);
-                IF t IN ('pgsentinel_fleet_activity', 'pgsentinel_fleet_text') THEN
+                IF t IN ('pgsentinel_fleet_session', 'pgsentinel_fleet_text') THEN
                     EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
                 END IF;
                 IF revoke_from IS NOT NULL THEN

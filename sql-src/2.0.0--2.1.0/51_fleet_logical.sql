@@ -39,12 +39,13 @@ BEGIN
      WHERE e.extname = 'pgsentinel';
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
         EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_sample, '
-                       '%1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
+                       '%1$I.pgsentinel_archive_session, %1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
                        '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_statement_delta, '
                        '%1$I.pgsentinel_archive_statement_text '
                        'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
     END IF;
-    FOREACH t IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
+    FOREACH t IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_session',
+                             'pgsentinel_archive_activity',
                              'pgsentinel_archive_text', 'pgsentinel_archive_wait_event',
                              'pgsentinel_archive_statement_delta', 'pgsentinel_archive_statement_text'] LOOP
         IF NOT EXISTS (SELECT FROM pg_publication_rel r
@@ -109,13 +110,13 @@ BEGIN
                                  ($3).blocker_usesysids, ($3).blocking_pids
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
-    ELSIF TG_ARGV[0] = 'activity' THEN
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_activity_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+    ELSIF TG_ARGV[0] IN ('session', 'activity') THEN
+        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_' || TG_ARGV[0] || '_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
-        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_activity
+        EXECUTE format('INSERT INTO %I.%I
                           SELECT $1, $2, ($3).*
-                        ON CONFLICT DO NOTHING', s)
+                        ON CONFLICT DO NOTHING', s, 'pgsentinel_fleet_' || TG_ARGV[0])
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'text' THEN
         IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
@@ -165,6 +166,8 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_redirect() FROM PUBLIC;
 -- those created later too), fired in replica sessions only.
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_sample
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('sample');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_session
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('session');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_activity
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('activity');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_text
@@ -176,6 +179,7 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_sta
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_text');
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
@@ -227,6 +231,10 @@ CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_arc
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_sample
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_session
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_session
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_activity
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_activity
@@ -249,6 +257,8 @@ CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_ar
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;

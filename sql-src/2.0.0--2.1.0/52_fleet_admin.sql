@@ -277,7 +277,8 @@ BEGIN
         IF method = 'logical' THEN
             -- landing partitions for the days the repository has no partition
             -- of: the trigger moves every row out of them
-            FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_activity',
+            FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_session',
+                                       'pgsentinel_archive_activity',
                                        'pgsentinel_archive_text', 'pgsentinel_archive_statement_delta',
                                        'pgsentinel_archive_statement_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
@@ -499,7 +500,8 @@ BEGIN
                                foreign_server = NULL WHERE server_id = $1', s)
             USING f.server_id;
     ELSE
-        FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+        FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
+                                 'pgsentinel_fleet_activity',
                                  'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
                                  'pgsentinel_fleet_statement_delta', 'pgsentinel_fleet_statement_text'] LOOP
             -- (a partition on another node is a foreign table here; its

@@ -248,7 +248,8 @@ BEGIN
                  CROSS JOIN LATERAL pg_partition_tree(t.oid) x
                   JOIN pg_class c ON c.oid = x.relid
                  WHERE t.relnamespace = $2 AND t.relkind = 'p'
-                   AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+                   AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
+                                     'pgsentinel_fleet_activity',
                                      'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
                                      'pgsentinel_fleet_statement_delta',
                                      'pgsentinel_fleet_statement_text')
@@ -328,7 +329,8 @@ BEGIN
                format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
           FROM %1$I.pgsentinel_fleet_server v
           JOIN pg_class t ON t.relnamespace = $2
-           AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_activity',
+           AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
+                             'pgsentinel_fleet_activity',
                              'pgsentinel_fleet_text', 'pgsentinel_fleet_statement_delta',
                              'pgsentinel_fleet_statement_text')
           JOIN pg_inherits ip ON ip.inhparent = t.oid

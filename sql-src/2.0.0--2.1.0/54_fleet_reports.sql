@@ -25,12 +25,13 @@ SELECT f.name AS server, s.server_id, s.sample_time, s.sample_id,
 
 CREATE VIEW pgsentinel_fleet_ash AS
 SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
-       a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
-       a.application_name, a.client_addr, a.client_hostname, a.client_port,
-       a.backend_start, a.xact_start, a.query_start, a.state_change,
+       se.datid, se.datname, se.pid, se.leader_pid, se.usesysid, se.usename,
+       se.application_name, se.client_addr, se.client_hostname, se.client_port,
+       se.backend_start, a.xact_start, a.query_start, a.state_change,
        w.wait_event_type, w.wait_event, a.state, a.backend_xid, a.backend_xmin,
-       tt.text AS top_level_query, qt.text AS query, a.cmdtype, a.queryid,
-       a.nested_queryid, a.backend_type, coalesce(u.blockers, 0) AS blockers,
+       pgsentinel_text_fill(tt.text, a.top_level_query_values) AS top_level_query,
+       pgsentinel_text_fill(qt.text, a.query_values) AS query, a.cmdtype, a.queryid,
+       a.nested_queryid, se.backend_type, coalesce(u.blockers, 0) AS blockers,
        u.blockerpid, u.blocker_state,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
        s.sample_period, pgsentinel_load_weight(a.state, u.sweight) AS weight,
@@ -62,6 +63,11 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
    AND a.feed OPERATOR(pg_catalog.=) u.sfeed
    AND a.day OPERATOR(pg_catalog.=) u.sday
    AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
+  JOIN pgsentinel_fleet_session se
+    ON se.server_id OPERATOR(pg_catalog.=) a.server_id
+   AND se.feed OPERATOR(pg_catalog.=) a.feed
+   AND se.day OPERATOR(pg_catalog.=) a.day
+   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
   LEFT JOIN pgsentinel_fleet_wait_event w
     ON w.server_id OPERATOR(pg_catalog.=) u.sid
    AND w.feed OPERATOR(pg_catalog.=) u.sfeed
