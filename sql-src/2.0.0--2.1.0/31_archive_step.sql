@@ -3,7 +3,8 @@
 -- the step's SQL, the partitions to make and to drop, and the texts' ids.
 -- The C keeps the loop, the locks, the transaction and the status; what
 -- the statements read and write is here.  None of these functions is
--- granted to anybody.
+-- granted to anybody but pgsentinel_text_split() and _fill(), which the
+-- archive's views call with their readers' rights.
 
 -- A statement text as {template, literal values}, and back (the rule that
 -- makes the pair exact: src/archive/text_template.c).  The archive keeps
@@ -135,7 +136,7 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
                               x.backend_start, x.backend_type)::text, 0) AS hash
     FROM rws x) x),
  ses_old AS MATERIALIZED (
-  SELECT a.*, o.session_id
+  SELECT DISTINCT ON (a.n) a.*, o.session_id
     FROM ses a JOIN %1$I.{tables}_session o
       ON {of server} AND o.day = a.day AND o.hash = a.hash
      AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,
@@ -144,7 +145,8 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          IS NOT DISTINCT FROM
          (a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
           a.application_name, a.client_addr, a.client_hostname, a.client_port,
-          a.backend_start, a.backend_type)),
+          a.backend_start, a.backend_type)
+   ORDER BY a.n, o.session_id),
  ses_new AS (
   INSERT INTO %1$I.{tables}_session ({server columns}day, session_id, hash,
          datid, datname, pid, leader_pid, usesysid, usename, application_name,
@@ -220,8 +222,10 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
     FROM prev p
     JOIN %1$I.{tables}_activity o
       ON {of server} AND o.day = p.day AND o.activity_id = p.activity_id),
+-- (one stored row each: after a sample dated ahead the window may hold an
+-- activity stored twice)
  act_old AS MATERIALIZED (
-  SELECT a.*, o.activity_id
+  SELECT DISTINCT ON (a.n) a.*, o.activity_id
     FROM act a JOIN act_prev o
       ON o.day = a.day AND o.hash = a.hash
      AND (o.session_id, o.xact_start, o.query_start, o.state_change, o.state,
@@ -232,7 +236,8 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          (a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
           a.backend_xid, a.backend_xmin, a.top_level_query_id,
           a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
-          a.queryid, a.nested_queryid)),
+          a.queryid, a.nested_queryid)
+   ORDER BY a.n, o.activity_id),
  act_new AS (
   INSERT INTO %1$I.{tables}_activity ({server columns}day, activity_id, hash,
          session_id, xact_start, query_start, state_change, state,

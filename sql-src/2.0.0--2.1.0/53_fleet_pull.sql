@@ -160,6 +160,10 @@ RETURNS TABLE (name text, samples_seen bigint, samples_stored bigint,
                rows_stored bigint, statements_stored bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- (the store part hashes rows as text: one setting for every pull, by hand
+-- or by the tick)
+SET TimeZone = 'UTC'
+SET DateStyle = 'ISO, YMD'
 AS $$
 DECLARE
     s name;

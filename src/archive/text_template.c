@@ -229,7 +229,9 @@ pgsentinel_text_split(PG_FUNCTION_ARGS)
 /*
  * The text back from its template and values; NULL values: the template
  * is the text.  A template and values that do not match (one more mark
- * than values, or the reverse) are a damaged archive row, reported as such.
+ * than values, or the reverse) are a damaged archive row: a WARNING says
+ * so and the text is NULL, so that one such row (edited by hand, or sent
+ * by a fleet source) stops neither the archiver's rollups nor a report.
  */
 Datum
 pgsentinel_text_fill(PG_FUNCTION_ARGS)
@@ -286,10 +288,10 @@ pgsentinel_text_fill(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 
 mismatch:
-	ereport(ERROR,
+	ereport(WARNING,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("archived literal values do not match their statement template"),
 			 errdetail("The template has %d bytes and the values %d.", tlen, vlen),
-			 errhint("The archive row was changed by hand or damaged; delete the day's partitions of the archive.")));
-	PG_RETURN_NULL();			/* keep the compiler quiet */
+			 errhint("The archive row was changed by hand or damaged; its text reads as NULL.")));
+	PG_RETURN_NULL();
 }
