@@ -311,6 +311,211 @@ $sql$,
   '{last sample time}', CASE WHEN fleet THEN '$2' ELSE '(SELECT st.last_sample_time FROM st)' END);
 REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
 
+-- How the rollups are made of rows, in the archive (fleet false) or a
+-- fleet server's part of the repository (fleet true: $1 is its server id):
+-- the part of the archiving step (pgsentinel_archive_step_sql()) and of
+-- the fleet's roll (pgsentinel_fleet_roll_sql()) after the CTEs roll_range
+-- (lo, hi: the minutes rolled up; hlo, hhi: the hours closed, from their
+-- minutes before lo read back and the rows before hhi), roll_rows (the
+-- rows of [lo, hi) and their weights, as pgsentinel_ash_archive shows
+-- them) and roll_samples (the samples of [lo, hi): time, weight, active
+-- sessions).  Each minute and each hour is inserted once.  In the archive
+-- a row of a bucket already rolled up (a late row: see the step) adds to
+-- that bucket's rows by key; a fleet server's rows are rolled up by time
+-- only (its partitions may be foreign tables, which take no ON CONFLICT):
+-- a row that arrives for a time already rolled up is read from the rows,
+-- not the rollups (docs/fleet.md).
+CREATE FUNCTION pgsentinel_rollup_sql(fleet boolean)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+       pg_catalog.replace(pg_catalog.replace($sql$
+ roll_minute AS (
+  INSERT INTO %1$I.{rollup}minute AS t (bucket, datname, usesysid,
+         usename, application_name, backend_type, wait_event_type,
+         wait_event, queryid, db_time, rows{server col})
+  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.datname, m.usesysid,
+         m.usename, m.application_name, m.backend_type, m.wait_event_type,
+         m.wait_event, m.queryid, sum(m.weight), count(*){server val}
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9),
+ roll_hour AS (
+  INSERT INTO %1$I.{rollup}hour AS t (bucket, datname, usesysid,
+         usename, application_name, backend_type, wait_event_type,
+         wait_event, queryid, db_time, rows{server col})
+  SELECT date_trunc('hour', h.bucket, 'UTC'), h.datname, h.usesysid,
+         h.usename, h.application_name, h.backend_type, h.wait_event_type,
+         h.wait_event, h.queryid, sum(h.db_time), sum(h.rows){server val}
+    FROM (SELECT m.bucket, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.backend_type, m.wait_event_type,
+                 m.wait_event, m.queryid, m.db_time, m.rows
+            FROM %1$I.{rollup}minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT m.ash_time, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.backend_type, m.wait_event_type,
+                 m.wait_event, m.queryid, m.weight, 1
+            FROM roll_range g, roll_rows m
+           WHERE m.weight > 0 AND m.ash_time < g.hhi) h
+   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+{hour upsert}),
+ roll_session_hour AS (
+  INSERT INTO %1$I.{rollup}session_hour AS t (bucket, pid, datname,
+         usesysid, usename, application_name, client_addr, backend_type,
+         wait_event_type, wait_event, db_time, rows, last_time{server col})
+  SELECT date_trunc('hour', h.bucket, 'UTC'), h.pid, h.datname,
+         h.usesysid, h.usename, h.application_name, h.client_addr,
+         h.backend_type, h.wait_event_type, h.wait_event,
+         sum(h.db_time), sum(h.rows), max(h.last_time){server val}
+    FROM (SELECT m.bucket, m.pid, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.client_addr, m.backend_type,
+                 m.wait_event_type, m.wait_event, m.db_time, m.rows, m.last_time
+            FROM %1$I.{rollup}session_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT m.ash_time, m.pid, m.datname, m.usesysid, m.usename,
+                 m.application_name, m.client_addr, m.backend_type,
+                 m.wait_event_type, m.wait_event, m.weight, 1, m.ash_time
+            FROM roll_range g, roll_rows m
+           WHERE m.weight > 0 AND m.ash_time < g.hhi) h
+   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+{session upsert}),
+ roll_session_minute AS (
+  INSERT INTO %1$I.{rollup}session_minute AS t (bucket, pid, datname,
+         usesysid, usename, application_name, client_addr, backend_type,
+         wait_event_type, wait_event, db_time, rows, last_time{server col})
+  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.pid, m.datname,
+         m.usesysid, m.usename, m.application_name, m.client_addr,
+         m.backend_type, m.wait_event_type, m.wait_event,
+         sum(m.weight), count(*), max(m.ash_time){server val}
+    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+-- the rows of the samples with a blocked session (a join: few such samples)
+ bl_samples AS MATERIALIZED (
+  SELECT DISTINCT y.sample_id FROM roll_rows y WHERE y.blockers > 0),
+ bl_rows AS MATERIALIZED (
+  SELECT coalesce(jsonb_agg(jsonb_build_object(
+               'ash_time', m.ash_time, 'sample_id', m.sample_id,
+               'pid', m.pid, 'weight', m.weight,
+               'usesysid', m.usesysid, 'usename', m.usename,
+               'application_name', m.application_name,
+               'client_addr', m.client_addr, 'xact_start', m.xact_start,
+               'state', m.state, 'wait_event_type', m.wait_event_type,
+               'wait_event', m.wait_event, 'query', m.top_level_query,
+               'blocking', CASE WHEN m.blockers > 0
+                                 AND cardinality(m.blocking_pids) > 0
+                                THEN m.blocking_pids
+                                WHEN m.blockerpid IS NOT NULL
+                                THEN ARRAY[m.blockerpid] END,
+               'blockerpid', m.blockerpid, 'blocker_state', m.blocker_state,
+               'blocker_usesysid', m.blocker_usesysid)), '[]') AS rows
+      FROM roll_rows m JOIN bl_samples b ON b.sample_id = m.sample_id),
+-- an hour's blocking parts merged key by key (one key's parts in one
+-- JSON array, a few dozen: a whole hour's of a lock storm in one could
+-- pass jsonb's size limit and stop the archiver for good)
+ roll_blocking_hour AS (
+  INSERT INTO %1$I.{rollup}blocking_hour AS t (bucket, kind,
+         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
+         last_time, usesysid, usename, state, wait_event_type, wait_event,
+         query, first_time, application_name, client_addr, xact_start{server col})
+  SELECT h.*{server val} FROM (
+         SELECT jsonb_agg(to_jsonb(p)) AS parts
+           FROM (SELECT m.bucket, m.kind, m.root_pid, m.pid, m.key_usesysid, m.depth,
+                         m.blocked_by, m.samples, m.db_time, m.last_time, m.usesysid,
+                         m.usename, m.state, m.wait_event_type, m.wait_event, m.query,
+                         m.first_time, m.application_name, m.client_addr, m.xact_start
+                   FROM %1$I.{rollup}blocking_minute m
+                  WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+                    AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+                 UNION ALL
+                 SELECT b.* FROM roll_range g, bl_rows r,
+                        %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b
+                  WHERE b.bucket < g.hhi) p
+          GROUP BY date_trunc('hour', p.bucket, 'UTC'), p.kind, p.root_pid, p.pid,
+                   p.key_usesysid) x,
+       %1$I.pgsentinel_blocking_merge(x.parts, 'hour'::text) h
+{blocking upsert}),
+ roll_blocking_minute AS (
+  INSERT INTO %1$I.{rollup}blocking_minute AS t (bucket, kind,
+         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
+         last_time, usesysid, usename, state, wait_event_type, wait_event,
+         query, first_time, application_name, client_addr, xact_start{server col})
+  SELECT b.*{server val} FROM bl_rows r, %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b),
+ obs_minute AS (
+  INSERT INTO %1$I.{rollup}minute_observed AS t
+         (bucket, samples, observed, peak{server col})
+  SELECT date_trunc('minute', k.sample_time, 'UTC'), count(*),
+         sum(k.weight), max(k.active_sessions){server val}
+    FROM roll_samples k GROUP BY 1
+{observed upsert}),
+ obs_hour AS (
+  INSERT INTO %1$I.{rollup}hour_observed AS t
+         (bucket, samples, observed, peak{server col})
+  SELECT date_trunc('hour', h.bucket, 'UTC'), sum(h.samples),
+         sum(h.observed), max(h.peak){server val}
+    FROM (SELECT m.bucket, m.samples, m.observed, m.peak
+            FROM %1$I.{rollup}minute_observed m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT k.sample_time, 1, k.weight, k.active_sessions
+            FROM roll_range g, roll_samples k
+           WHERE k.sample_time < g.hhi) h
+   GROUP BY 1
+{observed upsert}),
+$sql$,
+  '{rollup}', CASE WHEN fleet THEN 'pgsentinel_fleet_rollup_' ELSE 'pgsentinel_rollup_' END),
+  '{server col}', CASE WHEN fleet THEN ', server_id' ELSE '' END),
+  '{server val}', CASE WHEN fleet THEN ', $1' ELSE '' END),
+  '{and server}', CASE WHEN fleet THEN ' AND m.server_id = $1' ELSE '' END),
+  '{hour upsert}', CASE WHEN NOT fleet THEN $upsert$
+  ON CONFLICT (bucket, datname, usesysid, usename, application_name,
+               backend_type, wait_event_type, wait_event, queryid)
+  DO UPDATE SET db_time = t.db_time + excluded.db_time,
+                rows = t.rows + excluded.rows$upsert$ ELSE '' END),
+  '{session upsert}', CASE WHEN NOT fleet THEN $upsert$
+  ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
+               client_addr, backend_type, wait_event_type, wait_event)
+  DO UPDATE SET db_time = t.db_time + excluded.db_time,
+                rows = t.rows + excluded.rows,
+                last_time = greatest(t.last_time, excluded.last_time)$upsert$ ELSE '' END),
+  '{observed upsert}', CASE WHEN NOT fleet THEN $upsert$
+  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
+                                     observed = t.observed + excluded.observed,
+                                     peak = greatest(t.peak, excluded.peak)$upsert$ ELSE '' END),
+-- How a bucket's part of the blocking trees adds to the one already kept
+-- (the same for the hour and the minute rollups): counts and times summed,
+-- the deepest level and all blockers kept, the names of the latest row.
+  '{blocking upsert}', CASE WHEN NOT fleet THEN $upsert$
+  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)
+  DO UPDATE SET depth = greatest(t.depth, excluded.depth),
+                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)
+                                FROM unnest(t.blocked_by || excluded.blocked_by) x),
+                samples = t.samples + excluded.samples,
+                db_time = t.db_time + excluded.db_time,
+                usesysid = CASE WHEN excluded.last_time >= t.last_time
+                                THEN excluded.usesysid ELSE t.usesysid END,
+                usename = CASE WHEN excluded.last_time >= t.last_time
+                               THEN excluded.usename ELSE t.usename END,
+                state = CASE WHEN excluded.last_time >= t.last_time
+                             THEN excluded.state ELSE t.state END,
+                wait_event_type = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.wait_event_type ELSE t.wait_event_type END,
+                wait_event = CASE WHEN excluded.last_time >= t.last_time
+                                  THEN excluded.wait_event ELSE t.wait_event END,
+                query = CASE WHEN excluded.last_time >= t.last_time
+                             THEN excluded.query ELSE t.query END,
+                application_name = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.application_name ELSE t.application_name END,
+                client_addr = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.client_addr ELSE t.client_addr END,
+                xact_start = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.xact_start ELSE t.xact_start END,
+                first_time = least(t.first_time, excluded.first_time),
+                last_time = greatest(t.last_time, excluded.last_time)$upsert$ ELSE '' END);
+REVOKE EXECUTE ON FUNCTION pgsentinel_rollup_sql(boolean) FROM PUBLIC;
+
 -- The archiving step, one statement (src/archive/archive_step.c runs it with
 -- format(pgsentinel_archive_step_sql(), schema)).  It copies the samples
 -- after the watermark from the rings into the archive tables, adds them to
@@ -460,146 +665,7 @@ WITH st AS MATERIALIZED (
     FROM roll_range g, kept k LEFT JOIN per_sample p
       ON p.sample_id = k.sample_id AND p.sample_time = k.sample_time
    WHERE k.sample_time < greatest(g.lo, g.hi)),
- roll_minute AS (
-  INSERT INTO %1$I.pgsentinel_rollup_minute AS t (bucket, datname, usesysid,
-         usename, application_name, backend_type, wait_event_type,
-         wait_event, queryid, db_time, rows)
-  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.datname, m.usesysid,
-         m.usename, m.application_name, m.backend_type, m.wait_event_type,
-         m.wait_event, m.queryid, sum(m.weight), count(*)
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9),
- roll_hour AS (
-  INSERT INTO %1$I.pgsentinel_rollup_hour AS t (bucket, datname, usesysid,
-         usename, application_name, backend_type, wait_event_type,
-         wait_event, queryid, db_time, rows)
-  SELECT date_trunc('hour', h.bucket, 'UTC'), h.datname, h.usesysid,
-         h.usename, h.application_name, h.backend_type, h.wait_event_type,
-         h.wait_event, h.queryid, sum(h.db_time), sum(h.rows)
-    FROM (SELECT m.bucket, m.datname, m.usesysid, m.usename,
-                 m.application_name, m.backend_type, m.wait_event_type,
-                 m.wait_event, m.queryid, m.db_time, m.rows
-            FROM %1$I.pgsentinel_rollup_minute m
-           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
-             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
-          UNION ALL
-          SELECT m.ash_time, m.datname, m.usesysid, m.usename,
-                 m.application_name, m.backend_type, m.wait_event_type,
-                 m.wait_event, m.queryid, m.weight, 1
-            FROM roll_range g, roll_rows m
-           WHERE m.weight > 0 AND m.ash_time < g.hhi) h
-   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-  ON CONFLICT (bucket, datname, usesysid, usename, application_name,
-               backend_type, wait_event_type, wait_event, queryid)
-  DO UPDATE SET db_time = t.db_time + excluded.db_time,
-                rows = t.rows + excluded.rows),
- roll_session_hour AS (
-  INSERT INTO %1$I.pgsentinel_rollup_session_hour AS t (bucket, pid, datname,
-         usesysid, usename, application_name, client_addr, backend_type,
-         wait_event_type, wait_event, db_time, rows, last_time)
-  SELECT date_trunc('hour', h.bucket, 'UTC'), h.pid, h.datname,
-         h.usesysid, h.usename, h.application_name, h.client_addr,
-         h.backend_type, h.wait_event_type, h.wait_event,
-         sum(h.db_time), sum(h.rows), max(h.last_time)
-    FROM (SELECT m.bucket, m.pid, m.datname, m.usesysid, m.usename,
-                 m.application_name, m.client_addr, m.backend_type,
-                 m.wait_event_type, m.wait_event, m.db_time, m.rows, m.last_time
-            FROM %1$I.pgsentinel_rollup_session_minute m
-           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
-             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
-          UNION ALL
-          SELECT m.ash_time, m.pid, m.datname, m.usesysid, m.usename,
-                 m.application_name, m.client_addr, m.backend_type,
-                 m.wait_event_type, m.wait_event, m.weight, 1, m.ash_time
-            FROM roll_range g, roll_rows m
-           WHERE m.weight > 0 AND m.ash_time < g.hhi) h
-   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-  ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
-               client_addr, backend_type, wait_event_type, wait_event)
-  DO UPDATE SET db_time = t.db_time + excluded.db_time,
-                rows = t.rows + excluded.rows,
-                last_time = greatest(t.last_time, excluded.last_time)),
- roll_session_minute AS (
-  INSERT INTO %1$I.pgsentinel_rollup_session_minute AS t (bucket, pid, datname,
-         usesysid, usename, application_name, client_addr, backend_type,
-         wait_event_type, wait_event, db_time, rows, last_time)
-  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.pid, m.datname,
-         m.usesysid, m.usename, m.application_name, m.client_addr,
-         m.backend_type, m.wait_event_type, m.wait_event,
-         sum(m.weight), count(*), max(m.ash_time)
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
--- the rows of the samples with a blocked session (a join: few such samples)
- bl_samples AS MATERIALIZED (
-  SELECT DISTINCT y.sample_id FROM roll_rows y WHERE y.blockers > 0),
- bl_rows AS MATERIALIZED (
-  SELECT coalesce(jsonb_agg(jsonb_build_object(
-               'ash_time', m.ash_time, 'sample_id', m.sample_id,
-               'pid', m.pid, 'weight', m.weight,
-               'usesysid', m.usesysid, 'usename', m.usename,
-               'application_name', m.application_name,
-               'client_addr', m.client_addr, 'xact_start', m.xact_start,
-               'state', m.state, 'wait_event_type', m.wait_event_type,
-               'wait_event', m.wait_event, 'query', m.top_level_query,
-               'blocking', CASE WHEN m.blockers > 0
-                                 AND cardinality(m.blocking_pids) > 0
-                                THEN m.blocking_pids
-                                WHEN m.blockerpid IS NOT NULL
-                                THEN ARRAY[m.blockerpid] END,
-               'blockerpid', m.blockerpid, 'blocker_state', m.blocker_state,
-               'blocker_usesysid', m.blocker_usesysid)), '[]') AS rows
-      FROM roll_rows m JOIN bl_samples b ON b.sample_id = m.sample_id),
--- an hour's blocking parts merged key by key (one key's parts in one
--- JSON array, a few dozen: a whole hour's of a lock storm in one could
--- pass jsonb's size limit and stop the archiver for good)
- roll_blocking_hour AS (
-  INSERT INTO %1$I.pgsentinel_rollup_blocking_hour AS t (bucket, kind,
-         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
-         last_time, usesysid, usename, state, wait_event_type, wait_event,
-         query, first_time, application_name, client_addr, xact_start)
-  SELECT h.* FROM (
-         SELECT jsonb_agg(to_jsonb(p)) AS parts
-           FROM (SELECT m.* FROM %1$I.pgsentinel_rollup_blocking_minute m
-                  WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
-                    AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
-                 UNION ALL
-                 SELECT b.* FROM roll_range g, bl_rows r,
-                        %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b
-                  WHERE b.bucket < g.hhi) p
-          GROUP BY date_trunc('hour', p.bucket, 'UTC'), p.kind, p.root_pid, p.pid,
-                   p.key_usesysid) x,
-       %1$I.pgsentinel_blocking_merge(x.parts, 'hour'::text) h
-{blocking upsert}
- roll_blocking_minute AS (
-  INSERT INTO %1$I.pgsentinel_rollup_blocking_minute AS t (bucket, kind,
-         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
-         last_time, usesysid, usename, state, wait_event_type, wait_event,
-         query, first_time, application_name, client_addr, xact_start)
-  SELECT b.* FROM bl_rows r, %1$I.pgsentinel_blocking_parts(r.rows, 'minute'::text) b),
- obs_minute AS (
-  INSERT INTO %1$I.pgsentinel_rollup_minute_observed AS t
-         (bucket, samples, observed, peak)
-  SELECT date_trunc('minute', k.sample_time, 'UTC'), count(*),
-         sum(k.weight), max(k.active_sessions)
-    FROM roll_samples k GROUP BY 1
-  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
-                                     observed = t.observed + excluded.observed,
-                                     peak = greatest(t.peak, excluded.peak)),
- obs_hour AS (
-  INSERT INTO %1$I.pgsentinel_rollup_hour_observed AS t
-         (bucket, samples, observed, peak)
-  SELECT date_trunc('hour', h.bucket, 'UTC'), sum(h.samples),
-         sum(h.observed), max(h.peak)
-    FROM (SELECT m.bucket, m.samples, m.observed, m.peak
-            FROM %1$I.pgsentinel_rollup_minute_observed m
-           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
-             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
-          UNION ALL
-          SELECT k.sample_time, 1, k.weight, k.active_sessions
-            FROM roll_range g, roll_samples k
-           WHERE k.sample_time < g.hhi) h
-   GROUP BY 1
-  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
-                                     observed = t.observed + excluded.observed,
-                                     peak = greatest(t.peak, excluded.peak)),
+{rollups}
 -- the watermark, with the counts
  counts AS MATERIALIZED (
   SELECT (SELECT count(*) FROM ring) AS seen,
@@ -636,36 +702,7 @@ SELECT c.seen::int8, c.kept::int8, c.rows::int8,
        c.seen >= $2, (SELECT max(u.last_sample_time) FROM upd u)
   FROM counts c
 $sql$,
--- How a bucket's part of the blocking trees adds to the one already kept
--- (the same for the hour and the minute rollups): counts and times summed,
--- the deepest level and all blockers kept, the names of the latest row.
-'{blocking upsert}', $upsert$
-  ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)
-  DO UPDATE SET depth = greatest(t.depth, excluded.depth),
-                blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)
-                                FROM unnest(t.blocked_by || excluded.blocked_by) x),
-                samples = t.samples + excluded.samples,
-                db_time = t.db_time + excluded.db_time,
-                usesysid = CASE WHEN excluded.last_time >= t.last_time
-                                THEN excluded.usesysid ELSE t.usesysid END,
-                usename = CASE WHEN excluded.last_time >= t.last_time
-                               THEN excluded.usename ELSE t.usename END,
-                state = CASE WHEN excluded.last_time >= t.last_time
-                             THEN excluded.state ELSE t.state END,
-                wait_event_type = CASE WHEN excluded.last_time >= t.last_time
-                     THEN excluded.wait_event_type ELSE t.wait_event_type END,
-                wait_event = CASE WHEN excluded.last_time >= t.last_time
-                                  THEN excluded.wait_event ELSE t.wait_event END,
-                query = CASE WHEN excluded.last_time >= t.last_time
-                             THEN excluded.query ELSE t.query END,
-                application_name = CASE WHEN excluded.last_time >= t.last_time
-                     THEN excluded.application_name ELSE t.application_name END,
-                client_addr = CASE WHEN excluded.last_time >= t.last_time
-                     THEN excluded.client_addr ELSE t.client_addr END,
-                xact_start = CASE WHEN excluded.last_time >= t.last_time
-                     THEN excluded.xact_start ELSE t.xact_start END,
-                first_time = least(t.first_time, excluded.first_time),
-                last_time = greatest(t.last_time, excluded.last_time)),$upsert$),
+'{rollups}', pgsentinel_rollup_sql(false)),
 '{store rows}', pgsentinel_store_rows_sql(false));
 REVOKE EXECUTE ON FUNCTION pgsentinel_archive_step_sql() FROM PUBLIC;
 
