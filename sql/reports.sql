@@ -553,42 +553,44 @@ GROUP BY w ORDER BY w;
 -- the totals of window 1 (by hand: observed 10 + 1800 + 900 + 930 = 3640 s)
 SELECT key, db_time, round(aas::numeric, 4) AS aas, observed
 FROM pgsentinel_aas('2020-01-01 13:59:45', '2020-01-01 15:00:15', by => 'wait_class');
-SELECT w, f, pg_temp.pgs_same(format(q, since, until)) AS result
-FROM pgs_rep_windows,
-     (VALUES ('aas', 'SELECT * FROM pgsentinel_aas(%L, %L)'),
-             ('aas wait_class', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_class'')'),
-             ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'')'),
-             ('aas statement', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement'')'),
-             ('aas role bob', 'SELECT * FROM pgsentinel_aas(%L, %L, ''backend_type'', username => ''bob'')'),
-             ('aas database IO', 'SELECT * FROM pgsentinel_aas(%L, %L, ''database'', wait_class => ''IO'')'),
-             ('series', 'SELECT * FROM pgsentinel_aas_series(%L, %L)'),
-             ('series 1 h', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour'')'),
-             ('series 30 min', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''30 minutes'', ''wait_event'')'),
-             ('series 1 min', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 minute'', ''application'')'),
-             ('series 20 s', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''20 s'')'),
-             ('periods', 'SELECT * FROM pgsentinel_periods(%2$L)'),
-             ('periods filtered', 'SELECT * FROM pgsentinel_periods(%2$L, application => ''batch'')'),
-             ('top wait_event', 'SELECT * FROM pgsentinel_top(%L, %L)'),
-             ('top wait_class', 'SELECT * FROM pgsentinel_top(%L, %L, ''wait_class'')'),
-             ('top statement', 'SELECT * FROM pgsentinel_top(%L, %L, ''statement'')'),
-             ('top role', 'SELECT * FROM pgsentinel_top(%L, %L, ''role'')'),
-             ('top session_group', 'SELECT * FROM pgsentinel_top(%L, %L, ''session_group'')'),
-             ('top application', 'SELECT * FROM pgsentinel_top(%L, %L, ''application'')'),
-             ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type'')'),
-             ('top database', 'SELECT * FROM pgsentinel_top(%L, %L, ''database'')'),
-             ('top session', 'SELECT * FROM pgsentinel_top(%L, %L, ''session'')'),
-             ('top client', 'SELECT * FROM pgsentinel_top(%L, %L, ''client'')'),
-             ('aas session', 'SELECT * FROM pgsentinel_aas(%L, %L, ''session'')'),
-             ('aas wait_event pid 102', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'', session_pid => 102)'),
-             ('aas statement pid 104', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement'', session_pid => 104)'),
-             ('series 1 h client', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour'', ''client'')'),
-             ('periods pid 101', 'SELECT * FROM pgsentinel_periods(%2$L, session_pid => 101)'),
-             ('top statements', 'SELECT * FROM pgsentinel_top_statements(%L, %L)'),
-             ('blocking trees', 'SELECT * FROM pgsentinel_blocking_trees(%L, %L)'),
-             ('compare', 'SELECT * FROM pgsentinel_compare(%1$L, %2$L, %1$L::timestamptz + interval ''30 minutes'', %2$L::timestamptz + interval ''30 minutes'', ''wait_event'')'),
-             ('chart', 'SELECT * FROM pgsentinel_chart(%L, %L, cpus => 2)'),
-             ('report', 'SELECT pgsentinel_report(%L, %L, ''json'')::jsonb - ''generated_at'''))
-     AS v(f, q)
+CREATE TEMP TABLE pgs_rep_q (f text, q text);
+-- (%3$s: where a call names a fleet server)
+INSERT INTO pgs_rep_q VALUES
+    ('aas', 'SELECT * FROM pgsentinel_aas(%L, %L%3$s)'),
+    ('aas wait_class', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_class''%3$s)'),
+    ('aas wait_event', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event''%3$s)'),
+    ('aas statement', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement''%3$s)'),
+    ('aas role bob', 'SELECT * FROM pgsentinel_aas(%L, %L, ''backend_type'', username => ''bob''%3$s)'),
+    ('aas database IO', 'SELECT * FROM pgsentinel_aas(%L, %L, ''database'', wait_class => ''IO''%3$s)'),
+    ('series', 'SELECT * FROM pgsentinel_aas_series(%L, %L%3$s)'),
+    ('series 1 h', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour''%3$s)'),
+    ('series 30 min', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''30 minutes'', ''wait_event''%3$s)'),
+    ('series 1 min', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 minute'', ''application''%3$s)'),
+    ('series 20 s', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''20 s''%3$s)'),
+    ('periods', 'SELECT * FROM pgsentinel_periods(%2$L%3$s)'),
+    ('periods filtered', 'SELECT * FROM pgsentinel_periods(%2$L, application => ''batch''%3$s)'),
+    ('top wait_event', 'SELECT * FROM pgsentinel_top(%L, %L%3$s)'),
+    ('top wait_class', 'SELECT * FROM pgsentinel_top(%L, %L, ''wait_class''%3$s)'),
+    ('top statement', 'SELECT * FROM pgsentinel_top(%L, %L, ''statement''%3$s)'),
+    ('top role', 'SELECT * FROM pgsentinel_top(%L, %L, ''role''%3$s)'),
+    ('top session_group', 'SELECT * FROM pgsentinel_top(%L, %L, ''session_group''%3$s)'),
+    ('top application', 'SELECT * FROM pgsentinel_top(%L, %L, ''application''%3$s)'),
+    ('top backend_type', 'SELECT * FROM pgsentinel_top(%L, %L, ''backend_type''%3$s)'),
+    ('top database', 'SELECT * FROM pgsentinel_top(%L, %L, ''database''%3$s)'),
+    ('top session', 'SELECT * FROM pgsentinel_top(%L, %L, ''session''%3$s)'),
+    ('top client', 'SELECT * FROM pgsentinel_top(%L, %L, ''client''%3$s)'),
+    ('aas session', 'SELECT * FROM pgsentinel_aas(%L, %L, ''session''%3$s)'),
+    ('aas wait_event pid 102', 'SELECT * FROM pgsentinel_aas(%L, %L, ''wait_event'', session_pid => 102%3$s)'),
+    ('aas statement pid 104', 'SELECT * FROM pgsentinel_aas(%L, %L, ''statement'', session_pid => 104%3$s)'),
+    ('series 1 h client', 'SELECT * FROM pgsentinel_aas_series(%L, %L, ''1 hour'', ''client''%3$s)'),
+    ('periods pid 101', 'SELECT * FROM pgsentinel_periods(%2$L, session_pid => 101%3$s)'),
+    ('top statements', 'SELECT * FROM pgsentinel_top_statements(%L, %L%3$s)'),
+    ('blocking trees', 'SELECT * FROM pgsentinel_blocking_trees(%L, %L%3$s)'),
+    ('compare', 'SELECT * FROM pgsentinel_compare(%1$L, %2$L, %1$L::timestamptz + interval ''30 minutes'', %2$L::timestamptz + interval ''30 minutes'', ''wait_event''%3$s)'),
+    ('chart', 'SELECT * FROM pgsentinel_chart(%L, %L, cpus => 2%3$s)'),
+    ('report', 'SELECT pgsentinel_report(%L, %L, ''json''%3$s)::jsonb - ''generated_at''');
+SELECT w, f, pg_temp.pgs_same(format(q, since, until, '')) AS result
+FROM pgs_rep_windows, pgs_rep_q
 ORDER BY w, f;
 -- the sessions' rollups are read too
 UPDATE pgs_rep_sh SET db_time = db_time + 1
@@ -632,6 +634,72 @@ SELECT bool_and(p.kind = 'raw'
        (array_agg(p.kind ORDER BY p.lo DESC))[1] AS last_piece
 FROM pgs_pieces p;
 DROP TABLE pgs_pieces;
+
+-- A fleet server's rollups (docs/fleet.md): the same archive, copied into
+-- the repository's tables as the rows of a fleet server, is rolled up
+-- there (pgsentinel_fleet_roll(): the archiver's rollup SQL, not the sums
+-- above).  In one transaction: the archiver's tick rolls servers up too,
+-- and must see the rows whole.  The tick's rolls and these calls take an
+-- hour of rows each: they go on until the server's newest whole minute.
+BEGIN;
+-- (an id of its own: the next ids are for the fleet test's servers)
+INSERT INTO pgsentinel_fleet_server (server_id, name, method, conninfo, retention,
+                                     minute_retention, hour_retention)
+VALUES (9001, 'pgs_rep_copy', 'logical', '', '100 years', '100 years', '100 years')
+RETURNING server_id AS rep_srv \gset
+SELECT pgsentinel_fleet_partitions(:rep_srv, '2020-01-01', '2020-01-01') > 0 AS made;
+INSERT INTO pgsentinel_fleet_sample SELECT :rep_srv, 0, x.* FROM pgs_rep_s x;
+INSERT INTO pgsentinel_fleet_session SELECT :rep_srv, 0, x.* FROM pgs_rep_se x;
+INSERT INTO pgsentinel_fleet_activity SELECT :rep_srv, 0, x.* FROM pgs_rep_a x;
+INSERT INTO pgsentinel_fleet_text SELECT :rep_srv, 0, x.* FROM pgs_rep_t x;
+INSERT INTO pgsentinel_fleet_wait_event SELECT :rep_srv, 0, x.* FROM pgsentinel_archive_wait_event x;
+COMMIT;
+DO $$
+BEGIN
+    FOR i IN 1..20 LOOP
+        PERFORM pgsentinel_fleet_roll('pgs_rep_copy');
+    END LOOP;
+END $$;
+SELECT rolled_until, last_error FROM pgsentinel_fleet_status WHERE name = 'pgs_rep_copy';
+SELECT samples_rolled, rows_rolled FROM pgsentinel_fleet_roll('pgs_rep_copy');
+SELECT (SELECT count(*) FROM pgsentinel_fleet_rollup_minute WHERE server_id = :rep_srv) AS minute_rows,
+       (SELECT count(*) FROM pgsentinel_fleet_rollup_hour WHERE server_id = :rep_srv) AS hour_rows,
+       (SELECT count(*) FROM pgsentinel_fleet_rollup_blocking_hour WHERE server_id = :rep_srv) AS blocking_hour_rows;
+-- its reports read its rollups and rows as this server's read its own:
+-- the same answers from rollups and from rows only, and the same as this
+-- server's (all but the report and the chart, which name the server)
+SELECT count(*) AS queries,
+       string_agg(w || ' ' || f, ', ') FILTER (WHERE result <> 'same') AS not_same
+FROM (SELECT w, f, pg_temp.pgs_same(format(q, since, until, ', server => ''pgs_rep_copy''')) AS result
+        FROM pgs_rep_windows, pgs_rep_q) x;
+CREATE FUNCTION pg_temp.pgs_as_here(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+    b text;
+BEGIN
+    EXECUTE 'SELECT string_agg(x::text, E''\n'' ORDER BY x::text) FROM (' || format(q, '') || ') x' INTO a;
+    EXECUTE 'SELECT string_agg(x::text, E''\n'' ORDER BY x::text) FROM ('
+            || format(q, ', server => ''pgs_rep_copy''') || ') x' INTO b;
+    RETURN CASE WHEN a IS NULL THEN 'empty' WHEN a = b THEN 'same' ELSE 'DIFFERENT' END;
+END
+$$;
+SELECT count(*) AS queries,
+       string_agg(w || ' ' || f, ', ') FILTER (WHERE result <> 'same') AS not_as_here
+FROM (SELECT w, f, pg_temp.pgs_as_here(replace(format(q, since, until, '{server}'), '{server}', '%s')) AS result
+        FROM pgs_rep_windows, pgs_rep_q WHERE f NOT IN ('report', 'chart')) x;
+-- the rollups are read: one changed rollup changes the answer
+UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time + 1
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 13:00', '2020-01-01 16:00', server => 'pgs_rep_copy')$$) AS fleet_hour_changed;
+UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time - 1
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
+UPDATE pgsentinel_fleet_rollup_blocking_minute SET db_time = db_time + 1
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20' AND kind = 'b';
+SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50', server => 'pgs_rep_copy')$$) AS fleet_blocking_minute_changed;
+UPDATE pgsentinel_fleet_rollup_blocking_minute SET db_time = db_time - 1
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20' AND kind = 'b';
+SELECT pgsentinel_fleet_remove('pgs_rep_copy', keep_history => false);
+SELECT count(*) AS copy_tables_left FROM pg_class WHERE relname ~ ('^pgsentinel_fleet_.*_' || :rep_srv || '(_|$)');
 
 -- An ordinary role runs the reports (the views hide other roles' waits
 -- and texts from it).

@@ -34,7 +34,10 @@ $a->safe_psql('postgres', "CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHE
 	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
 	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
 	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");
-for my $t (qw(sample session activity text wait_event statement_delta statement_text))
+for my $t (
+	qw(sample session activity text wait_event statement_delta statement_text
+	rollup_minute rollup_minute_observed rollup_session_minute rollup_blocking_minute
+	rollup_hour rollup_hour_observed rollup_session_hour rollup_blocking_hour))
 {
 	$a->safe_psql('postgres',
 		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t
@@ -69,9 +72,12 @@ is(sample_list($a, 'pgsentinel_fleet_sample_archive'), sample_list($src, 'pgsent
 is( $a->safe_psql('postgres', q{
 		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
 		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
-	'pgsentinel_fleet_activity_1:f,pgsentinel_fleet_sample_1:f,pgsentinel_fleet_session_1:f,'
-	  . 'pgsentinel_fleet_statement_delta_1:f,'
-	  . 'pgsentinel_fleet_statement_text_1:f,pgsentinel_fleet_text_1:f,pgsentinel_fleet_wait_event_1:f',
+	join(',',
+		map { "pgsentinel_fleet_${_}_1:f" }
+		  qw(activity rollup_blocking_hour rollup_blocking_minute rollup_hour
+		  rollup_hour_observed rollup_minute rollup_minute_observed rollup_session_hour
+		  rollup_session_minute sample session statement_delta statement_text text
+		  wait_event)),
 	'node A stores nothing of server 1: its partitions are foreign');
 my ($since, $until) = ($from, $upto);
 is( $a->safe_psql('postgres',
@@ -82,6 +88,32 @@ like( $a->safe_psql('postgres',
 		"SELECT query FROM pgsentinel_fleet_top_statements('$since', '$until') WHERE query LIKE '%sharded%'"),
 	qr/sharded/, 'texts and activities are read on node B too');
 
+
+# Node A's tick rolls server 1 up, into its partitions on node B: the
+# rollups hold the sums of the rows before rolled_until.
+ok( $a->poll_query_until('postgres', qq{
+		SELECT rolled_until >= date_trunc('minute', '$upto'::timestamptz)
+		   AND rolled_until > '$from'
+		  FROM pgsentinel_fleet_status WHERE name = 'src'}),
+	'node A rolls server 1 up');
+is( $b->safe_psql('postgres',
+		'SELECT count(*) > 0 FROM pgsentinel_fleet_rollup_minute_observed_1'),
+	't', 'its rollups are stored on node B');
+is( $a->safe_psql('postgres', q{
+		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
+		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = 1 AND bucket < x.r)
+		       || ' / ' ||
+		       (SELECT round(sum(observed)::numeric, 6) || ' ' || sum(samples)
+		          FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = 1 AND bucket < x.r)
+		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = 'src') x}),
+	$a->safe_psql('postgres', q{
+		SELECT (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		          FROM pgsentinel_fleet_ash WHERE server_id = 1 AND ash_time < x.r AND weight > 0)
+		       || ' / ' ||
+		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		          FROM pgsentinel_fleet_sample WHERE server_id = 1 AND sample_time < x.r)
+		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = 'src') x}),
+	'the rollups of server 1 equal its rows');
 
 # The statements history goes to node B as well.
 $src->safe_psql('postgres',

@@ -144,3 +144,183 @@ BEGIN
         USING id, since, until;
 END
 $$;
+
+-- Where a fleet server's rollups end (pgsentinel_fleet_roll()): its
+-- reports read the whole minutes and hours before it from the rollups,
+-- the rest from its rows ('-infinity': none yet).  No server: NULL.
+CREATE FUNCTION pgsentinel_fleet_rolled_until(server text)
+RETURNS timestamptz
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    id integer;
+    r timestamptz;
+BEGIN
+    IF server IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+        INTO id USING server;
+    EXECUTE pg_catalog.format('SELECT f.rolled_until FROM %I.pgsentinel_fleet_status f
+                                WHERE f.server_id = $1', s)
+        INTO r USING id;
+    RETURN coalesce(r, '-infinity');
+END
+$$;
+
+-- A fleet server's load rollups of [lo, hi): kind 'hour' or 'minute', per
+-- session (sessions) or not, with the columns pgsentinel_load() reads from
+-- this server's rollups (whole: the caller may read the fleet).  No
+-- server: none.
+CREATE FUNCTION pgsentinel_fleet_load_in(server text, kind text, lo timestamptz,
+                                         hi timestamptz, sessions boolean)
+RETURNS TABLE (bucket timestamptz, last_time timestamptz, datname text,
+               usename text, application_name text, client_addr text,
+               pid integer, backend_type text, wait_event_type text,
+               wait_event text, queryid bigint, db_time double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    id integer;
+BEGIN
+    IF server IS NULL OR kind NOT IN ('hour', 'minute') THEN
+        RETURN;
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+        INTO id USING server;
+    IF sessions THEN
+        RETURN QUERY EXECUTE pg_catalog.format($q$
+            SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
+                   x.client_addr, x.pid, x.backend_type, x.wait_event_type,
+                   x.wait_event, NULL::int8, x.db_time
+              FROM %I.%I x
+             WHERE x.server_id = $1 AND x.bucket >= $2 AND x.bucket < $3$q$,
+            s, 'pgsentinel_fleet_rollup_session_' || kind)
+            USING id, lo, hi;
+    ELSE
+        RETURN QUERY EXECUTE pg_catalog.format($q$
+            SELECT x.bucket, NULL::timestamptz, x.datname, x.usename, x.application_name,
+                   NULL::text, NULL::int4, x.backend_type, x.wait_event_type,
+                   x.wait_event, x.queryid, x.db_time
+              FROM %I.%I x
+             WHERE x.server_id = $1 AND x.bucket >= $2 AND x.bucket < $3$q$,
+            s, 'pgsentinel_fleet_rollup_' || kind)
+            USING id, lo, hi;
+    END IF;
+END
+$$;
+
+-- A fleet server's time observed in the rollups of [lo, hi), kind 'hour'
+-- or 'minute', as pgsentinel_observed() reads this server's.  No server:
+-- none.
+CREATE FUNCTION pgsentinel_fleet_observed_in(server text, kind text, lo timestamptz,
+                                             hi timestamptz)
+RETURNS TABLE (bucket timestamptz, samples bigint, observed double precision,
+               peak integer)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    id integer;
+BEGIN
+    IF server IS NULL OR kind NOT IN ('hour', 'minute') THEN
+        RETURN;
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+        INTO id USING server;
+    RETURN QUERY EXECUTE pg_catalog.format($q$
+        SELECT x.bucket, x.samples, x.observed, x.peak
+          FROM %I.%I x
+         WHERE x.server_id = $1 AND x.bucket >= $2 AND x.bucket < $3$q$,
+        s, 'pgsentinel_fleet_rollup_' || kind || '_observed')
+        USING id, lo, hi;
+END
+$$;
+
+-- A fleet server's blocking parts in the rollups of [lo, hi), kind 'hour'
+-- or 'minute', as pgsentinel_blocking_trees() reads this server's (whole).
+-- No server: none.
+CREATE FUNCTION pgsentinel_fleet_blocking_in(server text, kind text, lo timestamptz,
+                                             hi timestamptz)
+RETURNS SETOF pgsentinel_rollup_blocking_hour
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    id integer;
+BEGIN
+    IF server IS NULL OR kind NOT IN ('hour', 'minute') THEN
+        RETURN;
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+        INTO id USING server;
+    RETURN QUERY EXECUTE pg_catalog.format($q$
+        SELECT x.bucket, x.kind, x.root_pid, x.pid, x.key_usesysid, x.depth,
+               x.blocked_by, x.samples, x.db_time, x.last_time, x.usesysid, x.usename,
+               x.state, x.wait_event_type, x.wait_event, x.query, x.first_time,
+               x.application_name, x.client_addr, x.xact_start
+          FROM %I.%I x
+         WHERE x.server_id = $1 AND x.bucket >= $2 AND x.bucket < $3$q$,
+        s, 'pgsentinel_fleet_rollup_blocking_' || kind)
+        USING id, lo, hi;
+END
+$$;
+
+-- The latest text the repository keeps of a fleet server's statement
+-- (top-level query id queryid) in the days of [since, until), started
+-- before until, of the database, role and application asked for: what
+-- pgsentinel_top() shows of a statement it read from rollups only, as
+-- pgsentinel_activity_archive gives this server's.  No server: NULL.
+CREATE FUNCTION pgsentinel_fleet_statement_text(server text, queryid bigint,
+                                                since timestamptz, until timestamptz,
+                                                dbname text, username text,
+                                                application text)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    id integer;
+    t text;
+BEGIN
+    IF server IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
+        INTO id USING server;
+    EXECUTE pg_catalog.format($q$
+        SELECT a.top_level_query FROM %I.pgsentinel_fleet_activity_archive a
+         WHERE a.server_id = $1 AND a.queryid = $2
+           AND a.day >= timezone('UTC', $3)::date AND a.day <= timezone('UTC', $4)::date
+           AND (a.query_start IS NULL OR a.query_start < $4)
+           AND ($5 IS NULL OR a.datname = $5)
+           AND ($6 IS NULL OR a.usename = $6)
+           AND ($7 IS NULL OR a.application_name = $7)
+         ORDER BY a.day DESC, a.query_start DESC NULLS LAST, a.activity_id DESC
+         LIMIT 1$q$, s)
+        INTO t USING id, queryid, since, until, dbname, username, application;
+    RETURN t;
+END
+$$;

@@ -302,19 +302,22 @@ END;
 
 -- How a window is read (docs/reports.md): its whole hours, then whole
 -- minutes (UTC), before the history's split point and the end of the
--- rollups (pgsentinel_history_split) from the rollups
+-- rollups (pgsentinel_history_split; of a fleet server, server, the end
+-- of its rollups in the repository) from the rollups
 -- (kind 'hour', 'minute'), the rest from rows ('raw'): the edges, and the
 -- ring.  grain: the rollups a caller may read: 'hour' (hours and
 -- minutes), 'minute' or NULL (rows only).  pgsentinel_report.rollups =
 -- off reads rows only.
 CREATE FUNCTION pgsentinel_window_pieces(since timestamptz, until timestamptz,
-                                         grain text)
+                                         grain text, server text DEFAULT NULL)
 RETURNS TABLE (kind text, lo timestamptz, hi timestamptz)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH e AS (
-    SELECT least(until, (SELECT x.split_time FROM pgsentinel_history_split x),
-                 (SELECT x.rollup_until FROM pgsentinel_history_split x)) AS e,
+    SELECT CASE WHEN server IS NULL
+                THEN least(until, (SELECT x.split_time FROM pgsentinel_history_split x),
+                           (SELECT x.rollup_until FROM pgsentinel_history_split x))
+                ELSE least(until, pgsentinel_fleet_rolled_until(server)) END AS e,
            grain IS NOT NULL
            AND coalesce(pg_catalog.current_setting('pgsentinel_report.rollups', true), '')
                OPERATOR(pg_catalog.<>) 'off' AS ok
@@ -377,8 +380,8 @@ END;
 -- statements does not say: NULL); query: the top-level statement (rows
 -- only).  The sums equal those of pgsentinel_ash() over the window, less
 -- the rows that are not load: of idle sessions (weight 0) and, unless
--- backend asks for them, of pgsentinel's own workers.  A fleet server
--- (server) has no rollups in the repository: rows only.
+-- backend asks for them, of pgsentinel's own workers.  server: a fleet
+-- server's rollups and rows in the repository.
 CREATE FUNCTION pgsentinel_load(
     since timestamptz, until timestamptz, grain text, by text,
     dbname text DEFAULT NULL,
@@ -413,14 +416,13 @@ WITH s AS (
                     OR client IS NOT NULL OR session_pid IS NOT NULL, false) AS sessions
 ), g AS (
     SELECT s.sessions,
-           CASE WHEN server IS NOT NULL THEN NULL
-                WHEN s.sessions AND (query_id IS NOT NULL
+           CASE WHEN s.sessions AND (query_id IS NOT NULL
                                      OR by IS NOT DISTINCT FROM 'statement') THEN NULL
                 ELSE grain END AS grain
       FROM s
 ), pc AS MATERIALIZED (
     SELECT p.kind, p.lo, p.hi, g.sessions
-      FROM g, pgsentinel_window_pieces(since, until, g.grain) p
+      FROM g, pgsentinel_window_pieces(since, until, g.grain, server) p
 )
 -- the rollups' pieces: by hour or minute, per session when asked
 SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
@@ -432,29 +434,35 @@ SELECT r.bucket, r.last_time, r.datname, r.usename, r.application_name,
               NULL::pg_catalog.int4 AS pid, x.backend_type, x.wait_event_type,
               x.wait_event, x.queryid, x.db_time
          FROM pgsentinel_ash_hour x
-        WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
+        WHERE server IS NULL AND pc.kind OPERATOR(pg_catalog.=) 'hour' AND NOT pc.sessions
           AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
        UNION ALL
        SELECT x.bucket, NULL, x.datname, x.usename, x.application_name, NULL,
               NULL, x.backend_type, x.wait_event_type, x.wait_event, x.queryid,
               x.db_time
          FROM pgsentinel_ash_minute x
-        WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
+        WHERE server IS NULL AND pc.kind OPERATOR(pg_catalog.=) 'minute' AND NOT pc.sessions
           AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
        UNION ALL
        SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
               x.client_addr, x.pid, x.backend_type, x.wait_event_type,
               x.wait_event, NULL, x.db_time
          FROM pgsentinel_ash_session_hour x
-        WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
+        WHERE server IS NULL AND pc.kind OPERATOR(pg_catalog.=) 'hour' AND pc.sessions
           AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
        UNION ALL
        SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
               x.client_addr, x.pid, x.backend_type, x.wait_event_type,
               x.wait_event, NULL, x.db_time
          FROM pgsentinel_ash_session_minute x
-        WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
+        WHERE server IS NULL AND pc.kind OPERATOR(pg_catalog.=) 'minute' AND pc.sessions
           AND x.bucket OPERATOR(pg_catalog.>=) pc.lo AND x.bucket OPERATOR(pg_catalog.<) pc.hi
+       UNION ALL
+       SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
+              x.client_addr, x.pid, x.backend_type, x.wait_event_type,
+              x.wait_event, x.queryid, x.db_time
+         FROM pgsentinel_fleet_load_in(server, pc.kind, pc.lo, pc.hi, pc.sessions) x
+        WHERE server IS NOT NULL
        OFFSET 0) r
  WHERE (dbname IS NULL OR r.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR r.usename OPERATOR(pg_catalog.=) username)
@@ -487,7 +495,7 @@ END;
 
 -- The seconds observed in a window, read as pgsentinel_load() reads the
 -- time: per rollup bucket (samples, seconds, the most rows of one sample)
--- and per sample of the rest (a fleet server: every sample).
+-- and per sample of the rest.
 CREATE FUNCTION pgsentinel_observed(since timestamptz, until timestamptz,
                                     grain text, server text DEFAULT NULL)
 RETURNS TABLE (t timestamptz, samples bigint, observed double precision,
@@ -496,18 +504,22 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH pc AS MATERIALIZED (
     SELECT p.kind, p.lo, p.hi
-      FROM pgsentinel_window_pieces(since, until,
-                                    CASE WHEN server IS NULL THEN grain END) p
+      FROM pgsentinel_window_pieces(since, until, grain, server) p
 )
 SELECT o.bucket, o.samples, o.observed, o.peak
   FROM pc JOIN pgsentinel_sample_hour o
     ON o.bucket OPERATOR(pg_catalog.>=) pc.lo AND o.bucket OPERATOR(pg_catalog.<) pc.hi
- WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND server IS NULL
 UNION ALL
 SELECT o.bucket, o.samples, o.observed, o.peak
   FROM pc JOIN pgsentinel_sample_minute o
     ON o.bucket OPERATOR(pg_catalog.>=) pc.lo AND o.bucket OPERATOR(pg_catalog.<) pc.hi
- WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
+ WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND server IS NULL
+UNION ALL
+SELECT o.bucket, o.samples, o.observed, o.peak
+  FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_fleet_observed_in(server, pc.kind, pc.lo, pc.hi) x
+                               OFFSET 0) o
+ WHERE pc.kind OPERATOR(pg_catalog.<>) 'raw' AND server IS NOT NULL
 UNION ALL
 SELECT s.sample_time, 1::pg_catalog.int8, s.weight, s.active_sessions
   FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_samples_in(pc.lo, pc.hi, server) x

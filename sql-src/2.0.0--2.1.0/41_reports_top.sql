@@ -77,8 +77,11 @@ WITH obs AS (
 )
 SELECT x.rank, x.key,
        CASE WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
-                 AND server IS NULL
-            -- read from rollups only: the latest archived text of the statement
+                 AND server IS NOT NULL
+            -- read from rollups only: the latest text of the statement
+            THEN pgsentinel_fleet_statement_text(server, x.key::pg_catalog.int8, since, until,
+                                                 dbname, username, application)
+            WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
             THEN (SELECT a.top_level_query FROM pgsentinel_activity_archive a
                    WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
                      AND a.day OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', since)::pg_catalog.date
@@ -220,12 +223,11 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH pc0 AS MATERIALIZED (
     -- whole hours and minutes from the blocking rollups (unless a
-    -- database is asked for: trees are of all databases there; or a fleet
-    -- server: the repository has no rollups), the rest from rows
+    -- database is asked for: trees are of all databases there), the rest
+    -- from rows
     SELECT p.kind, p.lo, p.hi
       FROM pgsentinel_window_pieces(since, until,
-                                    CASE WHEN dbname IS NULL AND server IS NULL
-                                         THEN 'hour' END) p
+                                    CASE WHEN dbname IS NULL THEN 'hour' END, server) p
      WHERE pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
                                     dbname, NULL::pg_catalog.text, NULL::pg_catalog.text, server)
 ), pc AS MATERIALIZED (
@@ -262,7 +264,7 @@ WITH pc0 AS MATERIALIZED (
            r.application_name, r.client_addr, r.xact_start
       FROM pc JOIN pgsentinel_blocking_hour r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
-     WHERE pc.kind OPERATOR(pg_catalog.=) 'hour'
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND server IS NULL
     UNION ALL
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
            r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
@@ -270,7 +272,15 @@ WITH pc0 AS MATERIALIZED (
            r.application_name, r.client_addr, r.xact_start
       FROM pc JOIN pgsentinel_blocking_minute r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
-     WHERE pc.kind OPERATOR(pg_catalog.=) 'minute'
+     WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND server IS NULL
+    UNION ALL
+    SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
+           r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
+           r.state, r.wait_event_type, r.wait_event, r.query, r.first_time,
+           r.application_name, r.client_addr, r.xact_start
+      FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_fleet_blocking_in(server, pc.kind, pc.lo, pc.hi) x
+                                   OFFSET 0) r
+     WHERE pc.kind OPERATOR(pg_catalog.<>) 'raw' AND server IS NOT NULL
 ), obs AS (
     SELECT pg_catalog.sum(s.observed) AS observed
       FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s

@@ -49,6 +49,13 @@ CREATE TABLE pgsentinel_fleet_server (
     last_pull timestamptz,
     last_error text,
     retention interval NOT NULL DEFAULT '30 days',
+    -- the rollups (pgsentinel_fleet_roll()): the minutes before
+    -- rolled_until and the hours before hours_rolled_until are rolled up;
+    -- how long their minutes and hours are kept
+    rolled_until timestamptz,
+    hours_rolled_until timestamptz,
+    minute_retention interval NOT NULL DEFAULT '30 days',
+    hour_retention interval NOT NULL DEFAULT '1827 days',
     added timestamptz NOT NULL DEFAULT pg_catalog.now(),
     removed timestamptz
 );
@@ -101,10 +108,75 @@ CREATE TABLE pgsentinel_fleet_statement_text (
     LIKE pgsentinel_archive_statement_text
 ) PARTITION BY LIST (server_id);
 
+-- The rollups of every server, as the archive keeps its own (30_archive.sql):
+-- each table's columns are its archive rollup's, then server_id.  The
+-- repository makes them of the server's rows (pgsentinel_fleet_roll()),
+-- whatever brought the rows.  Partitioned by server, then by day (minutes)
+-- or month (hours).  pg_read_all_stats may read them: the reports of a
+-- fleet server read them with their caller's rights, and they hold sums of
+-- the rows the fleet's views show whole to it.
+CREATE TABLE pgsentinel_fleet_rollup_minute (LIKE pgsentinel_rollup_minute,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_minute_observed (LIKE pgsentinel_rollup_minute_observed,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_session_minute (LIKE pgsentinel_rollup_session_minute,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_minute,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_hour (LIKE pgsentinel_rollup_hour,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_hour_observed (LIKE pgsentinel_rollup_hour_observed,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_session_hour (LIKE pgsentinel_rollup_session_hour,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_blocking_hour (LIKE pgsentinel_rollup_blocking_hour,
+    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
     pgsentinel_fleet_session, pgsentinel_fleet_activity, pgsentinel_fleet_text,
     pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta,
-    pgsentinel_fleet_statement_text FROM PUBLIC;
+    pgsentinel_fleet_statement_text, pgsentinel_fleet_rollup_minute,
+    pgsentinel_fleet_rollup_minute_observed, pgsentinel_fleet_rollup_session_minute,
+    pgsentinel_fleet_rollup_blocking_minute, pgsentinel_fleet_rollup_hour,
+    pgsentinel_fleet_rollup_hour_observed, pgsentinel_fleet_rollup_session_hour,
+    pgsentinel_fleet_rollup_blocking_hour FROM PUBLIC;
+GRANT SELECT ON pgsentinel_fleet_rollup_minute, pgsentinel_fleet_rollup_minute_observed,
+    pgsentinel_fleet_rollup_session_minute, pgsentinel_fleet_rollup_blocking_minute,
+    pgsentinel_fleet_rollup_hour, pgsentinel_fleet_rollup_hour_observed,
+    pgsentinel_fleet_rollup_session_hour, pgsentinel_fleet_rollup_blocking_hour
+    TO pg_read_all_stats;
+
+-- The fleet's partitioned tables: each server has its own partition of
+-- each (server_key: its key there), partitioned by range_column in
+-- partitions of a unit ('day', 'month'; NULL: not partitioned further),
+-- dropped after the server's retention of that kind ('raw', 'minute',
+-- 'hour').  Every list of the fleet's tables is this one.
+CREATE FUNCTION pgsentinel_fleet_partitioned()
+RETURNS TABLE (parent name, server_key text, range_column name, unit text,
+               retention text)
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+SELECT * FROM (VALUES
+    ('pgsentinel_fleet_sample'::name, 'PRIMARY KEY (server_id, sample_time)'::text,
+     'sample_time'::name, 'day'::text, 'raw'::text),
+    ('pgsentinel_fleet_session', 'PRIMARY KEY (server_id, feed, day, session_id)', 'day', 'day', 'raw'),
+    ('pgsentinel_fleet_activity', 'PRIMARY KEY (server_id, feed, day, activity_id)', 'day', 'day', 'raw'),
+    ('pgsentinel_fleet_text', 'PRIMARY KEY (server_id, feed, day, text_id)', 'day', 'day', 'raw'),
+    ('pgsentinel_fleet_wait_event', 'PRIMARY KEY (server_id, feed, wait_event_id)', NULL, NULL, NULL),
+    ('pgsentinel_fleet_statement_delta',
+     'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)', 'ash_time', 'day', 'raw'),
+    ('pgsentinel_fleet_statement_text',
+     'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)', 'day', 'day', 'raw'),
+    ('pgsentinel_fleet_rollup_minute', NULL, 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_minute_observed', 'PRIMARY KEY (server_id, bucket)', 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_session_minute', NULL, 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_blocking_minute', NULL, 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_hour', NULL, 'bucket', 'month', 'hour'),
+    ('pgsentinel_fleet_rollup_hour_observed', 'PRIMARY KEY (server_id, bucket)', 'bucket', 'month', 'hour'),
+    ('pgsentinel_fleet_rollup_session_hour', NULL, 'bucket', 'month', 'hour'),
+    ('pgsentinel_fleet_rollup_blocking_hour', NULL, 'bucket', 'month', 'hour')) v;
+END;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_partitioned() FROM PUBLIC;
 REVOKE ALL ON SEQUENCE pgsentinel_fleet_server_server_id_seq FROM PUBLIC;
 
 -- The repository's list of servers is its configuration: pg_dump keeps it
@@ -114,13 +186,13 @@ SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server', '');
 SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server_server_id_seq', '');
 
 -- The partitions of one server for the days from first_day to last_day:
--- its own partition of each table (by LIST), then one per day of those
--- partitioned by day.  Creates only what is missing; returns how many it
--- created.  Called by the fleet's own inserts, before they insert.  A
--- relation of one of those names that is not the partition pgsentinel
--- made (attached to the table above it, with that table's owner) is
--- refused, never used nor dropped: another role may have created it
--- there first.
+-- its own partition of each table (by LIST), then one per day, or per
+-- month, of those (pgsentinel_fleet_partitioned()).  Creates only what is
+-- missing; returns how many it created.  Called by the fleet's own
+-- inserts, before they insert.  A relation of one of those names that is
+-- not the partition pgsentinel made (attached to the table above it, with
+-- that table's owner) is refused, never used nor dropped: another role may
+-- have created it there first.
 CREATE FUNCTION pgsentinel_fleet_partitions(server integer, first_day date,
                                             last_day date)
 RETURNS integer
@@ -130,8 +202,14 @@ AS $$
 DECLARE
     s name;
     t text;
+    key text;
+    range_column name;
+    unit text;
     p text;
+    part text;
     d date;
+    lo date;
+    hi date;
     created integer := 0;
     intruder record;
     revoke_from text;
@@ -149,10 +227,9 @@ BEGIN
        AND d.defaclobjtype = 'r'
        AND d.defaclnamespace IN (0, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s))
        AND a.grantee <> d.defaclrole;
-    FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
-                             'pgsentinel_fleet_activity',
-                             'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
-                             'pgsentinel_fleet_statement_delta', 'pgsentinel_fleet_statement_text'] LOOP
+    FOR t, key, range_column, unit IN
+        EXECUTE format('SELECT x.parent, x.server_key, x.range_column, x.unit
+                          FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
         p := t || '_' || server::text;
         IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
             -- two sessions may create it at once: the loser waits for the
@@ -166,21 +243,18 @@ BEGIN
                 -- on the parent that inserts do not wait for (CREATE TABLE
                 -- ... PARTITION OF takes an exclusive one, and deadlocked
                 -- with an apply worker inserting into two of these parents)
-                EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I, %s)%s',
+                EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I%s)%s',
                                s, p, s, t,
-                               CASE t WHEN 'pgsentinel_fleet_sample' THEN 'PRIMARY KEY (server_id, sample_time)'
-                                      WHEN 'pgsentinel_fleet_wait_event' THEN 'PRIMARY KEY (server_id, feed, wait_event_id)'
-                                      WHEN 'pgsentinel_fleet_session' THEN 'PRIMARY KEY (server_id, feed, day, session_id)'
-                                      WHEN 'pgsentinel_fleet_activity' THEN 'PRIMARY KEY (server_id, feed, day, activity_id)'
-                                      WHEN 'pgsentinel_fleet_statement_delta' THEN 'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)'
-                                      WHEN 'pgsentinel_fleet_statement_text' THEN 'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)'
-                                      ELSE 'PRIMARY KEY (server_id, feed, day, text_id)' END,
-                               CASE t WHEN 'pgsentinel_fleet_wait_event' THEN ''
-                                      WHEN 'pgsentinel_fleet_sample' THEN ' PARTITION BY RANGE (sample_time)'
-                                      WHEN 'pgsentinel_fleet_statement_delta' THEN ' PARTITION BY RANGE (ash_time)'
-                                      ELSE ' PARTITION BY RANGE (day)' END);
+                               CASE WHEN key IS NOT NULL THEN ', ' || key ELSE '' END,
+                               CASE WHEN range_column IS NOT NULL
+                                    THEN format(' PARTITION BY RANGE (%I)', range_column)
+                                    ELSE '' END);
                 IF t IN ('pgsentinel_fleet_session', 'pgsentinel_fleet_text') THEN
                     EXECUTE format('CREATE INDEX ON %I.%I (server_id, feed, day, hash)', s, p);
+                ELSIF key IS NULL THEN
+                    -- a rollup, read by bucket
+                    EXECUTE format('CREATE INDEX ON %I.%I USING brin (bucket) WITH (pages_per_range = 16)',
+                                   s, p);
                 END IF;
                 IF revoke_from IS NOT NULL THEN
                     EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s', s, p, revoke_from);
@@ -208,31 +282,30 @@ BEGIN
                       HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
         END IF;
         -- a server's partition on another node: its days are made there
-        CONTINUE WHEN t = 'pgsentinel_fleet_wait_event'
+        CONTINUE WHEN unit IS NULL
                    OR (SELECT c.relkind FROM pg_class c
                         WHERE c.oid = to_regclass(format('%I.%I', s, p))) <> 'p';
-        d := first_day;
+        d := CASE unit WHEN 'month' THEN date_trunc('month', first_day)::date ELSE first_day END;
         WHILE d <= last_day LOOP
-            IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+            lo := d;
+            hi := CASE unit WHEN 'month' THEN (d + interval '1 month')::date ELSE d + 1 END;
+            part := p || '_' || to_char(d, CASE unit WHEN 'month' THEN 'YYYYMM' ELSE 'YYYYMMDD' END);
+            IF to_regclass(format('%I.%I', s, part)) IS NULL THEN
                 PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
-                IF to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+                IF to_regclass(format('%I.%I', s, part)) IS NULL THEN
                   BEGIN
                     -- made apart, then attached (above)
-                    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I)',
-                                   s, p || '_' || to_char(d, 'YYYYMMDD'), s, p);
+                    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I)', s, part, s, p);
                     IF revoke_from IS NOT NULL THEN
-                        EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s',
-                                       s, p || '_' || to_char(d, 'YYYYMMDD'), revoke_from);
+                        EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s', s, part, revoke_from);
                     END IF;
-                    IF t IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_statement_delta') THEN
-                        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
-                                       s, p, s, p || '_' || to_char(d, 'YYYYMMDD'),
-                                       timezone('UTC', d::timestamp),
-                                       timezone('UTC', (d + 1)::timestamp));
-                    ELSE
-                        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
-                                       s, p, s, p || '_' || to_char(d, 'YYYYMMDD'), d, d + 1);
-                    END IF;
+                    -- a time is cut at UTC midnight, a date at the date
+                    EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                                   s, p, s, part,
+                                   CASE WHEN range_column = 'day' THEN lo::text
+                                        ELSE timezone('UTC', lo::timestamp)::text END,
+                                   CASE WHEN range_column = 'day' THEN hi::text
+                                        ELSE timezone('UTC', hi::timestamp)::text END);
                     created := created + 1;
                   EXCEPTION WHEN duplicate_table THEN
                     NULL;
@@ -241,19 +314,19 @@ BEGIN
             END IF;
             SELECT c.oid, pg_get_userbyid(c.relowner) AS owner INTO intruder
               FROM pg_class c
-             WHERE c.oid = to_regclass(format('%I.%I', s, p || '_' || to_char(d, 'YYYYMMDD')))
+             WHERE c.oid = to_regclass(format('%I.%I', s, part))
                AND NOT EXISTS (SELECT FROM pg_inherits i JOIN pg_class pc ON pc.oid = i.inhparent
                                 WHERE i.inhrelid = c.oid
                                   AND pc.oid = to_regclass(format('%I.%I', s, p))
                                   AND pc.relowner = c.relowner);
             IF intruder.oid IS NOT NULL THEN
-                RAISE EXCEPTION 'relation "%.%" is not the partition pgsentinel makes there', s, p || '_' || to_char(d, 'YYYYMMDD')
+                RAISE EXCEPTION 'relation "%.%" is not the partition pgsentinel makes there', s, part
                     USING ERRCODE = 'duplicate_table',
                           DETAIL = format('It is owned by %s and is not a partition of %I.%I: another role created it under a name pgsentinel uses.',
                                           intruder.owner, s, p),
                           HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
             END IF;
-            d := d + 1;
+            d := hi;
         END LOOP;
     END LOOP;
     RETURN created;

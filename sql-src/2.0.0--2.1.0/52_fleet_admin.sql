@@ -500,10 +500,8 @@ BEGIN
                                foreign_server = NULL WHERE server_id = $1', s)
             USING f.server_id;
     ELSE
-        FOREACH t IN ARRAY ARRAY['pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
-                                 'pgsentinel_fleet_activity',
-                                 'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
-                                 'pgsentinel_fleet_statement_delta', 'pgsentinel_fleet_statement_text'] LOOP
+        FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x
+                                  ORDER BY x.parent', s) LOOP
             -- (a partition on another node is a foreign table here; its
             -- rows stay there)
             EXECUTE format('DROP %s IF EXISTS %I.%I',

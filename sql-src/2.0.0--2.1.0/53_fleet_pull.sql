@@ -288,7 +288,9 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull(text) FROM PUBLIC;
 -- What the repository does periodically (the archiver calls it every
 -- pgsentinel_archive.interval when pgsentinel is preloaded there; or
 -- schedule it with pg_cron): pull the servers whose pull_interval has
--- passed, and drop the day partitions past each server's retention.
+-- passed, roll up every server's rows (pgsentinel_fleet_roll(), in
+-- 55_fleet_rollups.sql), and drop the partitions past each server's
+-- retention.
 -- Returns the servers pulled.
 CREATE FUNCTION pgsentinel_fleet_tick()
 RETURNS integer
@@ -317,11 +319,16 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    -- Retention: whole days of one server, never a DELETE.  A day is
-    -- dropped only if its table and the server's table above it can be
-    -- locked at once, else at a later tick: an apply worker inserts into
-    -- several of these tables in one transaction, and a DROP waiting for
-    -- one of them while holding another could deadlock with it.  A day
+    -- the rollups of every server, up to what of it is whole (an error on
+    -- one server is kept in its last_error)
+    EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_roll()', s);
+    -- Retention: whole days (or months) of one server, never a DELETE,
+    -- after the server's retention of their kind: raw rows (retention),
+    -- minute rollups (minute_retention) and hour rollups (hour_retention).
+    -- A day is dropped only if its table and the server's table above it
+    -- can be locked at once, else at a later tick: an apply worker inserts
+    -- into several of these tables in one transaction, and a DROP waiting
+    -- for one of them while holding another could deadlock with it.  A day
     -- another tick (the archiver's) dropped since it was listed is gone.
     -- Only the partitions pgsentinel made: a day of the server's table,
     -- which is itself a partition of the fleet table, all three in our
@@ -332,11 +339,8 @@ BEGIN
                       $1, p.relname, $1, c.relname) AS lock,
                format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
           FROM %1$I.pgsentinel_fleet_server v
-          JOIN pg_class t ON t.relnamespace = $2
-           AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
-                             'pgsentinel_fleet_activity',
-                             'pgsentinel_fleet_text', 'pgsentinel_fleet_statement_delta',
-                             'pgsentinel_fleet_statement_text')
+         CROSS JOIN %1$I.pgsentinel_fleet_partitioned() l
+          JOIN pg_class t ON t.relnamespace = $2 AND t.relname = l.parent
           JOIN pg_inherits ip ON ip.inhparent = t.oid
           JOIN pg_class p ON p.oid = ip.inhrelid AND p.relnamespace = $2
            AND p.relname = t.relname || '_' || v.server_id
@@ -344,10 +348,18 @@ BEGIN
           JOIN pg_inherits i ON i.inhparent = p.oid
           JOIN pg_class c ON c.oid = i.inhrelid AND c.relnamespace = $2
            AND c.relowner = p.relowner
-         WHERE c.relname ~ '_[0-9]{8}$'
-           AND c.relname = p.relname || '_' || right(c.relname, 8)
-           AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1
-               <= (timezone('UTC', now() - v.retention))::date
+         WHERE CASE l.unit
+               WHEN 'day' THEN c.relname ~ '_[0-9]{8}$'
+                    AND c.relname = p.relname || '_' || right(c.relname, 8)
+                    AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1
+                        <= (timezone('UTC', now() - CASE l.retention
+                                                    WHEN 'raw' THEN v.retention
+                                                    ELSE v.minute_retention END))::date
+               WHEN 'month' THEN c.relname ~ '_[0-9]{6}$'
+                    AND c.relname = p.relname || '_' || right(c.relname, 6)
+                    AND (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::date
+                        <= (timezone('UTC', now() - v.hour_retention))::date
+               ELSE false END
          ORDER BY c.relname$q$, s)
         USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s) LOOP
         BEGIN

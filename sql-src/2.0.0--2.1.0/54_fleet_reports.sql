@@ -14,7 +14,8 @@ SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        f.last_pull, f.last_error,
        (SELECT pg_catalog.bool_or(p.pid IS NOT NULL) FROM pg_catalog.pg_stat_subscription p
          WHERE p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
-           AND f.method OPERATOR(pg_catalog.=) 'logical') AS receiving
+           AND f.method OPERATOR(pg_catalog.=) 'logical') AS receiving,
+       f.rolled_until
   FROM pgsentinel_fleet_server f;
 
 CREATE VIEW pgsentinel_fleet_sample_archive AS
@@ -83,6 +84,25 @@ SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
    AND qt.day OPERATOR(pg_catalog.=) a.day
    AND qt.text_id OPERATOR(pg_catalog.=) a.query_id;
 
+-- The statements of every server's activities, with their top-level
+-- text, as pgsentinel_activity_archive shows this server's (whole).
+CREATE VIEW pgsentinel_fleet_activity_archive AS
+SELECT f.name AS server, a.server_id, a.feed, a.day, a.activity_id, se.datname,
+       se.usesysid, se.usename, se.application_name, a.queryid, a.query_start,
+       pgsentinel_text_fill(tt.text, a.top_level_query_values) AS top_level_query
+  FROM pgsentinel_fleet_activity a
+  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) a.server_id
+  JOIN pgsentinel_fleet_session se
+    ON se.server_id OPERATOR(pg_catalog.=) a.server_id
+   AND se.feed OPERATOR(pg_catalog.=) a.feed
+   AND se.day OPERATOR(pg_catalog.=) a.day
+   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
+  LEFT JOIN pgsentinel_fleet_text tt
+    ON tt.server_id OPERATOR(pg_catalog.=) a.server_id
+   AND tt.feed OPERATOR(pg_catalog.=) a.feed
+   AND tt.day OPERATOR(pg_catalog.=) a.day
+   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id;
+
 -- The statements history of every server, as pgsentinel_statements_archive
 -- shows one server's (the deltas of each reading whose counters moved,
 -- NULL counters on a reset interval), with the statement's text of the
@@ -122,9 +142,11 @@ SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
    AND t.text_id OPERATOR(pg_catalog.=) m.text_id;
 
 REVOKE ALL ON pgsentinel_fleet_status, pgsentinel_fleet_sample_archive,
-    pgsentinel_fleet_ash, pgsentinel_fleet_statements FROM PUBLIC;
+    pgsentinel_fleet_ash, pgsentinel_fleet_activity_archive,
+    pgsentinel_fleet_statements FROM PUBLIC;
 GRANT SELECT ON pgsentinel_fleet_status, pgsentinel_fleet_sample_archive,
-    pgsentinel_fleet_ash, pgsentinel_fleet_statements TO pg_read_all_stats;
+    pgsentinel_fleet_ash, pgsentinel_fleet_activity_archive,
+    pgsentinel_fleet_statements TO pg_read_all_stats;
 
 -- Average active sessions per server over time: one row per server and
 -- bucket (bucket NULL: one bucket, the whole window), as pgsentinel_aas

@@ -1,0 +1,145 @@
+
+-- The fleet's rollups (docs/fleet.md): each server's rows rolled up by
+-- minute and by hour in the repository, by the SQL that rolls up the
+-- archive (pgsentinel_rollup_sql()), so that a report of a fleet server
+-- reads its whole hours and minutes from them as a report of this server
+-- reads its own (pgsentinel_window_pieces()).
+--
+-- When: a server's minute is rolled up once every row of it is in the
+-- repository.  A pulled server's rows are whole up to its watermark
+-- (pulled_until: a pull stores samples in time order, each with its
+-- activities, sessions and texts).  A subscribed server's arrive a
+-- source step at a time, in the order of the source's commits, each with
+-- what its samples point to -- except during a subscription's initial
+-- copy, whose tables are copied apart: its rows are whole once every
+-- table of the subscription is ready, up to its newest sample.  So the
+-- rollups of a server reach the minute of its newest whole sample, and
+-- the reports read the rest from its rows.
+--
+-- Exactly once: the server's row (rolled_until, hours_rolled_until) is
+-- locked and moved in the transaction that inserts the rollups; a roll
+-- reads the rows of [rolled_until, hi) only, whatever feed brought them,
+-- and a sample is stored once per server (a re-copy adds none), so no
+-- row is rolled up twice.  A row that arrives for a time already rolled
+-- up (a source whose clock went back) is in the rows, not the rollups.
+
+-- One roll of one server: $1 its id, [$2, $3) the minutes to roll up,
+-- [$4, $5) the hours it closes (their minutes before $2 read back, their
+-- rows from $2 on).  %1$I is the extension's schema.  Returns the samples
+-- and rows rolled up.
+CREATE FUNCTION pgsentinel_fleet_roll_sql()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN pg_catalog.replace($sql$
+WITH roll_range AS MATERIALIZED (
+  SELECT $2::timestamptz AS lo, $3::timestamptz AS hi,
+         $4::timestamptz AS hlo, $5::timestamptz AS hhi),
+ roll_rows AS MATERIALIZED (
+  SELECT a.ash_time, a.sample_id, a.pid, a.datname, a.usesysid, a.usename,
+         a.application_name, a.client_addr::text AS client_addr, a.backend_type,
+         a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
+         a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
+         a.blocker_state, a.blocker_usesysid, a.blocking_pids
+    FROM %1$I.pgsentinel_fleet_ash a
+   WHERE a.server_id = $1 AND a.ash_time >= $2 AND a.ash_time < $3),
+ roll_samples AS MATERIALIZED (
+  SELECT s.sample_time, s.weight, s.active_sessions
+    FROM %1$I.pgsentinel_fleet_sample s
+   WHERE s.server_id = $1 AND s.sample_time >= $2 AND s.sample_time < $3),
+{rollups}
+ rolled AS (SELECT 1)
+SELECT (SELECT count(*) FROM roll_samples)::int8, (SELECT count(*) FROM roll_rows)::int8
+$sql$, '{rollups}', pgsentinel_rollup_sql(true));
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll_sql() FROM PUBLIC;
+
+-- Roll up what is whole of the named server, or of every server (NULL),
+-- at most an hour of its rows per call (the tick calls it every
+-- pgsentinel_archive.interval: a server that comes back after a long gap
+-- catches up an hour at a time; the gap itself is passed at once).  An
+-- error on one server is kept in its last_error and the others go on;
+-- when one server was named, the error is raised.  Returns, per server,
+-- where its rollups end and what this call rolled up.
+CREATE FUNCTION pgsentinel_fleet_roll(server text DEFAULT NULL)
+RETURNS TABLE (name text, rolled_until timestamptz, samples_rolled bigint,
+               rows_rolled bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    f record;
+    q text;
+    whole timestamptz;
+    nxt timestamptz;
+    lo timestamptz;
+    hi timestamptz;
+    hlo timestamptz;
+    hhi timestamptz;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    IF server IS NOT NULL THEN
+        EXECUTE format('SELECT %I.pgsentinel_fleet_server_id($1)', s) USING server;
+    END IF;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_roll_sql()', s) INTO q;
+    FOR f IN EXECUTE format('SELECT f.server_id, f.name FROM %I.pgsentinel_fleet_server f
+                              WHERE $1 IS NULL OR f.name = $1
+                              ORDER BY f.server_id', s) USING server LOOP
+        name := f.name;
+        samples_rolled := 0;
+        rows_rolled := 0;
+        BEGIN
+            -- one roll of a server at a time (and none during its pull):
+            -- its row, locked
+            EXECUTE format($q$
+                SELECT x.rolled_until, x.hours_rolled_until,
+                       CASE WHEN x.method = 'pull' THEN x.pulled_until
+                            WHEN EXISTS (SELECT FROM pg_subscription_rel r
+                                          WHERE r.srsubid = x.feed::oid
+                                            AND r.srsubstate NOT IN ('r', 's'))
+                            THEN NULL
+                            ELSE (SELECT max(m.sample_time) FROM %1$I.pgsentinel_fleet_sample m
+                                   WHERE m.server_id = x.server_id) END AS whole
+                  FROM %1$I.pgsentinel_fleet_server x
+                 WHERE x.server_id = $1 FOR UPDATE OF x$q$, s)
+                INTO lo, hlo, whole USING f.server_id;
+            EXECUTE format('SELECT min(m.sample_time) FROM %I.pgsentinel_fleet_sample m
+                             WHERE m.server_id = $1 AND m.sample_time >= $2', s)
+                INTO nxt USING f.server_id, coalesce(lo, '-infinity');
+            lo := coalesce(lo, date_trunc('minute', nxt, 'UTC'));
+            -- (least() would pass over a NULL: nothing whole yet)
+            hi := CASE WHEN whole IS NOT NULL
+                       THEN least(date_trunc('minute', whole, 'UTC'),
+                                  date_trunc('minute', nxt, 'UTC') + interval '1 hour') END;
+            IF hi > lo THEN
+                hlo := coalesce(hlo, date_trunc('hour', lo, 'UTC'));
+                hhi := greatest(hlo, date_trunc('hour', hi, 'UTC'));
+                -- the partitions of the days (months) it fills
+                EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $3)', s)
+                    USING f.server_id,
+                          timezone('UTC', greatest(hlo, date_trunc('hour', nxt, 'UTC')))::date,
+                          timezone('UTC', hi)::date;
+                EXECUTE format(q, s) INTO samples_rolled, rows_rolled
+                    USING f.server_id, lo, hi, hlo, hhi;
+                EXECUTE format('UPDATE %I.pgsentinel_fleet_server
+                                   SET rolled_until = $2, hours_rolled_until = $3
+                                 WHERE server_id = $1', s)
+                    USING f.server_id, hi, hhi;
+                lo := hi;
+            END IF;
+            rolled_until := lo;
+        EXCEPTION WHEN OTHERS THEN
+            IF server IS NOT NULL THEN
+                RAISE;
+            END IF;
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET last_error = $2
+                             WHERE server_id = $1', s)
+                USING f.server_id, 'rollups: ' || SQLERRM;
+            rolled_until := NULL;
+        END;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll(text) FROM PUBLIC;
