@@ -4,7 +4,8 @@
  *		The repository's periodic work for the fleet (docs/fleet.md), run
  *		by the archiver after each of its cycles: SQL function
  *		pgsentinel_fleet_tick() pulls the servers whose pull interval has
- *		passed and drops the fleet's partitions past their retention.
+ *		passed, rolls every server's rows up and drops the fleet's
+ *		partitions past their retention.
  *
  * It runs in its own transaction, on a primary only, and only when the
  * extension's schema has the fleet (2.1.0 on).  The function catches each

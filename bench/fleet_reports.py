@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""A fleet server's reports on a repository of many servers (issue 30).
+
+    python3 bench/fleet_reports.py --pg-bin DIR [--servers 100] [--sessions 50]
+
+DIR as for bench/archive.py; run as root, the cluster as pgsentinel_test in
+/tmp.  One throwaway repository (its archiver off: the rolls are timed here):
+
+  1. one day of synthetic rows of one fleet server "s1" (2021-03-01 UTC, a
+     sample a second, --sessions active sessions in each: 40 % on CPU, 30 %
+     on IO:DataFileRead, 20 % on Lock:transactionid behind the first
+     session, 10 % on LWLock:WALWrite; 10 statements), written straight
+     into the fleet's tables as a pulled server's rows;
+  2. rolled up by pgsentinel_fleet_roll() an hour at a time, as the tick
+     does (timed: the repository's CPU per server-day of rollups);
+  3. --servers - 1 more servers, each with its own partitions and a copy
+     of s1's rollups and samples (not its rows: a report of s1 reads s1's
+     rows; the others are there for the planner's partitions);
+  4. s1's reports over 24 hours and over one hour, each call run twice and
+     the second timed, with the rollups and again with
+     pgsentinel_report.rollups = off (rows only).
+Prints a Markdown table.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import archive  # noqa: E402  (the Cluster of bench/archive.py)
+
+DAY = "2021-03-01"
+
+# one server's day of rows, as a pulled server's (feed 0)
+DATA_SQL = """
+INSERT INTO pgsentinel_fleet_server (server_id, name, method, conninfo, pulled_until,
+                                     retention, minute_retention, hour_retention)
+VALUES (1, 's1', 'pull', '', '{day} 23:59:59.9+00', '100 years', '100 years', '100 years');
+SELECT pgsentinel_fleet_partitions(1, '{day}', '{day}');
+INSERT INTO pgsentinel_fleet_wait_event VALUES
+    (1, 0, 1, 'CPU', 'CPU'), (1, 0, 2, 'IO', 'DataFileRead'),
+    (1, 0, 3, 'Lock', 'transactionid'), (1, 0, 4, 'LWLock', 'WALWrite');
+INSERT INTO pgsentinel_fleet_text
+SELECT 1, 0, '{day}', q, q, format('SELECT /* bench statement %s */ * FROM t%s WHERE id = $1', q, q)
+FROM generate_series(1, 10) q;
+INSERT INTO pgsentinel_fleet_session
+    (server_id, feed, day, session_id, hash, datid, datname, pid, usesysid, usename,
+     application_name, client_addr, backend_start, backend_type)
+SELECT 1, 0, '{day}', s, s, 1, 'bench', 10000 + s, 10, 'app' || (s % 3), 'web' || (s % 4),
+       '10.0.0.' || s || '/32', '{day}', 'client backend'
+FROM generate_series(1, {n}) s;
+INSERT INTO pgsentinel_fleet_activity
+    (server_id, feed, day, activity_id, hash, session_id, state, top_level_query_id,
+     query_id, cmdtype, queryid)
+SELECT 1, 0, '{day}', s, s, s, 'active', 1 + s % 10, 1 + s % 10, 'SELECT', 1000 + s % 10
+FROM generate_series(1, {n}) s;
+-- the wait of session s: CPU, IO, Lock (behind session 1), LWLock
+CREATE TEMP TABLE bench_w AS
+SELECT s, CASE WHEN s <= {n} * 4 / 10 THEN 1 WHEN s <= {n} * 7 / 10 THEN 2
+               WHEN s <= {n} * 9 / 10 THEN 3 ELSE 4 END AS w
+FROM generate_series(1, {n}) s;
+INSERT INTO pgsentinel_fleet_sample
+    (server_id, feed, sample_time, sample_id, sample_period, weight, active_sessions,
+     activity_ids, wait_event_ids, blockers, blockerpids, blocker_states,
+     blocker_usesysids, blocking_pids)
+SELECT 1, 0, '{day} 00:00+00'::timestamptz + i * interval '1 s', i, 1, 1, {n},
+       (SELECT array_agg(s ORDER BY s) FROM bench_w),
+       (SELECT array_agg(w ORDER BY s) FROM bench_w),
+       (SELECT array_agg(CASE WHEN w = 3 THEN 1 ELSE 0 END ORDER BY s) FROM bench_w),
+       (SELECT array_agg(CASE WHEN w = 3 THEN 10001 END ORDER BY s) FROM bench_w),
+       (SELECT array_agg(CASE WHEN w = 3 THEN 'active' END ORDER BY s) FROM bench_w),
+       (SELECT array_agg(CASE WHEN w = 3 THEN 10::oid END ORDER BY s) FROM bench_w),
+       (SELECT array_agg(CASE WHEN w = 3 THEN '{{10001}}' END ORDER BY s) FROM bench_w)
+FROM generate_series(0, 86399) i;
+"""
+
+# server k: its partitions, s1's samples and rollups under its own id
+CLONE_SQL = """
+INSERT INTO pgsentinel_fleet_server (server_id, name, method, conninfo, pulled_until,
+                                     rolled_until, hours_rolled_until, retention,
+                                     minute_retention, hour_retention)
+SELECT {k}, 's{k}', 'pull', '', pulled_until, rolled_until, hours_rolled_until,
+       retention, minute_retention, hour_retention
+FROM pgsentinel_fleet_server WHERE server_id = 1;
+SELECT pgsentinel_fleet_partitions({k}, '{day}', '{day}');
+INSERT INTO pgsentinel_fleet_sample SELECT {k}, feed, sample_time, sample_id, sample_period,
+       weight, active_sessions FROM pgsentinel_fleet_sample WHERE server_id = 1;
+"""
+ROLLUPS = ["minute", "minute_observed", "session_minute", "blocking_minute",
+           "hour", "hour_observed", "session_hour", "blocking_hour"]
+
+CALLS = [
+    ("pgsentinel_aas", "SELECT count(*) FROM pgsentinel_aas('{a}', '{b}', server => 's1')"),
+    ("pgsentinel_top(..., 'statement')",
+     "SELECT count(*) FROM pgsentinel_top('{a}', '{b}', 'statement', server => 's1')"),
+    ("pgsentinel_aas_series", "SELECT count(*) FROM pgsentinel_aas_series('{a}', '{b}', server => 's1')"),
+    ("pgsentinel_blocking_trees",
+     "SELECT count(*) FROM pgsentinel_blocking_trees('{a}', '{b}', server => 's1')"),
+    ("pgsentinel_report(format => 'html')",
+     "SELECT length(pgsentinel_report('{a}', '{b}', format => 'html', server => 's1'))"),
+]
+
+
+def timed(cl, sql, rollups=True):
+    setting = "on" if rollups else "off"
+    q = f"SET pgsentinel_report.rollups = {setting}; {sql}"
+    cl.psql(q)
+    t = time.time()
+    cl.psql(q)
+    return time.time() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pg-bin", required=True)
+    ap.add_argument("--servers", type=int, default=100)
+    ap.add_argument("--sessions", type=int, default=50)
+    ap.add_argument("--rows-too", action="store_true",
+                    help="also time each call with rollups off (rows only: minutes a call)")
+    args = ap.parse_args()
+    cl = archive.Cluster(args.pg_bin, "pgsentinel_archive.enable = off\n")
+    try:
+        cl.psql("CREATE EXTENSION pgsentinel")
+        t = time.time()
+        cl.psql(DATA_SQL.format(day=DAY, n=args.sessions))
+        cl.psql("VACUUM ANALYZE")
+        load_s = time.time() - t
+        rows = int(cl.psql("SELECT sum(cardinality(activity_ids)) FROM pgsentinel_fleet_sample"))
+        t = time.time()
+        rolls = 0
+        while True:
+            out = cl.psql("SELECT samples_rolled FROM pgsentinel_fleet_roll('s1')")
+            rolls += 1
+            if int(out) == 0:
+                break
+        roll_s = time.time() - t
+        rolled = cl.psql("SELECT rolled_until FROM pgsentinel_fleet_status WHERE name = 's1'")
+        rollup_bytes = int(cl.psql(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relname ~ '^pgsentinel_fleet_rollup_[a-z_]+_1_'"))
+        t = time.time()
+        for k in range(2, args.servers + 1):
+            sql = CLONE_SQL.format(k=k, day=DAY) + "".join(
+                f"INSERT INTO pgsentinel_fleet_rollup_{r} SELECT (x #= hstore('server_id', '{k}')).* "
+                f"FROM pgsentinel_fleet_rollup_{r} x WHERE x.server_id = 1;\n" for r in ROLLUPS)
+            cl.psql("CREATE EXTENSION IF NOT EXISTS hstore;" + sql)
+        clone_s = time.time() - t
+        cl.psql("VACUUM ANALYZE")
+        parts = int(cl.psql("SELECT count(*) FROM pg_class WHERE relname LIKE 'pgsentinel\\_fleet\\_%' "
+                            "AND relkind IN ('r', 'p')"))
+        windows = [("24 h", f"{DAY} 00:00+00", f"{DAY} 23:59:59+00"),
+                   ("1 h", f"{DAY} 10:00+00", f"{DAY} 11:00+00")]
+        print(f"one server-day: {rows:,} rows ({args.sessions} sessions), loaded in {load_s:.1f} s; "
+              f"rolled up in {rolls} calls, {roll_s:.1f} s (rolled_until {rolled}); "
+              f"rollups of the day {rollup_bytes / 1e6:.2f} MB")
+        print(f"{args.servers} servers ({clone_s:.1f} s to add the others), "
+              f"{parts:,} fleet tables and partitions\n")
+        head = "| call (server => 's1') | " + " | ".join(
+            f"{w} rollups" + (f" | {w} rows only" if args.rows_too else "") for w, _, _ in windows) + " |"
+        print(head)
+        print("|---" * (1 + len(windows) * (2 if args.rows_too else 1)) + "|")
+        for name, sql in CALLS:
+            cells = []
+            for _, a, b in windows:
+                cells.append(f"{timed(cl, sql.format(a=a, b=b)):.2f} s")
+                if args.rows_too:
+                    cells.append(f"{timed(cl, sql.format(a=a, b=b), rollups=False):.2f} s")
+            print(f"| `{name}` | " + " | ".join(cells) + " |")
+    finally:
+        cl.stop()
+
+
+if __name__ == "__main__":
+    main()
