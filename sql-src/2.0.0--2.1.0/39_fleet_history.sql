@@ -176,7 +176,10 @@ $$;
 -- A fleet server's load rollups of [lo, hi): kind 'hour' or 'minute', per
 -- session (sessions) or not, with the columns pgsentinel_load() reads from
 -- this server's rollups (whole: the caller may read the fleet).  No
--- server: none.
+-- server: none.  The readers of the rollups say how many rows a piece of a
+-- window has about (ROWS): at the default thousand, a report's estimate
+-- grew past jit_above_cost, and compiling it took 1 to 12 s for a query
+-- of 20 ms (the blocking trees of an hour).
 CREATE FUNCTION pgsentinel_fleet_load_in(server text, kind text, lo timestamptz,
                                          hi timestamptz, sessions boolean)
 RETURNS TABLE (bucket timestamptz, last_time timestamptz, datname text,
@@ -184,6 +187,7 @@ RETURNS TABLE (bucket timestamptz, last_time timestamptz, datname text,
                pid integer, backend_type text, wait_event_type text,
                wait_event text, queryid bigint, db_time double precision)
 LANGUAGE plpgsql STABLE
+ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -228,6 +232,7 @@ CREATE FUNCTION pgsentinel_fleet_observed_in(server text, kind text, lo timestam
 RETURNS TABLE (bucket timestamptz, samples bigint, observed double precision,
                peak integer)
 LANGUAGE plpgsql STABLE
+ROWS 60
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -258,6 +263,7 @@ CREATE FUNCTION pgsentinel_fleet_blocking_in(server text, kind text, lo timestam
                                              hi timestamptz)
 RETURNS SETOF pgsentinel_rollup_blocking_hour
 LANGUAGE plpgsql STABLE
+ROWS 20
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
