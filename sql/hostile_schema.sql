@@ -637,6 +637,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_rolled_until(''hostile'') IS NOT NULL'),
   ('function pgsentinel_fleet_rows(text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_rows(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
+  ('function pgsentinel_fleet_rows_sql()',
+   'SELECT %1$I.pgsentinel_fleet_rows_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_samples_in(text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_samples_in(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_statements_in(text, timestamp with time zone, timestamp with time zone)',

@@ -30,7 +30,7 @@
 CREATE FUNCTION pgsentinel_fleet_roll_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace($sql$
+RETURN pg_catalog.replace(pg_catalog.replace($sql$
 WITH roll_range AS MATERIALIZED (
   SELECT $2::timestamptz AS lo, $3::timestamptz AS hi,
          $4::timestamptz AS hlo, $5::timestamptz AS hhi),
@@ -40,8 +40,7 @@ WITH roll_range AS MATERIALIZED (
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
          a.blocker_state, a.blocker_usesysid, a.blocking_pids
-    FROM %1$I.pgsentinel_fleet_ash a
-   WHERE a.server_id = $1 AND a.ash_time >= $2 AND a.ash_time < $3),
+    FROM ({fleet rows}) a),
  roll_samples AS MATERIALIZED (
   SELECT s.sample_time, s.weight, s.active_sessions
     FROM %1$I.pgsentinel_fleet_sample s
@@ -49,7 +48,8 @@ WITH roll_range AS MATERIALIZED (
 {rollups}
  rolled AS (SELECT 1)
 SELECT (SELECT count(*) FROM roll_samples)::int8, (SELECT count(*) FROM roll_rows)::int8
-$sql$, '{rollups}', pgsentinel_rollup_sql(true));
+$sql$, '{rollups}', pgsentinel_rollup_sql(true)),
+  '{fleet rows}', pgsentinel_fleet_rows_sql());
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll_sql() FROM PUBLIC;
 
 -- Roll up what is whole of the named server, or of every server (NULL),
