@@ -12,6 +12,7 @@ INSERT INTO pgsentinel_archive_wait_event VALUES
 ON CONFLICT DO NOTHING;
 SELECT format('CREATE TABLE IF NOT EXISTS bench_s_%1$s PARTITION OF pgsentinel_archive_sample FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_a_%1$s PARTITION OF pgsentinel_archive_activity FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_se_%1$s PARTITION OF pgsentinel_archive_session FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_t_%1$s PARTITION OF pgsentinel_archive_text FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_rm_%1$s PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_om_%1$s PARTITION OF pgsentinel_rollup_minute_observed FOR VALUES FROM (%2$L) TO (%3$L);
@@ -32,13 +33,17 @@ INSERT INTO pgsentinel_archive_text
 SELECT d::date, q, q, format('SELECT /* bench statement %s */ * FROM t%s WHERE id = $1', q, q)
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d,
      generate_series(1, 10) q;
-INSERT INTO pgsentinel_archive_activity
-    (day, activity_id, hash, datid, datname, pid, usesysid, usename,
-     application_name, client_addr, backend_start, state, top_level_query_id,
-     query_id, cmdtype, queryid, backend_type)
+INSERT INTO pgsentinel_archive_session
+    (day, session_id, hash, datid, datname, pid, usesysid, usename,
+     application_name, client_addr, backend_start, backend_type)
 SELECT d::date, s, s, 1, 'bench', 10000 + s, 10, 'app' || (s % 3), 'web' || (s % 4),
-       '10.0.0.' || s || '/32', d, 'active', 1 + s % 10, 1 + s % 10, 'SELECT',
-       1000 + s % 10, 'client backend'
+       '10.0.0.' || s || '/32', d, 'client backend'
+FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d,
+     generate_series(1, 50) s;
+INSERT INTO pgsentinel_archive_activity
+    (day, activity_id, hash, session_id, state, top_level_query_id, query_id,
+     cmdtype, queryid)
+SELECT d::date, s, s, s, 'active', 1 + s % 10, 1 + s % 10, 'SELECT', 1000 + s % 10
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d,
      generate_series(1, 50) s;
 INSERT INTO pgsentinel_archive_sample
@@ -64,7 +69,11 @@ SELECT date_trunc('minute', s.sample_time, 'UTC'), a.datname, a.usesysid, a.usen
        a.queryid, sum(s.weight), count(*)
 FROM pgsentinel_archive_sample s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgsentinel_archive_activity a
+JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
+             se.application_name, se.client_addr, se.backend_type
+        FROM pgsentinel_archive_activity x
+        JOIN pgsentinel_archive_session se
+          ON se.day = x.day AND se.session_id = x.session_id) a
   ON a.day = timezone('UTC', s.sample_time)::date AND a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE s.sample_time >= '2021-03-01 00:00+00'
@@ -88,7 +97,11 @@ SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
        w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
 FROM pgsentinel_archive_sample s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgsentinel_archive_activity a
+JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
+             se.application_name, se.client_addr, se.backend_type
+        FROM pgsentinel_archive_activity x
+        JOIN pgsentinel_archive_session se
+          ON se.day = x.day AND se.session_id = x.session_id) a
   ON a.day = timezone('UTC', s.sample_time)::date AND a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE s.sample_time >= '2021-03-01 00:00+00'
@@ -144,7 +157,7 @@ FROM pgsentinel_rollup_minute_observed
 WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1;
-VACUUM ANALYZE pgsentinel_archive_sample, pgsentinel_archive_activity, pgsentinel_archive_text,
+VACUUM ANALYZE pgsentinel_archive_sample, pgsentinel_archive_session, pgsentinel_archive_activity, pgsentinel_archive_text,
     pgsentinel_rollup_minute, pgsentinel_rollup_hour,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed,
     pgsentinel_rollup_session_hour, pgsentinel_rollup_blocking_hour,

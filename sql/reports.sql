@@ -687,6 +687,27 @@ SELECT count(*) AS queries,
        string_agg(w || ' ' || f, ', ') FILTER (WHERE result <> 'same') AS not_as_here
 FROM (SELECT w, f, pg_temp.pgs_as_here(replace(format(q, since, until, '{server}'), '{server}', '%s')) AS result
         FROM pgs_rep_windows, pgs_rep_q WHERE f NOT IN ('report', 'chart')) x;
+-- the fleet's AAS reads each server as its reports do: per window, and
+-- per bucket of an hour, a minute and 20 seconds, this server's figures
+SELECT count(*) AS windows,
+       count(*) FILTER (WHERE f.x = a.x) AS same_as_here
+FROM pgs_rep_windows w,
+     (VALUES ('1 hour'::interval), ('1 minute'), ('20 seconds')) v(b),
+     LATERAL (SELECT string_agg(round(db_time::numeric, 6) || '/' || round(observed::numeric, 6),
+                                ',' ORDER BY bucket_start)
+                FROM pgsentinel_fleet_aas(w.since, w.until, v.b, 'pgs_rep_copy')) f(x),
+     LATERAL (SELECT string_agg(round(db_time::numeric, 6) || '/' || round(observed::numeric, 6),
+                                ',' ORDER BY bucket_start)
+                FROM pgsentinel_aas_series(w.since, w.until, v.b, NULL)) a(x);
+SELECT count(*) AS windows,
+       count(*) FILTER (WHERE round(f.db_time::numeric, 6) = round(a.db_time::numeric, 6)
+                          AND round(f.observed::numeric, 6) = round(a.observed::numeric, 6)) AS same_as_here
+FROM pgs_rep_windows w,
+     LATERAL pgsentinel_fleet_aas(w.since, w.until, server => 'pgs_rep_copy') f,
+     LATERAL pgsentinel_aas(w.since, w.until) a;
+SELECT rank, server, round(db_time::numeric, 3) AS db_time, top_wait_class
+FROM pgsentinel_fleet_top_servers('2020-01-01 13:00', '2020-01-01 16:00')
+WHERE server = 'pgs_rep_copy';
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time + 1
 WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';

@@ -153,6 +153,9 @@ GRANT SELECT ON pgsentinel_fleet_status, pgsentinel_fleet_sample_archive,
 -- computes it for one server: DB time (sum of the rows' weights) over the
 -- seconds observed (sum of the samples' weights); NULL where the
 -- repository holds no sample of the server.  server: one server, or all.
+-- Each server is read as its reports read it (pgsentinel_load(),
+-- pgsentinel_observed() with server =>): whole hours and minutes from its
+-- rollups where the buckets are made of them, the rest from its rows.
 CREATE FUNCTION pgsentinel_fleet_aas(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -166,12 +169,27 @@ RETURNS TABLE (
     observed double precision,
     coverage double precision)
 LANGUAGE sql STABLE
+-- (each server's rollups and rows are read by plpgsql functions, which the
+-- planner counts at a thousand rows a call: the plan's cost over many
+-- servers would make JIT compile it for seconds)
+SET jit = off
 BEGIN ATOMIC
-WITH p AS (
+WITH p0 AS (
     SELECT coalesce(bucket, until OPERATOR(pg_catalog.-) since) AS step,
            CASE WHEN bucket IS NULL THEN since
                 ELSE timestamptz '2000-01-01 00:00:00+00' END AS origin
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+), p AS (
+    -- one bucket over the window may read every rollup of it; buckets of
+    -- whole hours (minutes) on the hour, the hourly (minute) ones
+    SELECT p0.step, p0.origin,
+           CASE WHEN bucket IS NULL THEN 'hour'
+                WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 3600::pg_catalog.numeric
+                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'hour'
+                WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 60::pg_catalog.numeric
+                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'minute'
+           END AS grain
+      FROM p0
 ), b AS (
     SELECT g.bucket_start, g.secs
       FROM p, pgsentinel_buckets(since, until, p.step, p.origin) g
@@ -185,21 +203,15 @@ WITH p AS (
                AND x.sample_time OPERATOR(pg_catalog.>=) since
                AND x.sample_time OPERATOR(pg_catalog.<) until))
 ), obs AS (
-    SELECT x.server_id, pg_catalog.date_bin(p.step, x.sample_time, p.origin) AS bucket_start,
-           pg_catalog.sum(x.weight) AS observed
-      FROM p, pgsentinel_fleet_sample_archive x
-     WHERE x.sample_time OPERATOR(pg_catalog.>=) since
-       AND x.sample_time OPERATOR(pg_catalog.<) until
-       AND x.server_id IN (SELECT srv.server_id FROM srv)
+    SELECT srv.server_id, pg_catalog.date_bin(p.step, x.t, p.origin) AS bucket_start,
+           pg_catalog.sum(x.observed) AS observed
+      FROM p, srv CROSS JOIN LATERAL pgsentinel_observed(since, until, p.grain, srv.name) x
      GROUP BY 1, 2
 ), r AS (
-    SELECT h.server_id, pg_catalog.date_bin(p.step, h.ash_time, p.origin) AS bucket_start,
-           pg_catalog.sum(h.weight) AS db_time
-      FROM p, pgsentinel_fleet_ash h
-     WHERE h.ash_time OPERATOR(pg_catalog.>=) since
-       AND h.ash_time OPERATOR(pg_catalog.<) until
-       AND NOT pgsentinel_own_worker(h.backend_type)
-       AND h.server_id IN (SELECT srv.server_id FROM srv)
+    SELECT srv.server_id, pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
+           pg_catalog.sum(h.db_time) AS db_time
+      FROM p, srv CROSS JOIN LATERAL pgsentinel_load(since, until, p.grain,
+                                                     NULL::pg_catalog.text, server => srv.name) h
      GROUP BY 1, 2
 )
 SELECT srv.name, b.bucket_start,
@@ -232,18 +244,21 @@ RETURNS TABLE (
     top_wait_class text,
     top_wait_class_pct double precision)
 LANGUAGE sql STABLE
+-- (each server's rollups and rows are read by plpgsql functions, which the
+-- planner counts at a thousand rows a call: the plan's cost over many
+-- servers would make JIT compile it for seconds)
+SET jit = off
 BEGIN ATOMIC
 WITH a AS (
     SELECT x.server, x.db_time, x.aas FROM pgsentinel_fleet_aas(since, until) x
 ), w AS (
-    SELECT h.server, h.wait_event_type, pg_catalog.sum(h.weight) AS db_time,
-           pg_catalog.row_number() OVER (PARTITION BY h.server
-                                         ORDER BY pg_catalog.sum(h.weight) DESC,
+    SELECT a.server, h.wait_event_type, pg_catalog.sum(h.db_time) AS db_time,
+           pg_catalog.row_number() OVER (PARTITION BY a.server
+                                         ORDER BY pg_catalog.sum(h.db_time) DESC,
                                                   h.wait_event_type) AS n
-      FROM pgsentinel_fleet_ash h
-     WHERE h.ash_time OPERATOR(pg_catalog.>=) since
-       AND h.ash_time OPERATOR(pg_catalog.<) until
-       AND NOT pgsentinel_own_worker(h.backend_type)
+      FROM a CROSS JOIN LATERAL pgsentinel_load(since, until, 'hour'::pg_catalog.text,
+                                                'wait_class'::pg_catalog.text,
+                                                server => a.server) h
      GROUP BY 1, 2
 ), ranked AS (
     SELECT pg_catalog.row_number() OVER (ORDER BY a.db_time DESC, a.server) AS rank,
