@@ -71,6 +71,7 @@ RETURNS TABLE (
     root_blocker integer,
     blocker text)
 LANGUAGE sql STABLE
+SET jit = off
 BEGIN ATOMIC
 WITH s AS MATERIALIZED (
     SELECT x.sample_time, x.weight, x.active_sessions::pg_catalog.float8 AS n
@@ -209,6 +210,7 @@ RETURNS TABLE (
     weeks_seen integer,
     unusual boolean)
 LANGUAGE sql STABLE
+SET jit = off
 BEGIN ATOMIC
 WITH wk AS MATERIALIZED (
     -- week 0: the hour being judged; 1..weeks: the same hour before
