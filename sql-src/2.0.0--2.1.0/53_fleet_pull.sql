@@ -288,9 +288,9 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull(text) FROM PUBLIC;
 -- What the repository does periodically (the archiver calls it every
 -- pgsentinel_archive.interval when pgsentinel is preloaded there; or
 -- schedule it with pg_cron): pull the servers whose pull_interval has
--- passed, roll up every server's rows (pgsentinel_fleet_roll(), in
--- 55_fleet_rollups.sql), and drop the partitions past each server's
--- retention.
+-- passed, and drop the partitions past each server's retention.  The
+-- archiver then rolls the servers up (pgsentinel_fleet_roll(), in
+-- 55_fleet_rollups.sql) in a transaction of its own.
 -- Returns the servers pulled.
 CREATE FUNCTION pgsentinel_fleet_tick()
 RETURNS integer
@@ -319,9 +319,6 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    -- the rollups of every server, up to what of it is whole (an error on
-    -- one server is kept in its last_error)
-    EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_roll()', s);
     -- Retention: whole days (or months) of one server, never a DELETE,
     -- after the server's retention of their kind: raw rows (retention),
     -- minute rollups (minute_retention) and hour rollups (hour_retention).

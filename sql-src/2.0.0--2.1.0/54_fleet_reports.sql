@@ -300,17 +300,19 @@ RETURNS TABLE (
     calls bigint,
     ms_per_call double precision)
 LANGUAGE sql STABLE
+-- (without JIT, as pgsentinel_fleet_aas)
+SET jit = off
 BEGIN ATOMIC
 WITH r AS (
+    -- each server's rows read as its reports read them
     SELECT h.queryid, h.query, pg_catalog.sum(h.weight) AS db_time,
-           pg_catalog.array_agg(DISTINCT h.server) AS servers
-      FROM pgsentinel_fleet_ash h
-     WHERE h.ash_time OPERATOR(pg_catalog.>=) since
-       AND h.ash_time OPERATOR(pg_catalog.<) until
-       AND NOT pgsentinel_own_worker(h.backend_type)
+           pg_catalog.array_agg(DISTINCT f.name) AS servers
+      FROM pgsentinel_fleet_status f
+     CROSS JOIN LATERAL pgsentinel_fleet_rows(f.name, since, until) h
+     WHERE NOT pgsentinel_own_worker(h.backend_type)
        AND pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
        AND (pgsentinel_fleet_top_statements.server IS NULL
-            OR h.server OPERATOR(pg_catalog.=) pgsentinel_fleet_top_statements.server)
+            OR f.name OPERATOR(pg_catalog.=) pgsentinel_fleet_top_statements.server)
      GROUP BY 1, 2
 ), ranked AS (
     SELECT pg_catalog.row_number() OVER (ORDER BY r.db_time DESC, r.queryid, r.query) AS rank,

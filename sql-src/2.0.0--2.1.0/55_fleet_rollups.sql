@@ -53,12 +53,15 @@ $sql$, '{rollups}', pgsentinel_rollup_sql(true)),
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll_sql() FROM PUBLIC;
 
 -- Roll up what is whole of the named server, or of every server (NULL),
--- at most an hour of its rows per call (the tick calls it every
--- pgsentinel_archive.interval: a server that comes back after a long gap
--- catches up an hour at a time; the gap itself is passed at once).  An
--- error on one server is kept in its last_error and the others go on;
--- when one server was named, the error is raised.  Returns, per server,
--- where its rollups end and what this call rolled up.
+-- at most an hour of its rows per call (the archiver calls it after each
+-- tick, every pgsentinel_archive.interval: a server that comes back after
+-- a long gap catches up an hour at a time; the gap itself is passed at
+-- once).  Every server: those rolled up least far first, and no new one
+-- after a minute (the next call goes on), so that a fleet catching up
+-- never makes a call run into its timeout and roll up nothing.  An error
+-- on one server is kept in its last_error and the others go on; when one
+-- server was named, the error is raised.  Returns, per server, where its
+-- rollups end and what this call rolled up.
 CREATE FUNCTION pgsentinel_fleet_roll(server text DEFAULT NULL)
 RETURNS TABLE (name text, rolled_until timestamptz, samples_rolled bigint,
                rows_rolled bigint)
@@ -75,6 +78,7 @@ DECLARE
     hi timestamptz;
     hlo timestamptz;
     hhi timestamptz;
+    started timestamptz := clock_timestamp();
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -85,7 +89,8 @@ BEGIN
     EXECUTE format('SELECT %I.pgsentinel_fleet_roll_sql()', s) INTO q;
     FOR f IN EXECUTE format('SELECT f.server_id, f.name FROM %I.pgsentinel_fleet_server f
                               WHERE $1 IS NULL OR f.name = $1
-                              ORDER BY f.server_id', s) USING server LOOP
+                              ORDER BY f.rolled_until NULLS FIRST, f.server_id', s) USING server LOOP
+        EXIT WHEN server IS NULL AND clock_timestamp() > started + interval '1 minute';
         name := f.name;
         samples_rolled := 0;
         rows_rolled := 0;

@@ -4,13 +4,15 @@
  *		The repository's periodic work for the fleet (docs/fleet.md), run
  *		by the archiver after each of its cycles: SQL function
  *		pgsentinel_fleet_tick() pulls the servers whose pull interval has
- *		passed, rolls every server's rows up and drops the fleet's
- *		partitions past their retention.
+ *		passed and drops the fleet's partitions past their retention; then
+ *		pgsentinel_fleet_roll() rolls the servers' rows up.
  *
- * It runs in its own transaction, on a primary only, and only when the
- * extension's schema has the fleet (2.1.0 on).  The function catches each
- * server's errors and records them itself; anything else that fails here
- * is logged and the archiver goes on: the fleet never stops the archive.
+ * Each runs in its own transaction, on a primary only, and only when the
+ * extension's schema has the fleet (2.1.0 on): a slow roll never holds a
+ * pull's watermark locked nor makes the pulls time out with it.  The
+ * functions catch each server's errors and record them themselves;
+ * anything else that fails here is logged and the archiver goes on: the
+ * fleet never stops the archive.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,23 +31,25 @@
 #include "fleet/fleet.h"
 
 /*
- * The call of the tick, qualified with the extension's schema, when the
- * extension there has the fleet (2.1.0 on); no row otherwise (a server
- * that is no repository runs this lookup and an empty tick).  The function
+ * The call of one of the fleet's periodic functions (named twice: by %s;
+ * it takes no argument, or only defaults), qualified with the extension's schema,
+ * when the extension there has it (2.1.0 on); no row otherwise (a server
+ * that is no repository runs this lookup and nothing else).  The function
  * must be the extension's own: in a schema others may create objects in,
  * a function of that name made by another role before the update would
  * otherwise run with the archiver's rights.
  */
 static const char *const find_sql =
-"SELECT format('SELECT %I.pgsentinel_fleet_tick()', n.nspname)"
+"SELECT format('SELECT count(*) FROM %%I.%s()', n.nspname)"
 "  FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
 " WHERE e.extname = 'pgsentinel'"
 "   AND EXISTS (SELECT FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid"
 "                WHERE d.classid = 'pg_proc'::regclass"
 "                  AND d.refclassid = 'pg_extension'::regclass"
 "                  AND d.refobjid = e.oid AND d.deptype = 'e'"
-"                  AND p.proname = 'pgsentinel_fleet_tick'"
-"                  AND p.pronamespace = n.oid AND p.pronargs = 0)";
+"                  AND p.proname = '%s'"
+"                  AND p.pronamespace = n.oid"
+"                  AND p.pronargs - p.pronargdefaults = 0)";
 
 /*
  * The longest a tick may take: a source that does not answer must not
@@ -54,14 +58,15 @@ static const char *const find_sql =
  */
 #define FLEET_TICK_TIMEOUT		"300s"
 
-/* Run the tick once; errors are logged, never raised. */
-void
-pgs_fleet_tick(void)
+/*
+ * Run the named function once, in a transaction of its own; errors are
+ * logged, never raised.
+ */
+static void
+run_periodic(const char *function)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 
-	if (RecoveryInProgress())
-		return;
 	PG_TRY();
 	{
 		char	   *call = NULL;
@@ -70,13 +75,14 @@ pgs_fleet_tick(void)
 		(void) set_config_option("statement_timeout", FLEET_TICK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, ERROR, false);
-		if (SPI_execute(find_sql, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		if (SPI_execute(psprintf(find_sql, function, function), true, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
 			call = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 		if (call != NULL)
 		{
-			pgstat_report_activity(STATE_RUNNING, "pgsentinel fleet tick");
+			pgstat_report_activity(STATE_RUNNING, call);
 			if (SPI_execute(call, false, 0) != SPI_OK_SELECT)
-				elog(ERROR, "pgsentinel fleet tick: unexpected result");
+				elog(ERROR, "%s: unexpected result", function);
 		}
 		pgs_db_work_commit();
 	}
@@ -88,11 +94,23 @@ pgs_fleet_tick(void)
 		edata = CopyErrorData();
 		FlushErrorState();
 		pgs_db_work_abort();
-		/* a tick cancelled by SIGTERM did not fail: the worker exits */
+		/* a call cancelled by SIGTERM did not fail: the worker exits */
 		if (!ShutdownRequestPending)
 			ereport(LOG,
-					(errmsg("pgsentinel fleet tick failed: %s", edata->message)));
+					(errmsg("%s failed: %s", function, edata->message)));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+}
+
+/* Run the tick, then the rolls, once. */
+void
+pgs_fleet_tick(void)
+{
+	if (RecoveryInProgress())
+		return;
+	run_periodic("pgsentinel_fleet_tick");
+	if (ShutdownRequestPending)
+		return;
+	run_periodic("pgsentinel_fleet_roll");
 }
