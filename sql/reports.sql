@@ -708,6 +708,42 @@ FROM pgs_rep_windows w,
 SELECT rank, server, round(db_time::numeric, 3) AS db_time, top_wait_class
 FROM pgsentinel_fleet_top_servers('2020-01-01 13:00', '2020-01-01 16:00')
 WHERE server = 'pgs_rep_copy';
+-- a member of pg_read_all_stats (not a superuser) reads the server's
+-- rollups and rows as a superuser does
+CREATE TEMP TABLE pgs_rep_fleet_su AS
+SELECT w, f, md5(string_agg(x, E'\n' ORDER BY x)) AS h
+FROM (SELECT w.w, v.f, r::text AS x
+        FROM pgs_rep_windows w,
+             (VALUES ('aas'), ('blocking trees'), ('fleet top statements')) v(f),
+             LATERAL (SELECT to_jsonb(a) AS r FROM pgsentinel_aas(w.since, w.until, server => 'pgs_rep_copy') a
+                       WHERE v.f = 'aas'
+                      UNION ALL
+                      SELECT to_jsonb(b) FROM pgsentinel_blocking_trees(w.since, w.until, server => 'pgs_rep_copy') b
+                       WHERE v.f = 'blocking trees'
+                      UNION ALL
+                      SELECT to_jsonb(t) FROM pgsentinel_fleet_top_statements(w.since, w.until, 'pgs_rep_copy') t
+                       WHERE v.f = 'fleet top statements') r) y
+GROUP BY 1, 2;
+GRANT SELECT ON pgs_rep_fleet_su, pgs_rep_windows TO PUBLIC;
+CREATE ROLE regress_pgs_fleet_stats IN ROLE pg_read_all_stats;
+SET ROLE regress_pgs_fleet_stats;
+SELECT count(*) AS calls,
+       count(*) FILTER (WHERE su.h = mine.h) AS same_as_superuser
+FROM pgs_rep_fleet_su su,
+     LATERAL (SELECT md5(string_agg(x, E'\n' ORDER BY x)) AS h
+                FROM (SELECT r::text AS x
+                        FROM pgs_rep_windows w,
+                             LATERAL (SELECT to_jsonb(a) AS r FROM pgsentinel_aas(w.since, w.until, server => 'pgs_rep_copy') a
+                                       WHERE su.f = 'aas'
+                                      UNION ALL
+                                      SELECT to_jsonb(b) FROM pgsentinel_blocking_trees(w.since, w.until, server => 'pgs_rep_copy') b
+                                       WHERE su.f = 'blocking trees'
+                                      UNION ALL
+                                      SELECT to_jsonb(t) FROM pgsentinel_fleet_top_statements(w.since, w.until, 'pgs_rep_copy') t
+                                       WHERE su.f = 'fleet top statements') r
+                       WHERE w.w = su.w) y) mine;
+RESET ROLE;
+DROP ROLE regress_pgs_fleet_stats;
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time + 1
 WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';

@@ -99,21 +99,21 @@ ok( $a->poll_query_until('postgres', qq{
 is( $b->safe_psql('postgres',
 		'SELECT count(*) > 0 FROM pgsentinel_fleet_rollup_minute_observed_1'),
 	't', 'its rollups are stored on node B');
-is( $a->safe_psql('postgres', q{
+# (one statement: one rolled_until for both sides, while A rolls on)
+my ($rolled_sums, $row_sums) = split /\|/, $a->safe_psql('postgres', q{
 		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
 		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = 1 AND bucket < x.r)
 		       || ' / ' ||
 		       (SELECT round(sum(observed)::numeric, 6) || ' ' || sum(samples)
 		          FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = 1 AND bucket < x.r)
-		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = 'src') x}),
-	$a->safe_psql('postgres', q{
-		SELECT (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		       || '|' ||
+		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
 		          FROM pgsentinel_fleet_ash WHERE server_id = 1 AND ash_time < x.r AND weight > 0)
 		       || ' / ' ||
 		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
 		          FROM pgsentinel_fleet_sample WHERE server_id = 1 AND sample_time < x.r)
-		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = 'src') x}),
-	'the rollups of server 1 equal its rows');
+		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = 'src') x});
+is($rolled_sums, $row_sums, 'the rollups of server 1 equal its rows');
 
 # The statements history goes to node B as well.
 $src->safe_psql('postgres',

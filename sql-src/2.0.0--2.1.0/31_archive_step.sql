@@ -392,8 +392,8 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          sum(m.weight), count(*), max(m.ash_time){server val}
     FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
 -- the rows of the samples with a blocked session, found in one pass (a
--- join of the rows with those samples was planned as a nested loop over
--- both: 648 million comparisons for an hour of 50 sessions)
+-- join of the rows with those samples can be planned as a nested loop
+-- over both)
  bl_rows AS MATERIALIZED (
   SELECT coalesce(jsonb_agg(jsonb_build_object(
                'ash_time', m.ash_time, 'sample_id', m.sample_id,

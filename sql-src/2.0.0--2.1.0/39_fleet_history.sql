@@ -48,11 +48,11 @@ $$;
 -- [$2, $3) the window, %1$I the extension's schema.  What
 -- pgsentinel_fleet_ash gives, read in three steps the planner cannot
 -- reorder: the samples' rows, then the activities and sessions they name
--- (found by key, once each), then the rows joined to those by hash.  From
--- the view, the planner estimated a few dozen rows where an hour of 50
--- sessions has 180,000, and joined every session to every row (3.2 s of
--- 4.3 s; 0.5 s this way).  For the readers that know the server and the
--- window: the reports (pgsentinel_fleet_rows()) and the roll.
+-- (found by key, once each), then the rows joined to those by hash.
+-- Through the view, the planner cannot estimate how many rows a sample's
+-- arrays hold, takes thousands for a few dozen, and joins every session
+-- to every row.  For the readers that know the server and the window: the
+-- reports (pgsentinel_fleet_rows()) and the roll.
 CREATE FUNCTION pgsentinel_fleet_rows_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
@@ -107,6 +107,8 @@ SELECT u.sample_time AS ash_time, c.datid, c.datname, c.pid, c.leader_pid, c.use
     ON w.server_id = $1 AND w.feed = u.feed AND w.wait_event_id = u.wait_event_id
 $sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_rows_sql() FROM PUBLIC;
+-- (pgsentinel_fleet_rows() runs it with its caller's rights)
+GRANT EXECUTE ON FUNCTION pgsentinel_fleet_rows_sql() TO pg_read_all_stats;
 
 -- The rows of a fleet server in [since, until), as pgsentinel_ash_history
 -- shows this server's (source 'fleet'; whole rows: the caller may read
@@ -234,8 +236,8 @@ $$;
 -- this server's rollups (whole: the caller may read the fleet).  No
 -- server: none.  The readers of the rollups say how many rows a piece of a
 -- window has about (ROWS): at the default thousand, a report's estimate
--- grew past jit_above_cost, and compiling it took 1 to 12 s for a query
--- of 20 ms (the blocking trees of an hour).
+-- grows past jit_above_cost, and compiling it takes far longer than the
+-- report reads.
 CREATE FUNCTION pgsentinel_fleet_load_in(server text, kind text, lo timestamptz,
                                          hi timestamptz, sessions boolean)
 RETURNS TABLE (bucket timestamptz, last_time timestamptz, datname text,

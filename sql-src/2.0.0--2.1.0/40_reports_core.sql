@@ -15,11 +15,10 @@
 --
 -- pgsentinel_report(), _incidents() and _unusual() run without JIT (SET
 -- jit = off): their plans count the rows of functions and views they
--- cannot see into, and the inflated cost made JIT compile for longer than
--- they read (on a 2-core server with LLVM 14, the incidents of a day: 20 s
--- compiling, 0.5 s without).  The others stay without a SET clause, which
--- would keep them from being inlined into their callers' plans (planned
--- with their arguments as constants: reports.sql took 60 % longer).
+-- cannot see into, and the inflated cost makes JIT compile for far longer
+-- than they read.  The others stay without a SET clause, which would keep
+-- them from being inlined into their callers' plans, where they are
+-- planned with their arguments as constants.
 
 -- The window's length in seconds; a NULL or empty window is an error.
 -- Immutable (it depends on its arguments only), so that a constant window

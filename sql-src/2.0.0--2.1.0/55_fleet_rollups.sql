@@ -12,7 +12,8 @@
 -- source step at a time, in the order of the source's commits, each with
 -- what its samples point to -- except during a subscription's initial
 -- copy, whose tables are copied apart: its rows are whole once every
--- table of the subscription is ready, up to its newest sample.  So the
+-- table of the subscription is ready ('r': a table merely synced, 's',
+-- may be ahead of the others), up to its newest sample.  So the
 -- rollups of a server reach the minute of its newest whole sample, and
 -- the reports read the rest from its rows.
 --
@@ -53,10 +54,11 @@ $sql$, '{rollups}', pgsentinel_rollup_sql(true)),
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll_sql() FROM PUBLIC;
 
 -- Roll up what is whole of the named server, or of every server (NULL),
--- at most an hour of its rows per call (the archiver calls it after each
--- tick, every pgsentinel_archive.interval: a server that comes back after
--- a long gap catches up an hour at a time; the gap itself is passed at
--- once).  Every server: those rolled up least far first, and no new one
+-- at most ten minutes of its rows per call (the archiver calls it after
+-- each tick, every pgsentinel_archive.interval: a server that comes back
+-- after a long gap catches up ten minutes at a time, the gap itself passed
+-- at once; the blocking parts of a busy server's rows make one JSON value,
+-- which must stay far below jsonb's limit).  Every server: those rolled up least far first, and no new one
 -- after a minute (the next call goes on), so that a fleet catching up
 -- never makes a call run into its timeout and roll up nothing.  An error
 -- on one server is kept in its last_error and the others go on; when one
@@ -102,7 +104,7 @@ BEGIN
                        CASE WHEN x.method = 'pull' THEN x.pulled_until
                             WHEN EXISTS (SELECT FROM pg_subscription_rel r
                                           WHERE r.srsubid = x.feed::oid
-                                            AND r.srsubstate NOT IN ('r', 's'))
+                                            AND r.srsubstate <> 'r')
                             THEN NULL
                             ELSE (SELECT max(m.sample_time) FROM %1$I.pgsentinel_fleet_sample m
                                    WHERE m.server_id = x.server_id) END AS whole
@@ -116,7 +118,7 @@ BEGIN
             -- (least() would pass over a NULL: nothing whole yet)
             hi := CASE WHEN whole IS NOT NULL
                        THEN least(date_trunc('minute', whole, 'UTC'),
-                                  date_trunc('minute', nxt, 'UTC') + interval '1 hour') END;
+                                  date_trunc('minute', nxt, 'UTC') + interval '10 minutes') END;
             IF hi > lo THEN
                 hlo := coalesce(hlo, date_trunc('hour', lo, 'UTC'));
                 hhi := greatest(hlo, date_trunc('hour', hi, 'UTC'));
@@ -128,7 +130,9 @@ BEGIN
                 EXECUTE format(q, s) INTO samples_rolled, rows_rolled
                     USING f.server_id, lo, hi, hlo, hhi;
                 EXECUTE format('UPDATE %I.pgsentinel_fleet_server
-                                   SET rolled_until = $2, hours_rolled_until = $3
+                                   SET rolled_until = $2, hours_rolled_until = $3,
+                                       last_error = CASE WHEN last_error LIKE ''rollups: %%''
+                                                         THEN NULL ELSE last_error END
                                  WHERE server_id = $1', s)
                     USING f.server_id, hi, hhi;
                 lo := hi;

@@ -31,16 +31,19 @@
 #include "fleet/fleet.h"
 
 /*
- * The call of one of the fleet's periodic functions (named twice: by %s;
- * it takes no argument, or only defaults), qualified with the extension's schema,
- * when the extension there has it (2.1.0 on); no row otherwise (a server
- * that is no repository runs this lookup and nothing else).  The function
- * must be the extension's own: in a schema others may create objects in,
- * a function of that name made by another role before the update would
- * otherwise run with the archiver's rights.
+ * The call of one of the fleet's periodic functions (the first %s: its
+ * name; the second: its arguments, each cast to its declared type; the
+ * third: its name again), qualified with the extension's schema, when the
+ * extension there has it (2.1.0 on); no row otherwise (a server that is no
+ * repository runs this lookup and nothing else).  The function must be the
+ * extension's own: in a schema others may create objects in, a function of
+ * that name made by another role before the update would otherwise run with
+ * the archiver's rights; and every argument is passed typed, so that an
+ * overload planted later is never a better match, nor makes the call
+ * ambiguous.
  */
 static const char *const find_sql =
-"SELECT format('SELECT count(*) FROM %%I.%s()', n.nspname)"
+"SELECT format('SELECT count(*) FROM %%I.%s(%s)', n.nspname)"
 "  FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
 " WHERE e.extname = 'pgsentinel'"
 "   AND EXISTS (SELECT FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid"
@@ -48,8 +51,7 @@ static const char *const find_sql =
 "                  AND d.refclassid = 'pg_extension'::regclass"
 "                  AND d.refobjid = e.oid AND d.deptype = 'e'"
 "                  AND p.proname = '%s'"
-"                  AND p.pronamespace = n.oid"
-"                  AND p.pronargs - p.pronargdefaults = 0)";
+"                  AND p.pronamespace = n.oid)";
 
 /*
  * The longest a tick may take: a source that does not answer must not
@@ -59,11 +61,11 @@ static const char *const find_sql =
 #define FLEET_TICK_TIMEOUT		"300s"
 
 /*
- * Run the named function once, in a transaction of its own; errors are
- * logged, never raised.
+ * Run the named function once with the given arguments (SQL, typed), in a
+ * transaction of its own; errors are logged, never raised.
  */
 static void
-run_periodic(const char *function)
+run_periodic(const char *function, const char *arguments)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 
@@ -75,7 +77,7 @@ run_periodic(const char *function)
 		(void) set_config_option("statement_timeout", FLEET_TICK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 								 true, ERROR, false);
-		if (SPI_execute(psprintf(find_sql, function, function), true, 1) == SPI_OK_SELECT &&
+		if (SPI_execute(psprintf(find_sql, function, arguments, function), true, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
 			call = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 		if (call != NULL)
@@ -109,8 +111,9 @@ pgs_fleet_tick(void)
 {
 	if (RecoveryInProgress())
 		return;
-	run_periodic("pgsentinel_fleet_tick");
+	run_periodic("pgsentinel_fleet_tick", "");
 	if (ShutdownRequestPending)
 		return;
-	run_periodic("pgsentinel_fleet_roll");
+	/* every server */
+	run_periodic("pgsentinel_fleet_roll", "NULL::pg_catalog.text");
 }
