@@ -58,12 +58,12 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll_sql() FROM PUBLIC;
 -- each tick, every pgsentinel_archive.interval: a server that comes back
 -- after a long gap catches up ten minutes at a time, the gap itself passed
 -- at once; the blocking parts of a busy server's rows make one JSON value,
--- which must stay far below jsonb's limit).  Every server: those rolled up least far first, and no new one
--- after a minute (the next call goes on), so that a fleet catching up
--- never makes a call run into its timeout and roll up nothing.  An error
--- on one server is kept in its last_error and the others go on; when one
--- server was named, the error is raised.  Returns, per server, where its
--- rollups end and what this call rolled up.
+-- which must stay far below jsonb's limit).  Every server: those rolled up
+-- least far first, and no new one after a minute (the next call goes on),
+-- so that a fleet catching up never makes a call run into its timeout and
+-- roll up nothing.  An error on one server is kept in its last_error and
+-- the others go on; when one server was named, the error is raised.
+-- Returns, per server, where its rollups end and what this call rolled up.
 CREATE FUNCTION pgsentinel_fleet_roll(server text DEFAULT NULL)
 RETURNS TABLE (name text, rolled_until timestamptz, samples_rolled bigint,
                rows_rolled bigint)
