@@ -13,12 +13,13 @@
 -- history views, which apply pg_stat_activity's visibility, so they are
 -- for PUBLIC and run with the caller's rights.
 --
--- pgsentinel_report(), _incidents() and _unusual() run without JIT (SET
--- jit = off): their plans count the rows of functions and views they
--- cannot see into, and the inflated cost makes JIT compile for far longer
--- than they read.  The others stay without a SET clause, which would keep
--- them from being inlined into their callers' plans, where they are
--- planned with their arguments as constants.
+-- pgsentinel_report() and pgsentinel_incidents() run without JIT (SET jit
+-- = off): their plans count the rows of functions and views they cannot
+-- see into, and the inflated cost makes JIT compile for far longer than
+-- they read.  The others stay without a SET clause, which would keep them
+-- from being inlined into their callers' plans, where they are planned
+-- with their arguments as constants (and a constant argument is checked
+-- when planned, the same way on every version).
 
 -- The window's length in seconds; a NULL or empty window is an error.
 -- Immutable (it depends on its arguments only), so that a constant window

@@ -210,7 +210,6 @@ RETURNS TABLE (
     weeks_seen integer,
     unusual boolean)
 LANGUAGE sql STABLE
-SET jit = off
 BEGIN ATOMIC
 WITH wk AS MATERIALIZED (
     -- week 0: the hour being judged; 1..weeks: the same hour before
