@@ -11,6 +11,7 @@
 #    and waits in a trigger on the archive (it would wait for ever: the
 #    shutdown ended only at pg_ctl's timeout before the fix);
 #  - the statements step, held the same way;
+#  - the roll of a fleet server's rows (src/fleet/fleet.c), held the same way;
 #  - at the end, a ring of hundreds of thousands of rows saved at shutdown.
 #
 # The trigger is the test's own way to hold a step where it is; a busy
@@ -192,6 +193,45 @@ cmp_ok( $node->safe_psql('postgres', q{
 	SELECT count(*) FROM pgsentinel_statements_archive
 	WHERE query LIKE '%archived statement%' AND calls > 0}),
 	'>', 0, "the statement's deltas are archived");
+
+# --- 3b. in the middle of a fleet server's roll ----------------------------
+
+# A fleet server's five minutes of rows (written as a pull would have), which
+# the archiver rolls up after its tick, in a transaction of its own; held in
+# a trigger on the minute rollups.
+$node->safe_psql('postgres', q{
+INSERT INTO pgsentinel_fleet_server (server_id, name, method, conninfo, pulled_until,
+                                     retention, minute_retention, hour_retention)
+VALUES (901, 'held', 'pull', '', '2021-03-01 00:05+00', '100 years', '100 years', '100 years');
+SELECT pgsentinel_fleet_partitions(901, '2021-03-01', '2021-03-01');
+INSERT INTO pgsentinel_fleet_wait_event VALUES (901, 0, 1, 'CPU', 'CPU');
+INSERT INTO pgsentinel_fleet_session (server_id, feed, day, session_id, hash, pid, backend_type)
+VALUES (901, 0, '2021-03-01', 1, 1, 4242, 'client backend');
+INSERT INTO pgsentinel_fleet_activity (server_id, feed, day, activity_id, hash, session_id, state)
+VALUES (901, 0, '2021-03-01', 1, 1, 1, 'active');
+CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_fleet_rollup_minute
+  FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
+INSERT INTO public.hold VALUES ('pgsentinel_fleet_rollup_minute');
+INSERT INTO pgsentinel_fleet_sample (server_id, feed, sample_time, sample_id, sample_period,
+                                     weight, active_sessions, activity_ids, wait_event_ids)
+SELECT 901, 0, '2021-03-01 00:00+00'::timestamptz + i * interval '1 s', i, 1, 1, 1, '{1}', '{1}'
+FROM generate_series(0, 299) i;
+});
+my $roll_call = 'SELECT count(*) FROM public.pgsentinel_fleet_roll(NULL::pg_catalog.text)';
+ok(archiver_waits($roll_call, 'PgSleep'),
+	'the archiver inserted a fleet server\'s rollups and waits in the trigger');
+stop_fast('in a fleet roll', 30);
+
+$node->start;
+ok(archiver_waits($roll_call, 'PgSleep'), 'after the restart, the same roll is held again');
+$node->safe_psql('postgres', 'DELETE FROM public.hold');
+ok( $node->poll_query_until('postgres',
+		"SELECT rolled_until = '2021-03-01 00:05+00' FROM pgsentinel_fleet_status WHERE name = 'held'"),
+	'the fleet server is rolled up after the restart');
+is( $node->safe_psql('postgres', q{
+	SELECT sum(samples) || ' ' || sum(observed)
+	FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = 901}),
+	'300 300', 'its samples rolled up once');
 
 # --- 4. a large ring saved at shutdown --------------------------------------
 
