@@ -603,8 +603,22 @@ INSERT INTO pgs_calls VALUES
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_aas(timestamp with time zone, timestamp with time zone, interval, text)',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_aas()'),
-  ('function pgsentinel_fleet_add(text, text, text, integer, interval, interval)',
-   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_add(''hostile'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour''::interval) IS NOT NULL'),
+  ('function pgsentinel_fleet_add(text, text, text, integer, interval, interval, text)',
+   'SELECT pgs_fleet_here() IS NULL OR (%1$I.pgsentinel_fleet_add(''hostile'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour''::interval) IS NOT NULL
+                                        AND %1$I.pgsentinel_fleet_add(''hostile_node'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour''::interval, node => ''pgs_node'') IS NOT NULL)'),
+  ('function pgsentinel_fleet_expire(integer, interval, interval, interval)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_expire((SELECT f.server_id FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile''), ''30 days''::interval, ''30 days''::interval, ''1827 days''::interval) OPERATOR(pg_catalog.=) 0'),
+  ('function pgsentinel_fleet_newest_sample(integer, timestamp with time zone)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT %1$I.pgsentinel_fleet_newest_sample(f.server_id, ''infinity''::timestamptz) IS NOT DISTINCT FROM (SELECT pg_catalog.max(x.sample_time) FROM %1$I.pgsentinel_fleet_sample x WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id) FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile'')'),
+  ('function pgsentinel_fleet_node_drop(integer, name)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) OPERATOR(pg_catalog.=) 1 FROM (SELECT %1$I.pgsentinel_fleet_node_drop(2147483647, ''pgs_node''::name)) d)'),
+  ('function pgsentinel_fleet_node_keep()',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_node_keep() OPERATOR(pg_catalog.=) 1'),
+  -- (made by pgsentinel_fleet_add(..., node => ...): its foreign partitions)
+  ('function pgsentinel_fleet_node_place(integer, name, date)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) OPERATOR(pg_catalog.=) 15 FROM pg_catalog.pg_class c JOIN %1$I.pgsentinel_fleet_server f ON f.name OPERATOR(pg_catalog.=) ''hostile_node'' WHERE c.relkind OPERATOR(pg_catalog.=) ''f'' AND c.relname OPERATOR(pg_catalog.~) (''^pgsentinel_fleet_[a-z_]+_'' OPERATOR(pg_catalog.||) f.server_id OPERATOR(pg_catalog.||) ''$''))'),
+  ('function pgsentinel_fleet_node_schema(name, integer)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_node_schema(''pgs_node''::name, NULL::integer) OPERATOR(pg_catalog.=) ''public''::name'),
   ('function pgsentinel_fleet_blocking_in(text, text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_blocking_in(''hostile'', ''minute'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_conninfo(text)',
@@ -703,7 +717,7 @@ INSERT INTO pgs_calls VALUES
 -- called after the others: it empties the history they read
 INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_remove(text, boolean)',
-   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 1 FROM (SELECT %1$I.pgsentinel_fleet_remove(''hostile'', false)) r)', true),
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 2 FROM (SELECT %1$I.pgsentinel_fleet_remove(n, k) FROM (VALUES (''hostile'', false), (''hostile_node'', true)) v(n, k)) r)', true),
   ('function pgsentinel_reset()',
    'SELECT %1$I.pgsentinel_reset() IS NOT NULL', true);
 
@@ -726,6 +740,29 @@ CREATE FUNCTION pgs_fleet_here() RETURNS text LANGUAGE sql AS $$
    WHERE (SELECT count(*) FROM pg_extension
           WHERE extname IN ('dblink', 'postgres_fdw')) = 2
 $$;
+-- A repository node for the calls that place a server's partitions on
+-- one: another database of this cluster with pgsentinel installed, made
+-- afresh for each round of calls (through dblink: CREATE DATABASE cannot
+-- run in a transaction block).  Its server is removed with its history
+-- kept: the round's pulls into it hold locks there that a drop of its
+-- partitions in the same transaction would wait for (t/031_fleet_nodes.pl
+-- drops them).
+CREATE FUNCTION pgs_node_fresh() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF pgs_fleet_here() IS NOT NULL THEN
+        PERFORM pgs_fleet_ext.dblink_exec(pgs_fleet_here(), 'DROP DATABASE IF EXISTS pgs_node_db WITH (FORCE)');
+        PERFORM pgs_fleet_ext.dblink_exec(pgs_fleet_here(), 'CREATE DATABASE pgs_node_db');
+        PERFORM pgs_fleet_ext.dblink_exec(replace(pgs_fleet_here(), 'dbname=' || current_database(), 'dbname=pgs_node_db'),
+                                          'CREATE EXTENSION pgsentinel');
+        IF NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'pgs_node') THEN
+            EXECUTE format('CREATE SERVER pgs_node FOREIGN DATA WRAPPER postgres_fdw
+                              OPTIONS (host %L, port %L, dbname ''pgs_node_db'')',
+                           split_part(current_setting('unix_socket_directories'), ',', 1),
+                           current_setting('port'));
+            CREATE USER MAPPING FOR PUBLIC SERVER pgs_node;
+        END IF;
+    END IF;
+END $$;
 
 -- Calls them all with the installation schema first in the search_path (a
 -- call must not resolve names then either), and says what each returned.
@@ -738,6 +775,7 @@ DECLARE
                JOIN pg_namespace n ON n.oid = e.extnamespace
                WHERE e.extname = 'pgsentinel');
 BEGIN
+    PERFORM pgs_node_fresh();
     FOR m IN SELECT p.member, c.call, c.member IS NULL AS missing
              FROM pgs_members p LEFT JOIN pgs_calls c ON c.member = p.member
              ORDER BY coalesce(c.last, false), p.member
@@ -974,7 +1012,13 @@ DROP SCHEMA pgs_trap CASCADE;
 RESET client_min_messages;
 DROP TABLE pgs_names, pgs_types, pgs_own, pgs_own_plants, pgs_own_names;
 DROP ROLE regress_pgs_attacker;
-DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait();
+DROP FUNCTION pgs_call_everything(), pgs_hostile_work(), pgs_hostile_wait(), pgs_node_fresh();
+DO $$
+BEGIN
+    IF pgs_fleet_here() IS NOT NULL THEN
+        PERFORM pgs_fleet_ext.dblink_exec(pgs_fleet_here(), 'DROP DATABASE pgs_node_db WITH (FORCE)');
+    END IF;
+END $$;
 DROP FUNCTION pgs_fleet_here(), pgs_refusal(text);
 SET client_min_messages = warning;
 DROP SCHEMA pgs_fleet_ext CASCADE;

@@ -1,10 +1,13 @@
 
-# The fleet on two repository nodes (docs/fleet.md, "When the repository
-# outgrows one machine"): a server's partitions live on node B as foreign
-# partitions of node A's fleet tables.  A primary feeds A by logical
-# replication; its rows (samples and statements history) land on B, none
-# on A; A's reports read them through postgres_fdw and equal the source's
-# own.
+# The fleet on several repository nodes (docs/fleet.md, "When the
+# repository outgrows one machine"): the coordinator A places server 'p'
+# (a primary, logical) on node B and server 'q' (the same primary, pulled)
+# on node C by node => alone.  Their rows and rollups land on B and C,
+# none on A; A's reports read them through postgres_fdw and equal the
+# source's own.  A's tick makes the days ahead and drops the expired days
+# on both nodes.  Node C stopped: q's reports fail with an error naming
+# it, p's and the fleet's status go on.  Removed without its history, p's
+# partitions on B are dropped.
 
 use strict;
 use warnings;
@@ -24,38 +27,63 @@ my $conf = "pgsentinel_archive.interval = 200ms\n"
 my $src = pgs_node('src', conf => $conf . "max_wal_senders = 10\n",
 	init_opts => { allows_streaming => 'logical' });
 my $a = pgs_node('node_a', conf => $conf);
-my $b = pgs_node('node_b', conf => $conf);
+# (the nodes only store: they sample once a second)
+my $b = pgs_node('node_b', conf => $conf . "pgsentinel_ash.sampling_period = 1\n");
+my $c = pgs_node('node_c', conf => $conf . "pgsentinel_ash.sampling_period = 1\n");
 my $bg = pgs_start_bg($src, 'SELECT pg_sleep(600) /* sharded */');
 
-# The steps of docs/fleet.md, for server id 1 on node B.
-$b->safe_psql('postgres',
-	"SELECT pgsentinel_fleet_partitions(1, current_date - 2, current_date + 7)");
-$a->safe_psql('postgres', "CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext; CREATE EXTENSION postgres_fdw;
-	CREATE SERVER node_b FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
-	  . $b->host . "', port '" . $b->port . "', dbname 'postgres');
-	CREATE USER MAPPING FOR PUBLIC SERVER node_b;");
-for my $t (
-	qw(sample session activity text wait_event statement_delta statement_text
-	rollup_minute rollup_minute_observed rollup_session_minute rollup_blocking_minute
-	rollup_hour rollup_hour_observed rollup_session_hour rollup_blocking_hour))
+$a->safe_psql('postgres', "CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext;
+	CREATE EXTENSION postgres_fdw;");
+for my $n ([$b, 'node_b'], [$c, 'node_c'])
 {
-	$a->safe_psql('postgres',
-		"CREATE FOREIGN TABLE pgsentinel_fleet_${t}_1 PARTITION OF pgsentinel_fleet_$t
-		   FOR VALUES IN (1) SERVER node_b OPTIONS (table_name 'pgsentinel_fleet_${t}_1')");
+	$a->safe_psql('postgres', "CREATE SERVER $n->[1] FOREIGN DATA WRAPPER postgres_fdw
+		OPTIONS (host '" . $n->[0]->host . "', port '" . $n->[0]->port . "', dbname 'postgres',
+		         connect_timeout '10');
+		CREATE USER MAPPING FOR PUBLIC SERVER $n->[1];");
 }
+
+# wrong nodes: clear errors, nothing made
 my ($ret, $out, $err) = $a->psql('postgres',
-	"SELECT pgsentinel_fleet_add('b', \$\$" . $b->connstr('postgres') . "\$\$)");
-like($err, qr/wal_level is "\w+" on fleet server "b": method logical needs "logical"/,
-	'a source without wal_level = logical: clear error');
+	"SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_x')");
+like($err, qr/no postgres_fdw server "node_x" for the repository node.*\n.*HINT:  Create it first/,
+	'an unknown node: clear error');
+$a->safe_psql('postgres', "CREATE SERVER node_self FOREIGN DATA WRAPPER postgres_fdw
+	OPTIONS (host '" . $a->host . "', port '" . $a->port . "', dbname 'postgres');
+	CREATE USER MAPPING FOR PUBLIC SERVER node_self;");
+($ret, $out, $err) = $a->psql('postgres',
+	"SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_self')");
+like($err, qr/repository node "node_self" is this database/, 'the coordinator itself: clear error');
+is( $a->safe_psql('postgres', q{
+		SELECT count(*) FROM pgsentinel_fleet_server}) . ' '
+	  . $a->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_[0-9]+$'}),
+	'0 0', 'the refused calls made nothing');
+# a node that holds partitions of the id the call would take: another
+# repository's, refused, and the next call takes the next id
+$c->safe_psql('postgres',
+	"SELECT pgsentinel_fleet_partitions(1, current_date, current_date)");
+($ret, $out, $err) = $a->psql('postgres',
+	"SELECT pgsentinel_fleet_add('q', \$\$" . $src->connstr('postgres') . "\$\$, method => 'pull', node => 'node_c')");
+like($err, qr/repository node "node_c" already holds partitions of fleet server id 1/,
+	'a node holding partitions of the same id: refused');
+is($c->safe_psql('postgres', "SELECT count(*) > 0 FROM pg_class WHERE relname = 'pgsentinel_fleet_sample_1'"),
+	't', 'and what the node held is left alone');
+
 is( $a->safe_psql('postgres',
-		"SELECT pgsentinel_fleet_add('src', \$\$" . $src->connstr('postgres') . "\$\$)"),
-	'1', 'the source is server 1');
+		"SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_b')"),
+	'2', 'p is placed on node B');
+is( $a->safe_psql('postgres',
+		"SELECT pgsentinel_fleet_add('q', \$\$" . $src->connstr('postgres') . "\$\$, method => 'pull', node => 'node_c')"),
+	'3', 'q is placed on node C');
 
 my $upto = $src->safe_psql('postgres', 'SELECT last_sample_time FROM pgsentinel_archive_state');
 ok( $b->poll_query_until('postgres',
-		"SELECT coalesce(max(sample_time) >= '$upto', false) FROM pgsentinel_fleet_sample_1"),
-	'node B receives the source\'s samples');
-my $from = $b->safe_psql('postgres', 'SELECT min(sample_time) FROM pgsentinel_fleet_sample_1');
+		"SELECT coalesce(max(sample_time) >= '$upto', false) FROM pgsentinel_fleet_sample_2"),
+	'node B receives p\'s samples');
+ok( $c->poll_query_until('postgres',
+		"SELECT coalesce(max(sample_time) >= '$upto', false) FROM pgsentinel_fleet_sample_3"),
+	'node C receives q\'s samples');
+my $from = $b->safe_psql('postgres', 'SELECT min(sample_time) FROM pgsentinel_fleet_sample_2');
 
 sub sample_list
 {
@@ -65,55 +93,67 @@ sub sample_list
 		                                        || ':' || sample_id, ',' ORDER BY sample_time))
 		  FROM $rel WHERE sample_time >= '$from' AND sample_time <= '$upto'});
 }
-is(sample_list($b, 'pgsentinel_fleet_sample_1'), sample_list($src, 'pgsentinel_archive_sample'),
+is(sample_list($b, 'pgsentinel_fleet_sample_2'), sample_list($src, 'pgsentinel_archive_sample'),
 	'node B holds the source\'s samples, none lost, none doubled');
-is(sample_list($a, 'pgsentinel_fleet_sample_archive'), sample_list($src, 'pgsentinel_archive_sample'),
+is( sample_list($a, "(SELECT * FROM pgsentinel_fleet_sample_archive WHERE server = 'p') x"),
+	sample_list($src, 'pgsentinel_archive_sample'),
 	'node A reads them through its foreign partition');
-is( $a->safe_psql('postgres', q{
-		SELECT string_agg(relname || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
-		 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_1(_|$)' AND relkind IN ('r', 'p', 'f')}),
-	join(',',
-		map { "pgsentinel_fleet_${_}_1:f" }
-		  qw(activity rollup_blocking_hour rollup_blocking_minute rollup_hour
-		  rollup_hour_observed rollup_minute rollup_minute_observed rollup_session_hour
-		  rollup_session_minute sample session statement_delta statement_text text
-		  wait_event)),
-	'node A stores nothing of server 1: its partitions are foreign');
+my $tables = join(',',
+	qw(activity rollup_blocking_hour rollup_blocking_minute rollup_hour
+	  rollup_hour_observed rollup_minute rollup_minute_observed rollup_session_hour
+	  rollup_session_minute sample session statement_delta statement_text text
+	  wait_event));
+for my $id (2, 3)
+{
+	is( $a->safe_psql('postgres', qq{
+			SELECT string_agg(regexp_replace(relname, '^pgsentinel_fleet_(.*)_$id\$', '\\1')
+			                  || ':' || relkind::text, ',' ORDER BY relname) FROM pg_class
+			 WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_$id(_|\$)' AND relkind IN ('r', 'p', 'f')}),
+		join(',', map { "$_:f" } split /,/, $tables),
+		"node A stores nothing of server $id: its 15 partitions are foreign");
+}
+is( $b->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_2$' AND relkind = 'p'}),
+	'14', 'node B holds p\'s partitions (14 by day or month, the wait events not)');
+
 my ($since, $until) = ($from, $upto);
 is( $a->safe_psql('postgres',
-		"SELECT round(aas::numeric, 9) FROM pgsentinel_fleet_aas('$since', '$until', server => 'src')"),
+		"SELECT round(aas::numeric, 9) FROM pgsentinel_fleet_aas('$since', '$until', server => 'p')"),
 	$src->safe_psql('postgres', "SELECT round(aas::numeric, 9) FROM pgsentinel_aas('$since', '$until')"),
 	'fleet AAS through node B = the source\'s own');
 like( $a->safe_psql('postgres',
-		"SELECT query FROM pgsentinel_fleet_top_statements('$since', '$until') WHERE query LIKE '%sharded%'"),
+		"SELECT query FROM pgsentinel_fleet_top_statements('$since', '$until', server => 'p') WHERE query LIKE '%sharded%'"),
 	qr/sharded/, 'texts and activities are read on node B too');
 
-
-# Node A's tick rolls server 1 up, into its partitions on node B: the
-# rollups hold the sums of the rows before rolled_until.
-ok( $a->poll_query_until('postgres', qq{
-		SELECT rolled_until >= date_trunc('minute', '$upto'::timestamptz)
-		   AND rolled_until > '$from'
-		  FROM pgsentinel_fleet_status WHERE name = 'src'}),
-	'node A rolls server 1 up');
-is( $b->safe_psql('postgres',
-		'SELECT count(*) > 0 FROM pgsentinel_fleet_rollup_minute_observed_1'),
-	't', 'its rollups are stored on node B');
-# (one statement: one rolled_until for both sides, while A rolls on)
-my ($rolled_sums, $row_sums) = split /\|/, $a->safe_psql('postgres', q{
+# Node A's tick rolls both servers up, into their partitions on B and C:
+# the rollups hold the sums of the rows before rolled_until.
+for my $n (['p', 2, $b], ['q', 3, $c])
+{
+	my ($name, $id, $node) = @$n;
+	ok( $a->poll_query_until('postgres', qq{
+			SELECT rolled_until >= date_trunc('minute', '$upto'::timestamptz)
+			   AND rolled_until > '$from'
+			  FROM pgsentinel_fleet_status WHERE name = '$name'}),
+		"node A rolls $name up");
+	is( $node->safe_psql('postgres',
+			"SELECT count(*) > 0 FROM pgsentinel_fleet_rollup_minute_observed_$id"),
+		't', "its rollups are stored on its node");
+	# (one statement: one rolled_until for both sides, while A rolls on)
+	my ($rolled_sums, $row_sums) = split /\|/, $a->safe_psql('postgres', qq{
 		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
-		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = 1 AND bucket < x.r)
+		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = $id AND bucket < x.r)
 		       || ' / ' ||
 		       (SELECT round(sum(observed)::numeric, 6) || ' ' || sum(samples)
-		          FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = 1 AND bucket < x.r)
+		          FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = $id AND bucket < x.r)
 		       || '|' ||
 		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
-		          FROM pgsentinel_fleet_ash WHERE server_id = 1 AND ash_time < x.r AND weight > 0)
+		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.r AND weight > 0)
 		       || ' / ' ||
 		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
-		          FROM pgsentinel_fleet_sample WHERE server_id = 1 AND sample_time < x.r)
-		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = 'src') x});
-is($rolled_sums, $row_sums, 'the rollups of server 1 equal its rows');
+		          FROM pgsentinel_fleet_sample WHERE server_id = $id AND sample_time < x.r)
+		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = '$name') x});
+	is($rolled_sums, $row_sums, "the rollups of $name equal its rows");
+}
 
 # The statements history goes to node B as well.
 $src->safe_psql('postgres',
@@ -124,16 +164,90 @@ ok( $src->poll_query_until('postgres',
 	'the source archived its statements');
 my $stmt_upto = $src->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_statement_delta');
 ok( $b->poll_query_until('postgres',
-		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_statement_delta_1"),
+		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_statement_delta_2"),
 	'node B receives the source\'s statement deltas');
 is( $a->safe_psql('postgres', qq{
 		SELECT sum(calls) FROM pgsentinel_fleet_statements
-		 WHERE server = 'src' AND ash_time <= '$stmt_upto' AND query LIKE '%sharded statement%'
+		 WHERE server = 'p' AND ash_time <= '$stmt_upto' AND query LIKE '%sharded statement%'
 		HAVING sum(calls) > 0}),
 	$src->safe_psql('postgres', qq{
 		SELECT coalesce(sum(calls), -1) FROM pgsentinel_statements_archive
 		 WHERE ash_time <= '$stmt_upto' AND query LIKE '%sharded statement%'}),
 	'node A reads them, with their texts, through its foreign partitions');
 
+# The tick keeps the days on both nodes: a day past retention (made there
+# by hand) is dropped, the last day ahead (dropped by hand) made again.
+my $ahead = $a->safe_psql('postgres', q{SELECT to_char(timezone('UTC', now())::date + 7, 'YYYYMMDD')});
+my $old = $a->safe_psql('postgres', q{SELECT to_char(timezone('UTC', now())::date - 40, 'YYYYMMDD')});
+for my $n ([$b, 2], [$c, 3])
+{
+	my ($node, $id) = @$n;
+	$node->safe_psql('postgres', qq{
+		SELECT pgsentinel_fleet_partitions($id, to_date('$old', 'YYYYMMDD'), to_date('$old', 'YYYYMMDD'));
+		DO \$\$DECLARE t text; BEGIN
+		  FOR t IN SELECT relname FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_${id}_$ahead\$' LOOP
+		    EXECUTE format('DROP TABLE %I', t);
+		  END LOOP;
+		END\$\$;});
+	is( $node->safe_psql('postgres', qq{
+			SELECT count(*) FILTER (WHERE relname ~ '_${id}_$old\$') || ' '
+			       || count(*) FILTER (WHERE relname ~ '_${id}_$ahead\$')
+			  FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_${id}_[0-9]{8}\$'}),
+		'10 0', "node of server $id: an expired day made, the last day ahead dropped");
+}
+$a->safe_psql('postgres', 'UPDATE pgsentinel_fleet_server SET node_due = NULL');
+for my $n ([$b, 2], [$c, 3])
+{
+	my ($node, $id) = @$n;
+	ok( $node->poll_query_until('postgres', qq{
+			SELECT count(*) FILTER (WHERE relname ~ '_${id}_$old\$') || ' '
+			       || count(*) FILTER (WHERE relname ~ '_${id}_$ahead\$')
+			  FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_${id}_[0-9]{8}\$'},
+			'0 10'),
+		"node of server $id: the tick dropped the expired day and made the day ahead");
+}
+is( $a->safe_psql('postgres', q{
+		SELECT count(*) FROM pgsentinel_fleet_server
+		 WHERE node_due > now() AND node_due <= now() + interval '1 day' AND last_error IS NULL}),
+	'2', 'both nodes are kept again tomorrow');
+
+# Node C stops: q's reports fail with an error that names it; p's, the
+# fleet status and the tick go on.
+$c->stop('immediate');
+($ret, $out, $err) = $a->psql('postgres',
+	"SELECT length(pgsentinel_report('$since', '$until', server => 'q'))");
+like($err, qr/could not connect to server "node_c"/, 'node C down: q\'s report fails and names node C');
+($ret, $out, $err) = $a->psql('postgres',
+	"SELECT count(*) FROM pgsentinel_top('$since', '$until', 'statement', server => 'q')");
+like($err, qr/could not connect to server "node_c"/, 'and so does q\'s top');
+like($a->safe_psql('postgres', "SELECT length(pgsentinel_report('$since', '$until', server => 'p'))"),
+	qr/^[1-9][0-9]+$/, 'p\'s report is read on node B');
+is( $a->safe_psql('postgres', qq{
+		SELECT round(aas::numeric, 9) FROM pgsentinel_fleet_aas('$since', '$until', server => 'p')}),
+	$src->safe_psql('postgres', "SELECT round(aas::numeric, 9) FROM pgsentinel_aas('$since', '$until')"),
+	'p\'s AAS is unchanged');
+like( $a->safe_psql('postgres',
+		"SELECT query FROM pgsentinel_fleet_top_statements('$since', '$until', server => 'p') WHERE query LIKE '%sharded%'"),
+	qr/sharded/, 'p\'s top statements too');
+is( $a->safe_psql('postgres', q{
+		SELECT string_agg(name || ':' || (last_sample_time IS NOT NULL), ',' ORDER BY name)
+		  FROM pgsentinel_fleet_status}),
+	'p:true,q:false', 'the fleet status shows both servers, q with no newest sample');
+my $rolled = $a->safe_psql('postgres', "SELECT rolled_until FROM pgsentinel_fleet_status WHERE name = 'p'");
+ok( $a->poll_query_until('postgres', qq{
+		SELECT rolled_until > '$rolled' FROM pgsentinel_fleet_status WHERE name = 'p'}),
+	'the tick goes on rolling p up');
+ok( $a->poll_query_until('postgres', q{
+		SELECT last_error ~ 'node_c' FROM pgsentinel_fleet_status WHERE name = 'q'}),
+	'q\'s pull fails and says why');
+
+# Removed without its history, p's partitions on node B are dropped.
 pgs_stop_bg($bg);
+$a->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('p', keep_history => false)");
+is( $b->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_2(_|$)'}) . ' '
+	  . $a->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_2(_|$)'}),
+	'0 0', 'p removed: its partitions are gone from node B and A');
+
 done_testing();

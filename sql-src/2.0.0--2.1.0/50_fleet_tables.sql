@@ -56,6 +56,11 @@ CREATE TABLE pgsentinel_fleet_server (
     hours_rolled_until timestamptz,
     minute_retention interval NOT NULL DEFAULT '30 days',
     hour_retention interval NOT NULL DEFAULT '1827 days',
+    -- the repository node that holds the server's partitions (a
+    -- postgres_fdw server here; NULL: this database), and when the tick
+    -- next makes its days ahead and drops its expired ones there
+    node name,
+    node_due timestamptz,
     added timestamptz NOT NULL DEFAULT pg_catalog.now(),
     removed timestamptz
 );
@@ -339,3 +344,72 @@ BEGIN
 END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_partitions(integer, date, date) FROM PUBLIC;
+
+-- Drop the days (or months) of one server's partitions in this database
+-- that are past its retention of their kind: raw rows (retention), minute
+-- rollups (minute_retention), hour rollups (hour_retention).  Whole
+-- partitions, never a DELETE.  Returns how many it dropped.  A day is
+-- dropped only if its table and the server's table above it can be locked
+-- at once, else at a later call: an apply worker inserts into several of
+-- these tables in one transaction, and a DROP waiting for one of them
+-- while holding another could deadlock with it.  A day another call
+-- dropped since it was listed is gone.  Only the partitions pgsentinel
+-- made: a day of the server's table, which is itself a partition of the
+-- fleet table, all three in our schema with one owner (a table another
+-- role created under the server's name, before the server was added, is
+-- not the server's).  The tick calls it for the servers of this database,
+-- and on their node for the others (56_fleet_nodes.sql).
+CREATE FUNCTION pgsentinel_fleet_expire(server integer, retention interval,
+                                        minute_retention interval,
+                                        hour_retention interval)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    f record;
+    dropped integer := 0;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    FOR f IN EXECUTE format($q$
+        SELECT format('LOCK TABLE ONLY %%I.%%I, %%I.%%I IN ACCESS EXCLUSIVE MODE NOWAIT',
+                      $1, p.relname, $1, c.relname) AS lock,
+               format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
+          FROM %1$I.pgsentinel_fleet_partitioned() l
+          JOIN pg_class t ON t.relnamespace = $2 AND t.relname = l.parent
+          JOIN pg_class p ON p.oid = to_regclass(format('%%I.%%I', $1, l.parent || '_' || $3))
+           AND p.relnamespace = $2 AND p.relowner = t.relowner
+          JOIN pg_inherits ip ON ip.inhrelid = p.oid AND ip.inhparent = t.oid
+          JOIN pg_inherits i ON i.inhparent = p.oid
+          JOIN pg_class c ON c.oid = i.inhrelid AND c.relnamespace = $2
+           AND c.relowner = p.relowner
+         WHERE CASE l.unit
+               WHEN 'day' THEN c.relname ~ '_[0-9]{8}$'
+                    AND c.relname = p.relname || '_' || right(c.relname, 8)
+                    AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1
+                        <= (timezone('UTC', now() - CASE l.retention
+                                                    WHEN 'raw' THEN $4
+                                                    ELSE $5 END))::date
+               WHEN 'month' THEN c.relname ~ '_[0-9]{6}$'
+                    AND c.relname = p.relname || '_' || right(c.relname, 6)
+                    AND (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::date
+                        <= (timezone('UTC', now() - $6))::date
+               ELSE false END
+         ORDER BY c.relname$q$, s)
+        USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s), server::text,
+              retention, minute_retention, hour_retention LOOP
+        BEGIN
+            EXECUTE f.lock;
+            EXECUTE f.ddl;
+            dropped := dropped + 1;
+        EXCEPTION WHEN lock_not_available OR undefined_table THEN
+            NULL;
+        END;
+    END LOOP;
+    RETURN dropped;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_expire(integer, interval, interval, interval) FROM PUBLIC;

@@ -68,7 +68,8 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_publish() FROM PUBLIC;
 -- server is looked up at each row, not cached for the session: a
 -- subscription removed and added again is another feed, and the lookup
 -- (pg_stat_subscription by pid, the server by feed) is cheap next to the
--- insert it guards.
+-- insert it guards.  The partitions of a server on another repository
+-- node are made there by the tick (56_fleet_nodes.sql), not here.
 CREATE FUNCTION pgsentinel_fleet_redirect()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
@@ -79,18 +80,19 @@ DECLARE
     srv integer;
     fd bigint;
     after timestamptz;
+    here boolean;
     d date;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
-    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after
+    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after, f.node IS NULL
                       FROM %I.pgsentinel_fleet_server f
                       JOIN pg_catalog.pg_stat_subscription p ON p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
                      WHERE p.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
                        AND f.method OPERATOR(pg_catalog.=) ''logical''
                      LIMIT 1', s)
-        INTO srv, fd, after;
+        INTO srv, fd, after, here;
     IF srv IS NULL THEN
         RETURN NEW;
     END IF;
@@ -99,7 +101,7 @@ BEGIN
             RETURN NULL;
         END IF;
         d := timezone('UTC', NEW.sample_time)::date;
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_sample_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_sample_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_sample
@@ -111,7 +113,7 @@ BEGIN
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] IN ('session', 'activity') THEN
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_' || TG_ARGV[0] || '_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_' || TG_ARGV[0] || '_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
         EXECUTE format('INSERT INTO %I.%I
@@ -119,7 +121,7 @@ BEGIN
                         ON CONFLICT DO NOTHING', s, 'pgsentinel_fleet_' || TG_ARGV[0])
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'text' THEN
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_text
@@ -127,7 +129,7 @@ BEGIN
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'wait_event' THEN
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_wait_event_' || srv)) IS NULL THEN
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_wait_event_' || srv)) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_wait_event
@@ -140,7 +142,7 @@ BEGIN
             RETURN NULL;
         END IF;
         d := timezone('UTC', NEW.ash_time)::date;
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_delta
@@ -148,7 +150,7 @@ BEGIN
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'statement_text' THEN
-        IF to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_text

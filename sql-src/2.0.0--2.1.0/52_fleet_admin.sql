@@ -51,15 +51,18 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_conninfo(text) FROM PUBLIC;
 -- standby, or any server that cannot publish: the repository reads its
 -- ring through postgres_fdw every pull_interval).  Checks the source
 -- first.  A name removed with its history kept is added again with the
--- same server id: its history goes on after its newest sample.  Returns
--- the server id.
+-- same server id: its history goes on after its newest sample.  node: the
+-- repository node (a postgres_fdw server here) that keeps the server's
+-- partitions (56_fleet_nodes.sql); NULL, this database.  Returns the
+-- server id.
 CREATE FUNCTION pgsentinel_fleet_add(
     name text,
     conninfo text,
     method text DEFAULT 'logical',
     keep_one_in integer DEFAULT 1,
     pull_interval interval DEFAULT '10 seconds',
-    retention interval DEFAULT '30 days')
+    retention interval DEFAULT '30 days',
+    node text DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -80,6 +83,8 @@ DECLARE
     opts text;
     uopts text;
     slot_made boolean := false;
+    placed boolean := false;
+    first_day date;
     intruders text;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
@@ -159,7 +164,7 @@ BEGIN
                   DETAIL = format('PUBLIC may execute %s in schema %s.', intruders, dbl),
                   HINT = 'Install dblink in a schema only superusers use (DROP EXTENSION dblink; CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext;), or revoke EXECUTE on its functions from PUBLIC.';
     END IF;
-    IF method = 'pull' THEN
+    IF method = 'pull' OR node IS NOT NULL THEN
         EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw''::pg_catalog.name)', s) INTO fdw;
     END IF;
 
@@ -170,6 +175,18 @@ BEGIN
         RAISE EXCEPTION 'fleet server "%" exists already (method %)', name, old.method
             USING ERRCODE = 'duplicate_object',
                   HINT = format('Choose another name, or remove it first: SELECT pgsentinel_fleet_remove(%L);', name);
+    END IF;
+    -- the node first: before anything is made on the source
+    IF node IS NOT NULL THEN
+        EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) USING node;
+    END IF;
+    -- a server's history stays where it is
+    IF old.server_id IS NOT NULL AND old.node IS DISTINCT FROM node THEN
+        RAISE EXCEPTION 'the history of fleet server "%" is %', name,
+                        coalesce(format('on repository node "%s"', old.node), 'in this database')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Add it again with node => %s, or remove its history first: SELECT pgsentinel_fleet_remove(%L, keep_history => false);',
+                                coalesce(quote_literal(old.node), 'NULL'), name);
     END IF;
 
     -- the source: reachable, pgsentinel there in a version that has the fleet
@@ -379,7 +396,8 @@ BEGIN
             INSERT INTO %I.pgsentinel_fleet_server AS f
                    (server_id, name, method, conninfo, system_identifier, remote_version,
                     subscription, slot_name, feed, accept_after, foreign_server,
-                    pull_interval, pulled_until, statements_pulled_until, keep_one_in, retention)
+                    pull_interval, pulled_until, statements_pulled_until, keep_one_in, retention,
+                    node)
             VALUES ($1, $2, $3,
                     (SELECT string_agg(c.key || '=' ||
                                        CASE WHEN c.value ~ '^[^\s''\\]+$' THEN c.value
@@ -391,7 +409,7 @@ BEGIN
                                WHERE u.subname = $7
                                  AND u.subdbid = (SELECT d.oid FROM pg_database d
                                                    WHERE d.datname = current_database())), 0),
-                    $9, $10, $11, $9, $14, $12, $13)
+                    $9, $10, $11, $9, $14, $12, $13, $15)
             ON CONFLICT (server_id) DO UPDATE
                SET method = excluded.method, conninfo = excluded.conninfo,
                    system_identifier = excluded.system_identifier,
@@ -404,7 +422,30 @@ BEGIN
                    last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
             USING srv, name, method, conninfo, sysid, probe.version,
                   CASE WHEN method = 'logical' THEN sub END, slot, newest, fsrv,
-                  pull_interval, keep_one_in, retention, newest_statement;
+                  pull_interval, keep_one_in, retention, newest_statement, node;
+        -- a new server on a node: its partitions there, from the day of the
+        -- oldest row a subscription's initial copy brings (the trigger
+        -- makes a missing day here, not there) or of the oldest a pull
+        -- takes
+        IF node IS NOT NULL AND old.server_id IS NULL THEN
+            first_day := timezone('UTC', now())::date - 2;
+            IF method = 'logical' THEN
+                EXECUTE format($q$
+                    SELECT * FROM %I.dblink($1, $r$
+                        SELECT pg_catalog.timezone('UTC', LEAST(
+                                   (SELECT pg_catalog.min(x.sample_time) FROM %I.pgsentinel_archive_sample x),
+                                   (SELECT pg_catalog.min(x.ash_time) FROM %I.pgsentinel_archive_statement_delta x)))::pg_catalog.date
+                    $r$) AS t(d date)$q$, dbl, probe.schema, probe.schema)
+                    INTO first_day USING conninfo;
+                first_day := least(coalesce(first_day, timezone('UTC', now())::date - 2),
+                                   timezone('UTC', now())::date - 2);
+            END IF;
+            first_day := greatest(first_day, (timezone('UTC', now() - retention))::date);
+            EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, $2::pg_catalog.int4)', s) USING node, srv;
+            placed := true;
+            EXECUTE format('SELECT %I.pgsentinel_fleet_node_place($1::pg_catalog.int4, $2::pg_catalog.name, $3::pg_catalog.date)', s)
+                USING srv, node, first_day;
+        END IF;
         EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- whatever failed or was cancelled after the slot was made on the
@@ -421,12 +462,21 @@ BEGIN
                     USING HINT = format('Drop it there: SELECT pg_drop_replication_slot(%L);', slot);
             END;
         END IF;
+        -- and the partitions made on a node
+        IF placed THEN
+            BEGIN
+                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s) USING srv, node;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'the partitions of fleet server id % are left on repository node "%": %', srv, node, SQLERRM
+                    USING HINT = format('Drop them there: the tables named pgsentinel_fleet_*_%s.', srv);
+            END;
+        END IF;
         RAISE;
     END;
     RETURN srv;
 END
 $$;
-REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_add(text, text, text, integer, interval, interval) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_add(text, text, text, integer, interval, interval, text) FROM PUBLIC;
 
 -- Remove a server from the fleet: its subscription (and the slot on the
 -- source, when the source can be reached: otherwise a warning names the
@@ -500,6 +550,17 @@ BEGIN
                                foreign_server = NULL WHERE server_id = $1', s)
             USING f.server_id;
     ELSE
+        -- the partitions on a node first: a node that cannot be reached
+        -- keeps them (and says so), its foreign tables here are dropped
+        IF f.node IS NOT NULL THEN
+            BEGIN
+                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
+                    USING f.server_id, f.node;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'the partitions of fleet server "%" are left on repository node "%": %', name, f.node, SQLERRM
+                    USING HINT = format('Drop them there when it is back: the tables named pgsentinel_fleet_*_%s.', f.server_id);
+            END;
+        END IF;
         FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x
                                   ORDER BY x.parent', s) LOOP
             -- (a partition on another node is a foreign table here; its

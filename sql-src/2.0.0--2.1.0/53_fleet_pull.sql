@@ -288,7 +288,8 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull(text) FROM PUBLIC;
 -- What the repository does periodically (the archiver calls it every
 -- pgsentinel_archive.interval when pgsentinel is preloaded there; or
 -- schedule it with pg_cron): pull the servers whose pull_interval has
--- passed, and drop the partitions past each server's retention.  The
+-- passed, drop the partitions past each server's retention, and keep the
+-- days of the servers on other nodes.  The
 -- archiver then rolls the servers up (pgsentinel_fleet_roll(), in
 -- 55_fleet_rollups.sql) in a transaction of its own.
 -- Returns the servers pulled.
@@ -319,53 +320,12 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    -- Retention: whole days (or months) of one server, never a DELETE,
-    -- after the server's retention of their kind: raw rows (retention),
-    -- minute rollups (minute_retention) and hour rollups (hour_retention).
-    -- A day is dropped only if its table and the server's table above it
-    -- can be locked at once, else at a later tick: an apply worker inserts
-    -- into several of these tables in one transaction, and a DROP waiting
-    -- for one of them while holding another could deadlock with it.  A day
-    -- another tick (the archiver's) dropped since it was listed is gone.
-    -- Only the partitions pgsentinel made: a day of the server's table,
-    -- which is itself a partition of the fleet table, all three in our
-    -- schema with one owner (a table another role created under the
-    -- server's name, before the server was added, is not the server's).
-    FOR f IN EXECUTE format($q$
-        SELECT format('LOCK TABLE ONLY %%I.%%I, %%I.%%I IN ACCESS EXCLUSIVE MODE NOWAIT',
-                      $1, p.relname, $1, c.relname) AS lock,
-               format('DROP TABLE %%I.%%I', $1, c.relname) AS ddl
-          FROM %1$I.pgsentinel_fleet_server v
-         CROSS JOIN %1$I.pgsentinel_fleet_partitioned() l
-          JOIN pg_class t ON t.relnamespace = $2 AND t.relname = l.parent
-          JOIN pg_inherits ip ON ip.inhparent = t.oid
-          JOIN pg_class p ON p.oid = ip.inhrelid AND p.relnamespace = $2
-           AND p.relname = t.relname || '_' || v.server_id
-           AND p.relowner = t.relowner
-          JOIN pg_inherits i ON i.inhparent = p.oid
-          JOIN pg_class c ON c.oid = i.inhrelid AND c.relnamespace = $2
-           AND c.relowner = p.relowner
-         WHERE CASE l.unit
-               WHEN 'day' THEN c.relname ~ '_[0-9]{8}$'
-                    AND c.relname = p.relname || '_' || right(c.relname, 8)
-                    AND to_date(right(c.relname, 8), 'YYYYMMDD') + 1
-                        <= (timezone('UTC', now() - CASE l.retention
-                                                    WHEN 'raw' THEN v.retention
-                                                    ELSE v.minute_retention END))::date
-               WHEN 'month' THEN c.relname ~ '_[0-9]{6}$'
-                    AND c.relname = p.relname || '_' || right(c.relname, 6)
-                    AND (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::date
-                        <= (timezone('UTC', now() - v.hour_retention))::date
-               ELSE false END
-         ORDER BY c.relname$q$, s)
-        USING s, (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s) LOOP
-        BEGIN
-            EXECUTE f.lock;
-            EXECUTE f.ddl;
-        EXCEPTION WHEN lock_not_available OR undefined_table THEN
-            NULL;
-        END;
-    END LOOP;
+    -- retention here (pgsentinel_fleet_expire()), then on the nodes,
+    -- which also get their days ahead
+    EXECUTE format('SELECT sum(%1$I.pgsentinel_fleet_expire(v.server_id, v.retention,
+                                                            v.minute_retention, v.hour_retention))
+                      FROM %1$I.pgsentinel_fleet_server v WHERE v.node IS NULL', s);
+    EXECUTE format('SELECT %I.pgsentinel_fleet_node_keep()', s);
     RETURN pulled;
 END
 $$;

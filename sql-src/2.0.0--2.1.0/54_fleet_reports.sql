@@ -5,17 +5,44 @@
 -- rows come from other servers, whose roles mean nothing here: they are
 -- shown whole, to superusers and pg_read_all_stats only.
 
+-- A server's newest sample in the repository (before a time), or NULL
+-- when its partitions are on a repository node that does not answer: the
+-- other servers are still shown (a plain subquery over the fleet's
+-- samples, planned before it knows the server, opens the partitions of
+-- every server, on every node).
+CREATE FUNCTION pgsentinel_fleet_newest_sample(server integer,
+                                               before timestamptz DEFAULT 'infinity')
+RETURNS timestamptz
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    newest timestamptz;
+BEGIN
+    EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x
+                     WHERE x.server_id = $1 AND x.sample_time < $2',
+                   (SELECT n.nspname FROM pg_extension e
+                      JOIN pg_namespace n ON n.oid = e.extnamespace
+                     WHERE e.extname = 'pgsentinel'))
+        INTO newest USING server, before;
+    RETURN newest;
+EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+    RETURN NULL;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_newest_sample(integer, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pgsentinel_fleet_newest_sample(integer, timestamptz) TO pg_read_all_stats;
+
 CREATE VIEW pgsentinel_fleet_status AS
 SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        f.remote_version, f.subscription, f.foreign_server, f.keep_one_in,
        f.pull_interval, f.retention, f.added, f.removed,
-       (SELECT pg_catalog.max(x.sample_time) FROM pgsentinel_fleet_sample x
-         WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id) AS last_sample_time,
+       pgsentinel_fleet_newest_sample(f.server_id) AS last_sample_time,
        f.last_pull, f.last_error,
        (SELECT pg_catalog.bool_or(p.pid IS NOT NULL) FROM pg_catalog.pg_stat_subscription p
          WHERE p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
            AND f.method OPERATOR(pg_catalog.=) 'logical') AS receiving,
-       f.rolled_until
+       f.rolled_until, f.node
   FROM pgsentinel_fleet_server f;
 
 CREATE VIEW pgsentinel_fleet_sample_archive AS
@@ -197,11 +224,8 @@ WITH p0 AS (
     SELECT f.server_id, f.name FROM pgsentinel_fleet_status f
      WHERE (pgsentinel_fleet_aas.server IS NULL
             OR f.name OPERATOR(pg_catalog.=) pgsentinel_fleet_aas.server)
-       AND (f.removed IS NULL OR EXISTS (
-            SELECT FROM pgsentinel_fleet_sample_archive x
-             WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id
-               AND x.sample_time OPERATOR(pg_catalog.>=) since
-               AND x.sample_time OPERATOR(pg_catalog.<) until))
+       AND (f.removed IS NULL
+            OR pgsentinel_fleet_newest_sample(f.server_id, until) OPERATOR(pg_catalog.>=) since)
 ), obs AS (
     SELECT srv.server_id, pg_catalog.date_bin(p.step, x.t, p.origin) AS bucket_start,
            pg_catalog.sum(x.observed) AS observed
@@ -282,9 +306,9 @@ END;
 -- server), by query id and text (query ids differ between databases and
 -- servers for the same text), with the servers they ran on; then, from
 -- the statements history of those servers (top-level executions of the
--- query id, readings in the window), their calls and milliseconds per
--- call: NULL where the repository has no reading of the statement (a
--- pulled server, whose statements history is not copied).
+-- query id, the readings between two times in the window, as
+-- pgsentinel_top counts them), their calls and milliseconds per call:
+-- NULL where the repository has no reading of the statement.
 CREATE FUNCTION pgsentinel_fleet_top_statements(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -322,12 +346,14 @@ WITH r AS (
            r.servers
       FROM r
 ), st AS (
-    SELECT d.server, d.queryid, pg_catalog.sum(d.calls) AS calls,
+    -- each server's statements history read on its own (on its node)
+    SELECT f.name AS server, d.queryid, pg_catalog.sum(d.calls) AS calls,
            pg_catalog.sum(d.exec_ms) AS exec_ms
-      FROM pgsentinel_fleet_statements d
+      FROM pgsentinel_fleet_status f
+     CROSS JOIN LATERAL pgsentinel_fleet_statements_in(f.name, since, until) d
      WHERE d.toplevel AND NOT d.reset
-       AND d.ash_time OPERATOR(pg_catalog.>=) since
-       AND d.ash_time OPERATOR(pg_catalog.<) until
+       AND (pgsentinel_fleet_top_statements.server IS NULL
+            OR f.name OPERATOR(pg_catalog.=) pgsentinel_fleet_top_statements.server)
        AND d.queryid OPERATOR(pg_catalog.=) ANY (
                SELECT ranked.queryid FROM ranked
                 WHERE ranked.rank OPERATOR(pg_catalog.<=) top_n::pg_catalog.int8)

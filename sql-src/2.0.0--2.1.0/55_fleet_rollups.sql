@@ -106,8 +106,11 @@ BEGIN
                                           WHERE r.srsubid = x.feed::oid
                                             AND r.srsubstate <> 'r')
                             THEN NULL
+                            -- ($1, not x.server_id: known when planned, the
+                            -- other servers' partitions, on other nodes
+                            -- maybe, are not opened)
                             ELSE (SELECT max(m.sample_time) FROM %1$I.pgsentinel_fleet_sample m
-                                   WHERE m.server_id = x.server_id) END AS whole
+                                   WHERE m.server_id = $1) END AS whole
                   FROM %1$I.pgsentinel_fleet_server x
                  WHERE x.server_id = $1 FOR UPDATE OF x$q$, s)
                 INTO lo, hlo, whole USING f.server_id;

@@ -1,0 +1,260 @@
+
+-- Repository nodes (docs/fleet.md, "When the repository outgrows one
+-- machine"): pgsentinel_fleet_add(..., node => 'b') keeps a server's
+-- partitions on node b, a postgres_fdw server of this database (the
+-- coordinator) whose database has pgsentinel installed.  The coordinator
+-- makes them there, and here foreign partitions of its fleet tables that
+-- point to them: every insert (the trigger, the pull, the rollups) and
+-- every read of the server goes through postgres_fdw, nothing else
+-- travels.  The coordinator's tick keeps their days there.
+--
+-- The coordinator talks to a node through dblink over the node's foreign
+-- server (its user mapping), as the role the mapping names, which must
+-- own pgsentinel's schema there or be a superuser.  Every statement sent
+-- names its objects with the node's schema and pg_catalog, as our own SQL
+-- does here.
+
+-- The node's pgsentinel schema, after checking that node is a postgres_fdw
+-- server here and that its database can hold a server's partitions: it
+-- answers, has a pgsentinel with repository nodes, is a primary, and is
+-- not this database (its foreign tables would point to themselves).  With
+-- a server id, also that the node holds no partition of that id: it would
+-- be another repository's (a repository installed anew numbers its servers
+-- from 1 again).
+CREATE FUNCTION pgsentinel_fleet_node_schema(node name, server integer DEFAULT NULL)
+RETURNS name
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    dbl name;
+    probe record;
+    taken boolean;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    IF NOT EXISTS (SELECT FROM pg_foreign_server f
+                     JOIN pg_foreign_data_wrapper w ON w.oid = f.srvfdw
+                    WHERE f.srvname = node AND w.fdwname = 'postgres_fdw') THEN
+        RAISE EXCEPTION 'no postgres_fdw server "%" for the repository node', node
+            USING ERRCODE = 'undefined_object',
+                  HINT = format('Create it first: CREATE SERVER %1$I FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ''...'', dbname ''...'', connect_timeout ''10''); CREATE USER MAPPING FOR PUBLIC SERVER %1$I OPTIONS (user ''...'');', node);
+    END IF;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    BEGIN
+        EXECUTE format($q$
+            SELECT * FROM %I.dblink($1, $r$
+                SELECT n.nspname::pg_catalog.text,
+                       pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname)
+                           OPERATOR(pg_catalog.||) '.pgsentinel_fleet_expire(integer, interval, interval, interval)') IS NOT NULL,
+                       pg_catalog.pg_is_in_recovery(),
+                       (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)::pg_catalog.text,
+                       pg_catalog.current_database()::pg_catalog.text
+                  FROM pg_catalog.pg_extension e
+                  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+                 WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'
+                UNION ALL
+                SELECT NULL, NULL, NULL, NULL, NULL
+                 WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
+                                    WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel')
+            $r$) AS t(schema text, nodes boolean, standby boolean, sysid text, db text)$q$, dbl)
+            INTO probe USING node;
+    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+        RAISE EXCEPTION 'cannot connect to repository node "%": %', node, SQLERRM
+            USING ERRCODE = 'connection_exception',
+                  HINT = format('Check the options of server %1$I and its user mapping (ALTER SERVER %1$I OPTIONS (SET host ''...'')), and that the node accepts connections from here.', node);
+    END;
+    IF probe.schema IS NULL THEN
+        RAISE EXCEPTION 'pgsentinel is not installed in the database of repository node "%"', node
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Run CREATE EXTENSION pgsentinel there (preloading it there is not needed).';
+    END IF;
+    IF NOT probe.nodes THEN
+        RAISE EXCEPTION 'pgsentinel on repository node "%" is too old to hold fleet servers', node
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Run ALTER EXTENSION pgsentinel UPDATE there.';
+    END IF;
+    IF probe.standby THEN
+        RAISE EXCEPTION 'repository node "%" is a standby', node
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Point the server at the node''s primary.';
+    END IF;
+    IF probe.sysid = (SELECT c.system_identifier FROM pg_control_system() c)::text
+       AND probe.db = current_database() THEN
+        RAISE EXCEPTION 'repository node "%" is this database', node
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Leave node out to keep the server''s partitions here.';
+    END IF;
+    IF server IS NOT NULL THEN
+        EXECUTE format($q$SELECT * FROM %I.dblink($1, $r$
+                           SELECT EXISTS (SELECT FROM pg_catalog.pg_class c
+                                           WHERE c.relnamespace OPERATOR(pg_catalog.=) %L::pg_catalog.regnamespace
+                                             AND c.relname OPERATOR(pg_catalog.~) %L)$r$) AS t(taken boolean)$q$,
+                       dbl, quote_ident(probe.schema), '^pgsentinel_fleet_[a-z_]+_' || server::text || '(_[0-9]+)?$')
+            INTO taken USING node;
+        IF taken THEN
+            RAISE EXCEPTION 'repository node "%" already holds partitions of fleet server id %', node, server
+                USING ERRCODE = 'duplicate_table',
+                      DETAIL = 'They belong to no server of this repository: another repository, or an earlier installation of this one, made them.',
+                      HINT = format('Drop them there if nothing needs them (DROP TABLE pgsentinel_fleet_sample_%s and the other tables named pgsentinel_fleet_*_%s), or call again: the next call takes the next server id.', server, server);
+        END IF;
+    END IF;
+    RETURN probe.schema;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_schema(name, integer) FROM PUBLIC;
+
+-- Place a new server's partitions on a node (checked by
+-- pgsentinel_fleet_node_schema(node, server) first): there, its partition
+-- of every fleet table and their days from first_day to a week ahead (the
+-- node's pgsentinel_fleet_partitions()); here, foreign partitions of the
+-- fleet tables over them (made apart, then attached, as the local ones
+-- are: ATTACH PARTITION does not wait for the inserts into the parents).
+CREATE FUNCTION pgsentinel_fleet_node_place(server integer, node name, first_day date)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    ns name;
+    dbl name;
+    t text;
+    p text;
+    cols text;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING node;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
+        p := t || '_' || server::text;
+        IF to_regclass(format('%I.%I', s, p)) IS NOT NULL THEN
+            RAISE EXCEPTION 'relation "%.%" exists already', s, p
+                USING ERRCODE = 'duplicate_table',
+                      DETAIL = 'The partitions of a server placed on a node are foreign tables made here by pgsentinel_fleet_add().',
+                      HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
+        END IF;
+    END LOOP;
+    EXECUTE format($q$SELECT * FROM %I.dblink($1, $r$
+                       SELECT %I.pgsentinel_fleet_partitions(%s, %L::pg_catalog.date, %L::pg_catalog.date)$r$)
+                       AS t(made integer)$q$,
+                   dbl, ns, server, first_day, (timezone('UTC', now()))::date + 7)
+        USING node;
+    FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
+        p := t || '_' || server::text;
+        SELECT string_agg(format('%I %s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                 CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END),
+                          ', ' ORDER BY a.attnum)
+          INTO cols
+          FROM pg_attribute a
+         WHERE a.attrelid = to_regclass(format('%I.%I', s, t)) AND a.attnum > 0
+           AND NOT a.attisdropped;
+        EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER %I
+                          OPTIONS (schema_name %L, table_name %L, async_capable ''true'')',
+                       s, p, cols, node, ns, p);
+        EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC', s, p);
+        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES IN (%s)',
+                       s, t, s, p, server);
+    END LOOP;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_place(integer, name, date) FROM PUBLIC;
+
+-- Drop a server's partitions on its node (pgsentinel_fleet_remove() without
+-- keep_history; pgsentinel_fleet_add() undoing a placement that failed).
+-- Not in a transaction that read or wrote them: postgres_fdw holds their
+-- locks there until it ends.
+CREATE FUNCTION pgsentinel_fleet_node_drop(server integer, node name)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    ns name;
+    dbl name;
+    names text;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING node;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    EXECUTE format('SELECT string_agg(format(''%%I.%%I'', $1, x.parent || ''_'' || $2), '', '' ORDER BY x.parent)
+                      FROM %I.pgsentinel_fleet_partitioned() x', s)
+        INTO names USING ns, server::text;
+    -- (this transaction may hold locks on them there, through postgres_fdw's
+    -- connection: the drop fails after a while instead of waiting for ever)
+    EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
+        USING node, 'SET lock_timeout = ''10s''; DROP TABLE IF EXISTS ' || names;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_drop(integer, name) FROM PUBLIC;
+
+-- The tick's part for the nodes: once a day (UTC) for each node, the days
+-- of its servers from two days ago to a week ahead, and the drop of their
+-- days past retention (the node's pgsentinel_fleet_expire()), in one
+-- statement sent there.  A node that fails is tried again ten minutes
+-- later, its error in its servers' last_error; the other nodes go on.
+-- Returns the nodes kept.
+CREATE FUNCTION pgsentinel_fleet_node_keep()
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    ns name;
+    dbl name;
+    n record;
+    kept integer := 0;
+    today date := timezone('UTC', now())::date;
+BEGIN
+    SELECT x.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace x ON x.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    FOR n IN EXECUTE format('SELECT v.node, array_agg(v.server_id ORDER BY v.server_id) AS ids,
+                                    array_agg(v.retention ORDER BY v.server_id) AS raw,
+                                    array_agg(v.minute_retention ORDER BY v.server_id) AS minute,
+                                    array_agg(v.hour_retention ORDER BY v.server_id) AS hour
+                               FROM %I.pgsentinel_fleet_server v
+                              WHERE v.node IS NOT NULL
+                              GROUP BY v.node
+                             HAVING bool_or(v.node_due IS NULL OR v.node_due <= now())
+                              ORDER BY v.node', s) LOOP
+        BEGIN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING n.node;
+            EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+            EXECUTE format($q$SELECT * FROM %I.dblink($1, $r$
+                SELECT pg_catalog.count(*)::pg_catalog.int4
+                  FROM ROWS FROM (pg_catalog.unnest(%L::pg_catalog.int4[]),
+                                  pg_catalog.unnest(%L::pg_catalog.interval[]),
+                                  pg_catalog.unnest(%L::pg_catalog.interval[]),
+                                  pg_catalog.unnest(%L::pg_catalog.interval[])) AS x(id, r, m, h),
+                       LATERAL (SELECT %I.pgsentinel_fleet_partitions(x.id, %L::pg_catalog.date,
+                                                                      %L::pg_catalog.date),
+                                       %I.pgsentinel_fleet_expire(x.id, x.r, x.m, x.h)) k$r$)
+                AS t(servers integer)$q$,
+                dbl, n.ids, n.raw, n.minute, n.hour, ns, today - 2, today + 7, ns)
+                USING n.node;
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_server
+                               SET node_due = timezone(''UTC'', ($2 + 1)::timestamp),
+                                   last_error = CASE WHEN last_error LIKE ''node:%%'' THEN NULL ELSE last_error END
+                             WHERE node = $1', s)
+                USING n.node, today;
+            kept := kept + 1;
+        EXCEPTION WHEN OTHERS THEN
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_server
+                               SET node_due = now() + interval ''10 minutes'', last_error = $2
+                             WHERE node = $1', s)
+                USING n.node, 'node: ' || SQLERRM;
+        END;
+    END LOOP;
+    RETURN kept;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_keep() FROM PUBLIC;
