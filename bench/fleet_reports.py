@@ -18,7 +18,8 @@ DIR as for bench/archive.py; run as root, the cluster as pgsentinel_test in
      rows; the others are there for the planner's partitions);
   4. s1's reports over 24 hours and over one hour, each call run twice and
      the second timed, with the rollups and again with
-     pgsentinel_report.rollups = off (rows only).
+     pgsentinel_report.rollups = off (rows only); then the overview of
+     every server (rollups only) over the same windows.
 Prints a Markdown table.
 """
 import argparse
@@ -98,6 +99,11 @@ CALLS = [
      "SELECT count(*) FROM pgsentinel_blocking_trees('{a}', '{b}', server => 's1')"),
     ("pgsentinel_report(format => 'html')",
      "SELECT length(pgsentinel_report('{a}', '{b}', format => 'html', server => 's1'))"),
+    # every server: the fleet at a glance
+    ("pgsentinel_fleet_overview() (every server)",
+     "SELECT count(*) FROM pgsentinel_fleet_overview('{a}', '{b}')"),
+    ("pgsentinel_fleet_overview_html() (every server)",
+     "SELECT length(pgsentinel_fleet_overview_html('{a}', '{b}'))"),
 ]
 
 

@@ -629,6 +629,12 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_needs(''dblink''::name) IS NOT NULL'),
   ('function pgsentinel_fleet_observed_in(text, text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_observed_in(''hostile'', ''minute'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
+  ('function pgsentinel_fleet_overview(timestamp with time zone, timestamp with time zone, integer)',
+   'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) OPERATOR(pg_catalog.=) 2 FROM %1$I.pgsentinel_fleet_overview() o WHERE o.server OPERATOR(pg_catalog.~~) ''hostile%%'')'),
+  ('function pgsentinel_fleet_overview_html(timestamp with time zone, timestamp with time zone, integer)',
+   'SELECT %1$I.pgsentinel_fleet_overview_html() OPERATOR(pg_catalog.~~) ''<!DOCTYPE html>%%</html>'''),
+  ('function pgsentinel_fleet_overview_sql()',
+   'SELECT %1$I.pgsentinel_fleet_overview_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_partitioned()',
    'SELECT count(*) = 15 FROM %1$I.pgsentinel_fleet_partitioned()'),
   ('function pgsentinel_fleet_partitions(integer, date, date)',
@@ -756,7 +762,7 @@ BEGIN
                                           'CREATE EXTENSION pgsentinel');
         IF NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'pgs_node') THEN
             EXECUTE format('CREATE SERVER pgs_node FOREIGN DATA WRAPPER postgres_fdw
-                              OPTIONS (host %L, port %L, dbname ''pgs_node_db'')',
+                              OPTIONS (host %L, port %L, dbname ''pgs_node_db'', connect_timeout ''10'')',
                            split_part(current_setting('unix_socket_directories'), ',', 1),
                            current_setting('port'));
             CREATE USER MAPPING FOR PUBLIC SERVER pgs_node;

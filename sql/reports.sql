@@ -708,6 +708,38 @@ FROM pgs_rep_windows w,
 SELECT rank, server, round(db_time::numeric, 3) AS db_time, top_wait_class
 FROM pgsentinel_fleet_top_servers('2020-01-01 13:00', '2020-01-01 16:00')
 WHERE server = 'pgs_rep_copy';
+-- the overview reads the rollups of every server at once, up to where
+-- they end (rolled_until 17:09): its AAS and its load per bucket are
+-- pgsentinel_fleet_aas's over the rolled-up part of each window of whole
+-- minutes, in buckets of minutes and of hours (a day: hour rollups)
+SELECT v.w, o.bucket, o.state,
+       round(o.aas::numeric, 6) = round(a.aas::numeric, 6) AS aas_same,
+       (o.load::numeric(20, 6)[])[1:cardinality(fa.l)] = fa.l
+         AND array_remove(o.load[cardinality(fa.l) + 1:], NULL) = '{}' AS load_same,
+       cardinality(o.load) AS buckets,
+       o.top_wait_class = t.top_wait_class AS top_class_same,
+       o.peak, jsonb_array_length(o.top_events) AS events, o.top_queries->0->>'queryid' AS top_query
+FROM (VALUES (2, '2020-01-01 13:00'::timestamptz, '2020-01-01 16:00'::timestamptz, 24),
+             (4, '2020-01-01 09:00', '2020-01-01 16:00', 7),
+             (5, '2020-01-01 10:00', '2020-01-01 10:02', 24),
+             (7, '2020-01-01 00:00', '2020-01-02 00:00', 24)) v(w, since, until, n),
+     LATERAL pgsentinel_fleet_overview(v.since, v.until, v.n) o,
+     LATERAL pgsentinel_fleet_aas(v.since, least(v.until, o.as_of), server => 'pgs_rep_copy') a,
+     LATERAL (SELECT ARRAY(SELECT round(x.aas::numeric, 6)
+                             FROM pgsentinel_fleet_aas(v.since, least(v.until, o.as_of), o.bucket, 'pgs_rep_copy') x
+                            ORDER BY x.bucket_start)) fa(l),
+     LATERAL (SELECT x.top_wait_class FROM pgsentinel_fleet_top_servers(v.since, least(v.until, o.as_of)) x
+               WHERE x.server = 'pgs_rep_copy') t
+WHERE o.server = 'pgs_rep_copy'
+ORDER BY v.w;
+-- and as a page: the server's row links to its section, its load is drawn
+SELECT h LIKE '%<a href="#s-pgs_rep_copy">pgs_rep_copy</a>%' AS row_links,
+       h LIKE '%<h2 id="s-pgs_rep_copy">%' AS section,
+       h LIKE '%<polyline %' AS sparkline,
+       h LIKE '%<td>DataFileRead</td>%' AS top_event
+FROM pgsentinel_fleet_overview_html('2020-01-01 00:00', '2020-01-02 00:00') h;
+SELECT pgsentinel_fleet_overview(buckets => 0);
+SELECT pgsentinel_fleet_overview('2020-01-02', '2020-01-01');
 -- a member of pg_read_all_stats (not a superuser) reads the server's
 -- rollups and rows as a superuser does
 CREATE TEMP TABLE pgs_rep_fleet_su AS

@@ -52,6 +52,11 @@ $a->safe_psql('postgres', "CREATE SERVER node_self FOREIGN DATA WRAPPER postgres
 	CREATE USER MAPPING FOR PUBLIC SERVER node_self;");
 ($ret, $out, $err) = $a->psql('postgres',
 	"SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_self')");
+like($err, qr/the server of repository node "node_self" has no connect_timeout/,
+	'a node without connect_timeout: clear error');
+$a->safe_psql('postgres', "ALTER SERVER node_self OPTIONS (ADD connect_timeout '10')");
+($ret, $out, $err) = $a->psql('postgres',
+	"SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_self')");
 like($err, qr/repository node "node_self" is this database/, 'the coordinator itself: clear error');
 is( $a->safe_psql('postgres', q{
 		SELECT count(*) FROM pgsentinel_fleet_server}) . ' '
@@ -241,8 +246,12 @@ ok( $a->poll_query_until('postgres', q{
 		SELECT last_error ~ 'node_c' FROM pgsentinel_fleet_status WHERE name = 'q'}),
 	'q\'s pull fails and says why');
 
-# Removed without its history, p's partitions on node B are dropped.
+# Removed without its history, p's partitions on node B are dropped; not
+# in a transaction block, whose rollback would not bring them back.
 pgs_stop_bg($bg);
+($ret, $out, $err) = $a->psql('postgres',
+	"BEGIN; SELECT pgsentinel_fleet_remove('p', keep_history => false); COMMIT;");
+like($err, qr/cannot run inside a transaction block/, 'no removal from a node in a transaction block');
 $a->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('p', keep_history => false)");
 is( $b->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_2(_|$)'}) . ' '

@@ -81,20 +81,40 @@ DECLARE
     fd bigint;
     after timestamptz;
     here boolean;
+    too_old date;
     d date;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
-    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after, f.node IS NULL
+    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after, f.node IS NULL,
+                           CASE WHEN f.node IS NOT NULL
+                                THEN pg_catalog.timezone(''UTC'', pg_catalog.now() OPERATOR(pg_catalog.-) f.retention)::pg_catalog.date
+                           END
                       FROM %I.pgsentinel_fleet_server f
                       JOIN pg_catalog.pg_stat_subscription p ON p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
                      WHERE p.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
                        AND f.method OPERATOR(pg_catalog.=) ''logical''
                      LIMIT 1', s)
-        INTO srv, fd, after, here;
+        INTO srv, fd, after, here, too_old;
     IF srv IS NULL THEN
         RETURN NEW;
+    END IF;
+    -- a row of a server on another node for a day past its retention (an
+    -- initial copy brings the source's whole archive): that day is not
+    -- made there, and the row would be dropped with it anyway
+    -- (each branch names only the columns of its table)
+    IF too_old IS NOT NULL THEN
+        IF TG_ARGV[0] = 'sample' THEN
+            d := timezone('UTC', NEW.sample_time)::date;
+        ELSIF TG_ARGV[0] = 'statement_delta' THEN
+            d := timezone('UTC', NEW.ash_time)::date;
+        ELSIF TG_ARGV[0] <> 'wait_event' THEN
+            d := NEW.day;
+        END IF;
+        IF d < too_old THEN
+            RETURN NULL;
+        END IF;
     END IF;
     IF TG_ARGV[0] = 'sample' THEN
         IF NEW.sample_time <= after THEN

@@ -66,6 +66,8 @@ CREATE FUNCTION pgsentinel_fleet_add(
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- (a source's date is read as text: in a DateStyle any server writes alike)
+SET DateStyle = 'ISO, YMD'
 AS $$
 DECLARE
     s name;
@@ -432,10 +434,11 @@ BEGIN
             IF method = 'logical' THEN
                 EXECUTE format($q$
                     SELECT * FROM %I.dblink($1, $r$
-                        SELECT pg_catalog.timezone('UTC', LEAST(
+                        SELECT pg_catalog.to_char(pg_catalog.timezone('UTC', LEAST(
                                    (SELECT pg_catalog.min(x.sample_time) FROM %I.pgsentinel_archive_sample x),
-                                   (SELECT pg_catalog.min(x.ash_time) FROM %I.pgsentinel_archive_statement_delta x)))::pg_catalog.date
-                    $r$) AS t(d date)$q$, dbl, probe.schema, probe.schema)
+                                   (SELECT pg_catalog.min(x.ash_time) FROM %I.pgsentinel_archive_statement_delta x))),
+                                   'YYYY-MM-DD')
+                    $r$) AS t(d text)$q$, dbl, probe.schema, probe.schema)
                     INTO first_day USING conninfo;
                 first_day := least(coalesce(first_day, timezone('UTC', now())::date - 2),
                                    timezone('UTC', now())::date - 2);
@@ -507,6 +510,14 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = 'SELECT name FROM pgsentinel_fleet_status; lists them.';
     END IF;
+    -- a drop on a node is committed there at once: a rollback here would
+    -- leave this repository pointing at tables that are gone
+    IF f.node IS NOT NULL AND NOT keep_history
+       AND transaction_timestamp() <> statement_timestamp() THEN
+        RAISE EXCEPTION 'pgsentinel_fleet_remove(keep_history => false) of a server on a repository node cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  HINT = format('It drops the server''s partitions on node "%s", which a rollback here would not bring back: call it on its own.', f.node);
+    END IF;
     IF f.removed IS NULL AND f.method = 'logical' AND f.subscription IS NOT NULL
        AND EXISTS (SELECT FROM pg_subscription u WHERE u.subname = f.subscription) THEN
         SELECT u.subconninfo INTO ci FROM pg_subscription u WHERE u.subname = f.subscription;
@@ -550,17 +561,6 @@ BEGIN
                                foreign_server = NULL WHERE server_id = $1', s)
             USING f.server_id;
     ELSE
-        -- the partitions on a node first: a node that cannot be reached
-        -- keeps them (and says so), its foreign tables here are dropped
-        IF f.node IS NOT NULL THEN
-            BEGIN
-                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
-                    USING f.server_id, f.node;
-            EXCEPTION WHEN OTHERS THEN
-                RAISE WARNING 'the partitions of fleet server "%" are left on repository node "%": %', name, f.node, SQLERRM
-                    USING HINT = format('Drop them there when it is back: the tables named pgsentinel_fleet_*_%s.', f.server_id);
-            END;
-        END IF;
         FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x
                                   ORDER BY x.parent', s) LOOP
             -- (a partition on another node is a foreign table here; its
@@ -573,6 +573,17 @@ BEGIN
         END LOOP;
         EXECUTE format('DELETE FROM %I.pgsentinel_fleet_server WHERE server_id = $1', s)
             USING f.server_id;
+        -- the partitions on a node last (committed there at once): a node
+        -- that cannot be reached keeps them, and a warning says so
+        IF f.node IS NOT NULL THEN
+            BEGIN
+                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
+                    USING f.server_id, f.node;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'the partitions of fleet server "%" are left on repository node "%": %', name, f.node, SQLERRM
+                    USING HINT = format('Drop them there when it is back: the tables named pgsentinel_fleet_*_%s.', f.server_id);
+            END;
+        END IF;
     END IF;
 END
 $$;

@@ -288,8 +288,10 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull(text) FROM PUBLIC;
 -- What the repository does periodically (the archiver calls it every
 -- pgsentinel_archive.interval when pgsentinel is preloaded there; or
 -- schedule it with pg_cron): pull the servers whose pull_interval has
--- passed, drop the partitions past each server's retention, and keep the
--- days of the servers on other nodes.  The
+-- passed, and drop the partitions past each server's retention.  The
+-- archiver first keeps the days on other repository nodes
+-- (pgsentinel_fleet_node_keep(), 56_fleet_nodes.sql), each in a
+-- transaction of its own.  The
 -- archiver then rolls the servers up (pgsentinel_fleet_roll(), in
 -- 55_fleet_rollups.sql) in a transaction of its own.
 -- Returns the servers pulled.
@@ -320,12 +322,11 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    -- retention here (pgsentinel_fleet_expire()), then on the nodes,
-    -- which also get their days ahead
+    -- retention here (pgsentinel_fleet_expire()); the nodes keep theirs
+    -- (pgsentinel_fleet_node_keep(), called apart)
     EXECUTE format('SELECT sum(%1$I.pgsentinel_fleet_expire(v.server_id, v.retention,
                                                             v.minute_retention, v.hour_retention))
                       FROM %1$I.pgsentinel_fleet_server v WHERE v.node IS NULL', s);
-    EXECUTE format('SELECT %I.pgsentinel_fleet_node_keep()', s);
     RETURN pulled;
 END
 $$;

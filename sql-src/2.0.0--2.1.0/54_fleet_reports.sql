@@ -42,7 +42,7 @@ SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        (SELECT pg_catalog.bool_or(p.pid IS NOT NULL) FROM pg_catalog.pg_stat_subscription p
          WHERE p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid
            AND f.method OPERATOR(pg_catalog.=) 'logical') AS receiving,
-       f.rolled_until, f.node
+       f.rolled_until, f.node, f.hours_rolled_until
   FROM pgsentinel_fleet_server f;
 
 CREATE VIEW pgsentinel_fleet_sample_archive AS

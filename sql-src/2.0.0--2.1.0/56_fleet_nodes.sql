@@ -42,6 +42,13 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = format('Create it first: CREATE SERVER %1$I FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ''...'', dbname ''...'', connect_timeout ''10''); CREATE USER MAPPING FOR PUBLIC SERVER %1$I OPTIONS (user ''...'');', node);
     END IF;
+    -- a node that does not answer must fail the tick, not hold it
+    IF NOT EXISTS (SELECT FROM pg_foreign_server f, pg_options_to_table(f.srvoptions) o
+                    WHERE f.srvname = node AND o.option_name = 'connect_timeout') THEN
+        RAISE EXCEPTION 'the server of repository node "%" has no connect_timeout', node
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('An unreachable node would hold every call for the system''s TCP timeout: ALTER SERVER %I OPTIONS (ADD connect_timeout ''10'');', node);
+    END IF;
     EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
     BEGIN
         EXECUTE format($q$
@@ -50,7 +57,9 @@ BEGIN
                        pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname)
                            OPERATOR(pg_catalog.||) '.pgsentinel_fleet_expire(integer, interval, interval, interval)') IS NOT NULL,
                        pg_catalog.pg_is_in_recovery(),
-                       (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)::pg_catalog.text,
+                       CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
+                            THEN (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c)::pg_catalog.text
+                       END,
                        pg_catalog.current_database()::pg_catalog.text
                   FROM pg_catalog.pg_extension e
                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
@@ -116,6 +125,9 @@ CREATE FUNCTION pgsentinel_fleet_node_place(server integer, node name, first_day
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- (dates and intervals are sent as text: in styles any node reads alike)
+SET DateStyle = 'ISO, YMD'
+SET IntervalStyle = 'postgres'
 AS $$
 DECLARE
     s name;
@@ -139,11 +151,10 @@ BEGIN
                       HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
         END IF;
     END LOOP;
-    EXECUTE format($q$SELECT * FROM %I.dblink($1, $r$
-                       SELECT %I.pgsentinel_fleet_partitions(%s, %L::pg_catalog.date, %L::pg_catalog.date)$r$)
-                       AS t(made integer)$q$,
-                   dbl, ns, server, first_day, (timezone('UTC', now()))::date + 7)
-        USING node;
+    EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
+        USING node, format('SET statement_timeout = ''60s''; SET lock_timeout = ''10s'';
+                            DO $d$BEGIN PERFORM %I.pgsentinel_fleet_partitions(%s, %L::pg_catalog.date, %L::pg_catalog.date); END$d$',
+                           ns, server, first_day, (timezone('UTC', now()))::date + 7);
     FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
         p := t || '_' || server::text;
         SELECT string_agg(format('%I %s%s', a.attname, format_type(a.atttypid, a.atttypmod),
@@ -195,16 +206,22 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_drop(integer, name) FROM PUBLIC;
 
--- The tick's part for the nodes: once a day (UTC) for each node, the days
--- of its servers from two days ago to a week ahead, and the drop of their
--- days past retention (the node's pgsentinel_fleet_expire()), in one
--- statement sent there.  A node that fails is tried again ten minutes
--- later, its error in its servers' last_error; the other nodes go on.
--- Returns the nodes kept.
+-- Keep the days of the servers on other nodes: once a day (UTC) for each
+-- node, the days of its servers from two days ago (or their newest sample
+-- there, if older) to a week ahead, and the drop of their days past
+-- retention (the node's pgsentinel_fleet_expire()), in one statement sent
+-- there.  A node that fails is tried again ten minutes later, its error in
+-- its servers' last_error; the other nodes go on.  The archiver calls it
+-- in a transaction of its own, before the tick: no pull has locked the
+-- node's tables through postgres_fdw then, which the drops would have to
+-- wait for.  Returns the nodes kept.
 CREATE FUNCTION pgsentinel_fleet_node_keep()
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- (dates and intervals are sent as text: in styles any node reads alike)
+SET DateStyle = 'ISO, YMD'
+SET IntervalStyle = 'postgres'
 AS $$
 DECLARE
     s name;
@@ -229,18 +246,31 @@ BEGIN
         BEGIN
             EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING n.node;
             EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
-            EXECUTE format($q$SELECT * FROM %I.dblink($1, $r$
-                SELECT pg_catalog.count(*)::pg_catalog.int4
-                  FROM ROWS FROM (pg_catalog.unnest(%L::pg_catalog.int4[]),
-                                  pg_catalog.unnest(%L::pg_catalog.interval[]),
-                                  pg_catalog.unnest(%L::pg_catalog.interval[]),
-                                  pg_catalog.unnest(%L::pg_catalog.interval[])) AS x(id, r, m, h),
-                       LATERAL (SELECT %I.pgsentinel_fleet_partitions(x.id, %L::pg_catalog.date,
-                                                                      %L::pg_catalog.date),
-                                       %I.pgsentinel_fleet_expire(x.id, x.r, x.m, x.h)) k$r$)
-                AS t(servers integer)$q$,
-                dbl, n.ids, n.raw, n.minute, n.hour, ns, today - 2, today + 7, ns)
-                USING n.node;
+            -- one statement there (a DO: dblink_exec takes no rows back),
+            -- bounded in time; a day from the server's
+            -- newest sample there on (a node back from a long outage gets
+            -- the days its sources' backlog fills), within its retention
+            EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
+                USING n.node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s';
+                DO $d$BEGIN
+                PERFORM %5$I.pgsentinel_fleet_partitions(x.id,
+                            GREATEST(LEAST(%6$L::pg_catalog.date,
+                                           (SELECT pg_catalog.timezone('UTC', pg_catalog.max(y.sample_time))::pg_catalog.date
+                                              FROM %5$I.pgsentinel_fleet_sample y
+                                             WHERE y.server_id OPERATOR(pg_catalog.=) x.id)),
+                                     pg_catalog.timezone('UTC', pg_catalog.now() OPERATOR(pg_catalog.-) x.r)::pg_catalog.date),
+                            %7$L::pg_catalog.date)
+                   FROM ROWS FROM (pg_catalog.unnest(%1$L::pg_catalog.int4[]),
+                                   pg_catalog.unnest(%2$L::pg_catalog.interval[])) AS x(id, r);
+                -- (a statement of its own: a table the one above read
+                -- cannot be dropped in the same statement)
+                PERFORM %5$I.pgsentinel_fleet_expire(x.id, x.r, x.m, x.h)
+                   FROM ROWS FROM (pg_catalog.unnest(%1$L::pg_catalog.int4[]),
+                                   pg_catalog.unnest(%2$L::pg_catalog.interval[]),
+                                   pg_catalog.unnest(%3$L::pg_catalog.interval[]),
+                                   pg_catalog.unnest(%4$L::pg_catalog.interval[])) AS x(id, r, m, h);
+                END$d$ $r$,
+                    n.ids, n.raw, n.minute, n.hour, ns, today - 2, today + 7);
             EXECUTE format('UPDATE %I.pgsentinel_fleet_server
                                SET node_due = timezone(''UTC'', ($2 + 1)::timestamp),
                                    last_error = CASE WHEN last_error LIKE ''node:%%'' THEN NULL ELSE last_error END

@@ -3,13 +3,17 @@
  * fleet.c
  *		The repository's periodic work for the fleet (docs/fleet.md), run
  *		by the archiver after each of its cycles: SQL function
- *		pgsentinel_fleet_tick() pulls the servers whose pull interval has
- *		passed and drops the fleet's partitions past their retention; then
- *		pgsentinel_fleet_roll() rolls the servers' rows up.
+ *		pgsentinel_fleet_node_keep() keeps the days of the servers placed
+ *		on other repository nodes; pgsentinel_fleet_tick() pulls the servers
+ *		whose pull interval has passed and drops the fleet's partitions past
+ *		their retention; then pgsentinel_fleet_roll() rolls the servers'
+ *		rows up.
  *
  * Each runs in its own transaction, on a primary only, and only when the
- * extension's schema has the fleet (2.1.0 on): a slow roll never holds a
- * pull's watermark locked nor makes the pulls time out with it.  The
+ * extension's schema has the function: a slow roll never holds a pull's
+ * watermark locked nor makes the pulls time out with it, a slow node
+ * never holds the pulls, and the drops on a node never wait for locks
+ * that this transaction's own pulls took there through postgres_fdw.  The
  * functions catch each server's errors and record them themselves;
  * anything else that fails here is logged and the archiver goes on: the
  * fleet never stops the archive.
@@ -105,11 +109,14 @@ run_periodic(const char *function, const char *arguments)
 	PG_END_TRY();
 }
 
-/* Run the tick, then the rolls, once. */
+/* Keep the nodes, run the tick, then the rolls, once. */
 void
 pgs_fleet_tick(void)
 {
 	if (RecoveryInProgress())
+		return;
+	run_periodic("pgsentinel_fleet_node_keep", "");
+	if (ShutdownRequestPending)
 		return;
 	run_periodic("pgsentinel_fleet_tick", "");
 	if (ShutdownRequestPending)
