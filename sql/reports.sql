@@ -738,8 +738,10 @@ SELECT h LIKE '%<a href="#s-pgs_rep_copy">pgs_rep_copy</a>%' AS row_links,
        h LIKE '%<polyline %' AS sparkline,
        h LIKE '%<td>DataFileRead</td>%' AS top_event
 FROM pgsentinel_fleet_overview_html('2020-01-01 00:00', '2020-01-02 00:00') h;
+\set SHOW_CONTEXT never
 SELECT pgsentinel_fleet_overview(buckets => 0);
 SELECT pgsentinel_fleet_overview('2020-01-02', '2020-01-01');
+\set SHOW_CONTEXT errors
 -- a member of pg_read_all_stats (not a superuser) reads the server's
 -- rollups and rows as a superuser does
 CREATE TEMP TABLE pgs_rep_fleet_su AS

@@ -16,7 +16,9 @@
 -- 'o': a bucket's observed seconds (v) and peak (the most active
 -- sessions of a sample); 'w': DB time (v) by wait class; 'e': by wait
 -- event; 'q': by query id.  pgsentinel's own workers' time is left out,
--- as the reports leave it out of the load.  $1: the servers' ids; run by
+-- as the reports leave it out of the load.  $1: the servers' ids; $6,
+-- $7: no minute in [$6, $7) is read (hours of every server there: the
+-- minutes of a day are a hundred times its hours); run by
 -- pgsentinel_fleet_overview().
 CREATE FUNCTION pgsentinel_fleet_overview_sql()
 RETURNS text
@@ -52,6 +54,7 @@ WITH s AS (
       FROM %1$I.pgsentinel_fleet_rollup_minute r
       JOIN s ON s.server_id = r.server_id
      WHERE r.server_id = ANY ($1) AND r.bucket >= $2 AND r.bucket < $3 AND r.bucket < s.ru
+       AND (r.bucket < $6 OR r.bucket >= $7)
        AND NOT %1$I.pgsentinel_own_worker(r.backend_type)
        AND NOT EXISTS (SELECT FROM hours WHERE hours.server_id = r.server_id
                                            AND hours.h = date_trunc('hour', r.bucket, 'UTC'))
@@ -61,6 +64,7 @@ WITH s AS (
       FROM %1$I.pgsentinel_fleet_rollup_minute_observed r
       JOIN s ON s.server_id = r.server_id
      WHERE r.server_id = ANY ($1) AND r.bucket >= $2 AND r.bucket < $3 AND r.bucket < s.ru
+       AND (r.bucket < $6 OR r.bucket >= $7)
        AND NOT EXISTS (SELECT FROM hours WHERE hours.server_id = r.server_id
                                            AND hours.h = date_trunc('hour', r.bucket, 'UTC'))
      GROUP BY 1, 2
@@ -134,6 +138,8 @@ DECLARE
     grp record;
     sums jsonb;
     part jsonb;
+    hlo timestamptz;
+    hhi timestamptz;
     failed jsonb := '{}';
 BEGIN
     IF since IS NULL OR until IS NULL OR until <= since THEN
@@ -158,15 +164,28 @@ BEGIN
     q := format('SELECT coalesce(jsonb_agg(to_jsonb(x)), ''[]'')
                    FROM (' || q || ') x(server_id, kind, b, wclass, wevent, queryid, v, peak)', s);
     EXECUTE format('SELECT array_agg(f.server_id) FROM %I.pgsentinel_fleet_status f', s) INTO ids;
+    -- the hours every server has rolled up: their minutes are not read
+    IF hours THEN
+        EXECUTE format('SELECT CASE WHEN date_trunc(''hour'', $1, ''UTC'') = $1 THEN $1
+                                    ELSE date_trunc(''hour'', $1, ''UTC'') + interval ''1 hour'' END,
+                               least(date_trunc(''hour'', $2, ''UTC''),
+                                     min(coalesce(f.hours_rolled_until, ''-infinity'')))
+                          FROM %I.pgsentinel_fleet_status f WHERE f.server_id = ANY ($3)', s)
+            INTO hlo, hhi USING since, until, ids;
+    END IF;
+    IF hlo IS NULL OR hhi IS NULL OR hhi <= hlo THEN
+        hlo := since;
+        hhi := since;
+    END IF;
     BEGIN
-        EXECUTE q INTO sums USING ids, since, until, step, hours;
+        EXECUTE q INTO sums USING ids, since, until, step, hours, hlo, hhi;
     EXCEPTION WHEN connection_exception THEN
         -- a node did not answer: node by node
         sums := '[]';
         FOR grp IN EXECUTE format('SELECT f.node, array_agg(f.server_id) AS ids
                                      FROM %I.pgsentinel_fleet_status f GROUP BY f.node', s) LOOP
             BEGIN
-                EXECUTE q INTO part USING grp.ids, since, until, step, hours;
+                EXECUTE q INTO part USING grp.ids, since, until, step, hours, hlo, hhi;
                 sums := sums || part;
             EXCEPTION WHEN connection_exception THEN
                 failed := failed || jsonb_build_object(coalesce(grp.node, ''), SQLERRM);
