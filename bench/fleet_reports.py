@@ -124,6 +124,9 @@ def main():
     ap.add_argument("--sessions", type=int, default=50)
     ap.add_argument("--rows-too", action="store_true",
                     help="also time each call with rollups off (rows only: minutes a call)")
+    ap.add_argument("--explain", action="store_true",
+                    help="then print the plans of the overview's statements over 24 h "
+                         "(auto_explain, analyzed)")
     args = ap.parse_args()
     cl = archive.Cluster(args.pg_bin, "pgsentinel_archive.enable = off\n")
     try:
@@ -173,6 +176,16 @@ def main():
                 if args.rows_too:
                     cells.append(f"{timed(cl, sql.format(a=a, b=b), rollups=False):.2f} s")
             print(f"| `{name}` | " + " | ".join(cells) + " |")
+        if args.explain:
+            _, a, b = windows[0]
+            sql = ("LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; "
+                   "SET auto_explain.log_analyze = on; SET auto_explain.log_nested_statements = on; "
+                   "SET auto_explain.log_level = notice; "
+                   f"SELECT count(*) FROM pgsentinel_fleet_overview('{a}', '{b}')")
+            out = archive.run(archive.as_user(
+                [os.path.join(cl.bindir, "psql"), "-XAtq", "-h", cl.dir, "-p", str(cl.port),
+                 "-U", "postgres", "-d", "postgres", "-c", sql]))
+            print("\n" + out.stderr)
     finally:
         cl.stop()
 
