@@ -203,6 +203,34 @@ BEGIN
               FROM sm GROUP BY 1
         ), g AS (
             SELECT g.bucket_start AS b FROM %1$I.pgsentinel_buckets($3, $4, $5, timestamptz '2000-01-01 00:00:00+00') g
+        ), wb AS (
+            -- each server's load per bucket, once (not a lookup per bucket)
+            SELECT sm.server_id, sm.b, sum(sm.v) FILTER (WHERE sm.kind = 'w') AS db,
+                   sum(sm.v) FILTER (WHERE sm.kind = 'o') AS obs
+              FROM sm WHERE sm.kind IN ('w', 'o') GROUP BY 1, 2
+        ), ld AS (
+            SELECT f.server_id, array_agg(wb.db / NULLIF(wb.obs, 0) ORDER BY g.b) AS load
+              FROM %1$I.pgsentinel_fleet_status f CROSS JOIN g
+              LEFT JOIN wb ON wb.server_id = f.server_id AND wb.b = g.b
+             GROUP BY 1
+        ), tw AS (
+            SELECT DISTINCT ON (x.server_id) x.server_id, x.wclass, x.v
+              FROM (SELECT sm.server_id, sm.wclass, sum(sm.v) AS v FROM sm
+                     WHERE sm.kind = 'w' GROUP BY 1, 2) x
+             ORDER BY x.server_id, x.v DESC, x.wclass
+        ), tops AS (
+            SELECT x.server_id,
+                   jsonb_agg(jsonb_build_object('wait_event_type', x.wclass, 'wait_event', x.wevent,
+                                                'db_time', x.v) ORDER BY x.v DESC, x.wclass, x.wevent)
+                       FILTER (WHERE x.kind = 'e') AS events,
+                   jsonb_agg(jsonb_build_object('queryid', x.queryid, 'db_time', x.v)
+                             ORDER BY x.v DESC, x.queryid)
+                       FILTER (WHERE x.kind = 'q') AS queries
+              FROM (SELECT sm.*, row_number() OVER (PARTITION BY sm.server_id, sm.kind
+                                                    ORDER BY sm.v DESC, sm.wclass, sm.wevent, sm.queryid) AS n
+                      FROM sm WHERE sm.kind IN ('e', 'q')) x
+             WHERE x.n <= 5
+             GROUP BY 1
         )
         SELECT f.name, f.node,
                CASE WHEN $2 ? f.node THEN 'unreachable'
@@ -216,27 +244,14 @@ BEGIN
                     ELSE 'ok' END,
                per.db / NULLIF(per.obs, 0), per.peak, coalesce(per.db, 0),
                tw.wclass, 100 * tw.v / NULLIF(per.db, 0),
-               ARRAY(SELECT (SELECT sum(w.v) FROM sm w
-                              WHERE w.server_id = f.server_id AND w.kind = 'w' AND w.b = g.b)
-                            / NULLIF((SELECT o.v FROM sm o
-                                       WHERE o.server_id = f.server_id AND o.kind = 'o' AND o.b = g.b), 0)
-                       FROM g ORDER BY g.b),
-               $5, f.rolled_until, n.t, now() - n.t,
+               ld.load, $5, f.rolled_until, n.t, now() - n.t,
                coalesce(f.last_error, $2 ->> f.node),
-               (SELECT jsonb_agg(jsonb_build_object('wait_event_type', e.wclass, 'wait_event', e.wevent,
-                                                    'db_time', e.v) ORDER BY e.v DESC, e.wclass, e.wevent)
-                  FROM (SELECT * FROM sm e WHERE e.server_id = f.server_id AND e.kind = 'e'
-                         ORDER BY e.v DESC, e.wclass, e.wevent LIMIT 5) e),
-               (SELECT jsonb_agg(jsonb_build_object('queryid', e.queryid, 'db_time', e.v)
-                                 ORDER BY e.v DESC, e.queryid)
-                  FROM (SELECT * FROM sm e WHERE e.server_id = f.server_id AND e.kind = 'q'
-                         ORDER BY e.v DESC, e.queryid LIMIT 5) e)
+               tops.events, tops.queries
           FROM %1$I.pgsentinel_fleet_status f
           LEFT JOIN per ON per.server_id = f.server_id
-          LEFT JOIN LATERAL (
-               SELECT w.wclass, sum(w.v) AS v FROM sm w
-                WHERE w.server_id = f.server_id AND w.kind = 'w'
-                GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1) tw ON true
+          LEFT JOIN ld ON ld.server_id = f.server_id
+          LEFT JOIN tw ON tw.server_id = f.server_id
+          LEFT JOIN tops ON tops.server_id = f.server_id
           -- (the newest sample of a server whose node answered)
           LEFT JOIN LATERAL (
                SELECT %1$I.pgsentinel_fleet_newest_sample(f.server_id, 'infinity'::timestamptz) AS t
