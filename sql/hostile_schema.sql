@@ -759,7 +759,10 @@ BEGIN
         PERFORM pgs_fleet_ext.dblink_exec(pgs_fleet_here(), 'DROP DATABASE IF EXISTS pgs_node_db WITH (FORCE)');
         PERFORM pgs_fleet_ext.dblink_exec(pgs_fleet_here(), 'CREATE DATABASE pgs_node_db');
         PERFORM pgs_fleet_ext.dblink_exec(replace(pgs_fleet_here(), 'dbname=' || current_database(), 'dbname=pgs_node_db'),
-                                          'CREATE EXTENSION pgsentinel');
+                                          -- (untracked: its script's statements
+                                          -- would crowd this test's out of
+                                          -- pg_stat_statements)
+                                          'SET pg_stat_statements.track = none; CREATE EXTENSION pgsentinel');
         IF NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'pgs_node') THEN
             EXECUTE format('CREATE SERVER pgs_node FOREIGN DATA WRAPPER postgres_fdw
                               OPTIONS (host %L, port %L, dbname ''pgs_node_db'', connect_timeout ''10'')',
