@@ -268,7 +268,9 @@ GRANT EXECUTE ON FUNCTION pgsentinel_fleet_overview(timestamptz, timestamptz, in
 -- the busiest first, each with its load drawn as a sparkline (its own
 -- scale, its peak AAS in the tooltip), its state and how late its feed
 -- is, and a link to its section below (its top wait events and query
--- ids).  Every name and error is escaped.
+-- ids).  Server names are letters, digits, "_", "." and "-" (the server
+-- table's check) and go into ids and links as they are; every other name
+-- and every error is escaped.
 CREATE FUNCTION pgsentinel_fleet_overview_html(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 day',
     until timestamptz DEFAULT pg_catalog.now(),
