@@ -4,9 +4,10 @@
 # (a primary, logical) on node B and server 'q' (the same primary, pulled)
 # on node C by node => alone.  Their rows and rollups land on B and C,
 # none on A; A's reports read them through postgres_fdw and equal the
-# source's own.  A's tick makes the days ahead and drops the expired days
-# on both nodes.  Node C stopped: q's reports fail with an error naming
-# it, p's and the fleet's status go on.  Removed without its history, p's
+# source's own; a roll done again after a lost commit does not double
+# them.  A's tick makes the days ahead and drops the expired days on both
+# nodes.  Node C not answering, then stopped: q's reports fail with an
+# error naming it, p's and the fleet's status go on.  Removed without its history, p's
 # partitions on B are dropped.
 
 use strict;
@@ -18,6 +19,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IO::Socket::INET;
 use PgsTest;
 
 my $conf = "pgsentinel_archive.interval = 200ms\n"
@@ -158,6 +160,37 @@ for my $n (['p', 2, $b], ['q', 3, $c])
 		          FROM pgsentinel_fleet_sample WHERE server_id = $id AND sample_time < x.r)
 		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = '$name') x});
 	is($rolled_sums, $row_sums, "the rollups of $name equal its rows");
+
+	# A crash after the node committed a roll's rollups and before A
+	# committed its watermark: that roll is done again (here: the
+	# watermarks set back over the last minute and its hour), and replaces
+	# the node's rows of that range (the observed tables' keys would refuse
+	# them twice; the others would sum them twice).
+	my $back = $a->safe_psql('postgres', qq{
+		UPDATE pgsentinel_fleet_server
+		   SET rolled_until = date_trunc('minute', rolled_until) - interval '1 minute',
+		       hours_rolled_until = least(hours_rolled_until,
+		                                  date_trunc('hour', date_trunc('minute', rolled_until) - interval '1 minute'))
+		 WHERE name = '$name' RETURNING rolled_until});
+	ok( $a->poll_query_until('postgres', qq{
+			SELECT rolled_until > '$back' AND last_error IS NULL
+			  FROM pgsentinel_fleet_server WHERE name = '$name'}),
+		"a roll of $name done again succeeds");
+	($rolled_sums, $row_sums) = split /\|/, $a->safe_psql('postgres', qq{
+		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
+		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = $id AND bucket < x.r)
+		       || ' / ' ||
+		       (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
+		          FROM pgsentinel_fleet_rollup_hour WHERE server_id = $id AND bucket < x.h)
+		       || '|' ||
+		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.r AND weight > 0)
+		       || ' / ' ||
+		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.h AND weight > 0)
+		  FROM (SELECT rolled_until AS r, hours_rolled_until AS h
+		          FROM pgsentinel_fleet_server WHERE name = '$name') x});
+	is($rolled_sums, $row_sums, "the rollups of $name, rolled again, are not doubled");
 }
 
 # The statements history goes to node B as well.
@@ -215,6 +248,24 @@ is( $a->safe_psql('postgres', q{
 		SELECT count(*) FROM pgsentinel_fleet_server
 		 WHERE node_due > now() AND node_due <= now() + interval '1 day' AND last_error IS NULL}),
 	'2', 'both nodes are kept again tomorrow');
+
+# Node C unreachable without a refusal (a socket that accepts and never
+# answers, as a host gone behind a firewall): q's report fails once node
+# C's connect_timeout has passed, naming it; p's goes on.
+my $blackhole = IO::Socket::INET->new(
+	Listen => 64, LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp')
+  or die "no listening socket: $!";
+$a->safe_psql('postgres', "ALTER SERVER node_c OPTIONS (SET host '127.0.0.1', SET port '"
+	  . $blackhole->sockport . "', SET connect_timeout '2')");
+($ret, $out, $err) = $a->psql('postgres',
+	"SELECT length(pgsentinel_report('$since', '$until', server => 'q'))");
+like($err, qr/could not connect to server "node_c"/,
+	'node C not answering: q\'s report fails after the timeout and names node C');
+like($a->safe_psql('postgres', "SELECT length(pgsentinel_report('$since', '$until', server => 'p'))"),
+	qr/^[1-9][0-9]+$/, 'p\'s report is read on node B meanwhile');
+$a->safe_psql('postgres', "ALTER SERVER node_c OPTIONS (SET host '" . $c->host
+	  . "', SET port '" . $c->port . "', SET connect_timeout '10')");
+close($blackhole);
 
 # Node C stops: q's reports fail with an error that names it; p's, the
 # fleet status and the tick go on.

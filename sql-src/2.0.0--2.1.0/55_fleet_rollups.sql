@@ -18,7 +18,9 @@
 -- the reports read the rest from its rows.
 --
 -- Exactly once: the server's row (rolled_until, hours_rolled_until) is
--- locked and moved in the transaction that inserts the rollups; a roll
+-- locked and moved in the transaction that inserts the rollups (on
+-- another node, whose part commits first, the roll replaces what a lost
+-- one left in its range); a roll
 -- reads the rows of [rolled_until, hi) only, whatever feed brought them,
 -- and a sample is stored once per server (a re-copy adds none), so no
 -- row is rolled up twice.  A row that arrives for a time already rolled
@@ -73,6 +75,7 @@ AS $$
 DECLARE
     s name;
     f record;
+    t record;
     q text;
     whole timestamptz;
     nxt timestamptz;
@@ -89,7 +92,7 @@ BEGIN
         EXECUTE format('SELECT %I.pgsentinel_fleet_server_id($1)', s) USING server;
     END IF;
     EXECUTE format('SELECT %I.pgsentinel_fleet_roll_sql()', s) INTO q;
-    FOR f IN EXECUTE format('SELECT f.server_id, f.name FROM %I.pgsentinel_fleet_server f
+    FOR f IN EXECUTE format('SELECT f.server_id, f.name, f.node FROM %I.pgsentinel_fleet_server f
                               WHERE $1 IS NULL OR f.name = $1
                               ORDER BY f.rolled_until NULLS FIRST, f.server_id', s) USING server LOOP
         EXIT WHEN server IS NULL AND clock_timestamp() > started + interval '1 minute';
@@ -130,6 +133,21 @@ BEGIN
                     USING f.server_id,
                           timezone('UTC', greatest(hlo, date_trunc('hour', nxt, 'UTC')))::date,
                           timezone('UTC', hi)::date;
+                -- Rollups on another node commit there before this
+                -- transaction does (postgres_fdw has no two-phase commit):
+                -- after a crash between the two, this roll finds what the
+                -- lost one wrote there, and replaces it.
+                IF f.node IS NOT NULL THEN
+                    FOR t IN EXECUTE format('SELECT p.parent, p.retention
+                                               FROM %I.pgsentinel_fleet_partitioned() p
+                                              WHERE p.retention IN (''minute'', ''hour'')', s) LOOP
+                        EXECUTE format('DELETE FROM %I.%I WHERE server_id = $1
+                                           AND bucket >= $2 AND bucket < $3', s, t.parent)
+                            USING f.server_id,
+                                  CASE t.retention WHEN 'minute' THEN lo ELSE hlo END,
+                                  CASE t.retention WHEN 'minute' THEN hi ELSE hhi END;
+                    END LOOP;
+                END IF;
                 EXECUTE format(q, s) INTO samples_rolled, rows_rolled
                     USING f.server_id, lo, hi, hlo, hhi;
                 EXECUTE format('UPDATE %I.pgsentinel_fleet_server
