@@ -60,6 +60,10 @@ $a->safe_psql('postgres', "ALTER SERVER node_self OPTIONS (ADD connect_timeout '
 ($ret, $out, $err) = $a->psql('postgres',
 	"SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_self')");
 like($err, qr/repository node "node_self" is this database/, 'the coordinator itself: clear error');
+($ret, $out, $err) = $a->psql('postgres',
+	"BEGIN; SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres') . "\$\$, node => 'node_b'); COMMIT;");
+like($err, qr/pgsentinel_fleet_add\(node => \.\.\.\) cannot run inside a transaction block/,
+	'no placement on a node in a transaction block (a rollback would leave its partitions there)');
 is( $a->safe_psql('postgres', q{
 		SELECT count(*) FROM pgsentinel_fleet_server}) . ' '
 	  . $a->safe_psql('postgres', q{

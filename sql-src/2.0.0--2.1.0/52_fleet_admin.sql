@@ -180,6 +180,12 @@ BEGIN
     END IF;
     -- the node first: before anything is made on the source
     IF node IS NOT NULL THEN
+        -- the partitions made there are committed there at once
+        IF transaction_timestamp() <> statement_timestamp() THEN
+            RAISE EXCEPTION 'pgsentinel_fleet_add(node => ...) cannot run inside a transaction block'
+                USING ERRCODE = 'active_sql_transaction',
+                      HINT = format('It makes the server''s partitions on node "%s", which a rollback here would leave there: call it on its own.', node);
+        END IF;
         EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) USING node;
     END IF;
     -- a server's history stays where it is
