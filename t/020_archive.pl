@@ -155,6 +155,49 @@ stmt_workload($node);
 stmt_wait_archived($node, 'start');
 stmt_check_exactly_once($node, 'start');
 
+# Sessions whose statement changes at every sample (pgbench: transactions
+# of an UPDATE that may wait for another client's and a query with a new
+# literal each time): every column of their rows in the archive equals the
+# ring's, the texts filled back from their templates and values, the idle
+# blockers' rows (weight 0) included.
+$node->safe_psql('postgres', q{
+	CREATE TABLE churn (id int PRIMARY KEY, v int);
+	INSERT INTO churn SELECT g, 0 FROM generate_series(1, 10) g;});
+my $churn = $node->basedir . '/churn.sql';
+append_to_file($churn, q{\set id random(1, 10)
+\set v random(1, 1000000)
+BEGIN;
+UPDATE churn SET v = :v WHERE id = :id;
+SELECT pg_sleep(0.002), 'churn ' || :v;
+END;
+});
+my $pgb = pgs_pgbench_bg($node, '-n', '-c', '4', '-j', '2', '-T', '3', '-f', $churn, 'postgres');
+is(pgs_stop_bg($pgb, wait => 1), 0, 'pgbench churned for 3 s');
+wait_archived($node, 'after the churn');
+my $cols = 'ash_time, datid, datname, pid, leader_pid, usesysid, usename,
+	application_name, client_addr, client_hostname, client_port, backend_start,
+	xact_start, query_start, state_change, wait_event_type, wait_event, state,
+	backend_xid, backend_xmin, top_level_query, query, cmdtype, queryid,
+	nested_queryid, backend_type, blockers, blockerpid, blocker_state, sample_id,
+	blocking_pids, sample_period, blocker_usesysid';
+# (the ring read once; its oldest sample may be partly overwritten)
+my ($compared, $statements, $blocked, $differ) = split /\|/, $node->safe_psql('postgres', qq{
+	WITH r AS MATERIALIZED (
+	       SELECT $cols, weight FROM pgsentinel_ash_ring WHERE query LIKE '%churn%'),
+	     w AS (SELECT (SELECT min(sample_id) + 1 FROM r) AS a,
+	                  (SELECT last_sample_id FROM pgsentinel_archive_state) AS b),
+	     rr AS (SELECT r.* FROM r, w WHERE sample_id BETWEEN a AND b),
+	     ar AS (SELECT $cols, weight FROM pgsentinel_ash_archive, w
+	             WHERE query LIKE '%churn%' AND sample_id BETWEEN a AND b)
+	SELECT count(*), count(DISTINCT (pid, query_start)), count(*) FILTER (WHERE blockers > 0),
+	       (SELECT count(*) FROM ((SELECT * FROM rr EXCEPT ALL SELECT * FROM ar)
+	                              UNION ALL (SELECT * FROM ar EXCEPT ALL SELECT * FROM rr)) d)
+	  FROM rr});
+cmp_ok($compared, '>', 50, 'the churning sessions\' rows are compared');
+cmp_ok($statements, '>', $compared / 4,
+	"their statements change from sample to sample ($statements statements in $compared rows, $blocked blocked)");
+is($differ, '0', 'every column of every row of them is archived as sampled');
+
 # 1. The archiver killed (SIGTERM): launched again, goes on.
 my $apid = pgs_status($node, 'archive_worker_pid');
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($apid)");
