@@ -428,6 +428,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) = 1 FROM %1$I.pgsentinel_aas()'),
   ('function pgsentinel_aas_series(timestamp with time zone, timestamp with time zone, interval, text, text, text, text, text, text, bigint, text, text, integer, text)',
    'SELECT count(*) >= 60 FROM %1$I.pgsentinel_aas_series()'),
+  ('function pgsentinel_aas_series_of(timestamp with time zone, timestamp with time zone, interval, text[], text, text, text, text, text, bigint, text, text, integer, text)',
+   'SELECT pg_catalog.count(DISTINCT by) OPERATOR(pg_catalog.=) 2 FROM %1$I.pgsentinel_aas_series_of(pg_catalog.now() OPERATOR(pg_catalog.-) ''1 hour''::interval, pg_catalog.now(), NULL::interval, ''{wait_class,role}''::text[])'),
   ('function pgsentinel_ash(timestamp with time zone, timestamp with time zone, text, text, text, text, text, bigint, text, text, integer, text)',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_ash()'),
   ('function pgsentinel_auto_bucket(timestamp with time zone, timestamp with time zone, integer)',

@@ -592,6 +592,108 @@ SELECT k.key, k.db_time,
  ORDER BY k.db_time DESC, k.key;
 END;
 
+-- pgsentinel_aas_series() of several dimensions (bys) at once, from one
+-- read of the load (the report's chart and its tabs): the series of each
+-- dimension (by), as pgsentinel_aas_series() gives it.  The dimensions of
+-- sessions ('session', 'client', 'session_group') read the sessions'
+-- rollups, the others theirs: two reads when both are asked.
+CREATE FUNCTION pgsentinel_aas_series_of(
+    since timestamptz, until timestamptz, bucket interval, bys text[],
+    dbname text DEFAULT NULL,
+    username text DEFAULT NULL,
+    application text DEFAULT NULL,
+    client text DEFAULT NULL,
+    backend text DEFAULT NULL,
+    query_id bigint DEFAULT NULL,
+    wait_class text DEFAULT NULL,
+    event text DEFAULT NULL,
+    session_pid integer DEFAULT NULL,
+    server text DEFAULT NULL)
+RETURNS TABLE (
+    by text,
+    bucket_start timestamptz,
+    key text,
+    db_time double precision,
+    aas double precision,
+    observed double precision,
+    coverage double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH d AS MATERIALIZED (
+    SELECT u.by, pgsentinel_dimension(u.by) AS checked,
+           coalesce(u.by OPERATOR(pg_catalog.=) ANY ('{session,client,session_group}'::text[]),
+                    false) AS of_sessions
+      FROM pg_catalog.unnest(bys) AS u(by)
+), p0 AS (
+    SELECT coalesce(pgsentinel_series_bucket(since, until, bucket),
+                    pgsentinel_auto_bucket(since, until, 60)) AS step,
+           timestamptz '2000-01-01 00:00:00+00' AS origin,
+           -- the other dimensions' load: by statement if asked (it may
+           -- need the rows)
+           (SELECT d.by FROM d WHERE NOT d.of_sessions
+             ORDER BY d.by OPERATOR(pg_catalog.=) 'statement' DESC NULLS LAST
+             LIMIT 1) AS other_by
+     WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+       AND NOT EXISTS (SELECT FROM d WHERE d.checked IS DISTINCT FROM d.by)
+       AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                    dbname, username, wait_class, server, application)
+), p AS (
+    -- a bucket made of whole hours (minutes) may read the hourly (minute)
+    -- rollups: the origin is on a whole hour
+    SELECT p0.step, p0.origin, p0.other_by,
+           CASE WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 3600::pg_catalog.numeric
+                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'hour'
+                WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 60::pg_catalog.numeric
+                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'minute'
+           END AS grain
+      FROM p0
+), b AS (
+    SELECT g.bucket_start, g.secs
+      FROM p, pgsentinel_buckets(since, until, p.step, p.origin) g
+), obs AS (
+    SELECT pg_catalog.date_bin(p.step, s.t, p.origin) AS bucket_start,
+           pg_catalog.sum(s.observed) AS observed
+      FROM p, pgsentinel_observed(since, until, p.grain, server) s
+     GROUP BY 1
+), r AS (
+    -- the load read once per kind of dimension, each row summed into the
+    -- key of every dimension of its kind
+    SELECT d.by, pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
+           pgsentinel_dimension_key(d.by, h.wait_event_type, h.wait_event,
+               h.queryid, h.pid, h.datname, h.usename, h.application_name,
+               h.client_addr, h.backend_type) AS key,
+           pg_catalog.sum(h.db_time) AS db_time
+      FROM p
+     CROSS JOIN (SELECT DISTINCT d.of_sessions FROM d) x
+     CROSS JOIN LATERAL pgsentinel_load(since, until, p.grain,
+                            CASE WHEN x.of_sessions THEN 'session' ELSE p.other_by END,
+                            dbname, username, application, client, backend, query_id,
+                            wait_class, event, session_pid, server) h
+      JOIN d ON d.of_sessions OPERATOR(pg_catalog.=) x.of_sessions
+     GROUP BY 1, 2, 3
+), keys AS (
+    SELECT DISTINCT r.by, r.key FROM r WHERE r.by IS NOT NULL
+    UNION ALL
+    SELECT d.by, NULL FROM d
+     WHERE d.by IS NULL
+        OR NOT EXISTS (SELECT 1 FROM r WHERE r.by OPERATOR(pg_catalog.=) d.by)
+)
+SELECT k.by, b.bucket_start, k.key,
+       coalesce(r.db_time, 0::pg_catalog.float8),
+       coalesce(r.db_time OPERATOR(pg_catalog./) NULLIF(o.observed, 0::pg_catalog.float8),
+                0::pg_catalog.float8),
+       coalesce(o.observed, 0::pg_catalog.float8),
+       least(coalesce(o.observed, 0::pg_catalog.float8) OPERATOR(pg_catalog./) b.secs,
+             1::pg_catalog.float8)
+  FROM b CROSS JOIN keys k
+  LEFT JOIN obs o ON o.bucket_start OPERATOR(pg_catalog.=) b.bucket_start
+  LEFT JOIN r
+    ON r.by IS NOT DISTINCT FROM k.by
+   AND r.bucket_start OPERATOR(pg_catalog.=) b.bucket_start
+   AND r.key IS NOT DISTINCT FROM k.key
+ ORDER BY 1, 2, 3;
+END;
+
 -- Average active sessions as a time series: one row per bucket and key
 -- (the keys seen in the window, CPU a class of its own), 0 where nothing
 -- was active, and the bucket's coverage (0 where the sampler saw nothing).
@@ -622,60 +724,10 @@ RETURNS TABLE (
     coverage double precision)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH p0 AS (
-    SELECT coalesce(pgsentinel_series_bucket(since, until, bucket),
-                    pgsentinel_auto_bucket(since, until, 60)) AS step,
-           timestamptz '2000-01-01 00:00:00+00' AS origin
-     WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
-       AND pgsentinel_dimension(by) IS NOT DISTINCT FROM by
-       AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
-                                    dbname, username, wait_class, server, application)
-), p AS (
-    -- a bucket made of whole hours (minutes) may read the hourly (minute)
-    -- rollups: the origin is on a whole hour
-    SELECT p0.step, p0.origin,
-           CASE WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 3600::pg_catalog.numeric
-                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'hour'
-                WHEN extract(epoch FROM p0.step) OPERATOR(pg_catalog.%) 60::pg_catalog.numeric
-                     OPERATOR(pg_catalog.=) 0::pg_catalog.numeric THEN 'minute'
-           END AS grain
-      FROM p0
-), b AS (
-    SELECT g.bucket_start, g.secs
-      FROM p, pgsentinel_buckets(since, until, p.step, p.origin) g
-), obs AS (
-    SELECT pg_catalog.date_bin(p.step, s.t, p.origin) AS bucket_start,
-           pg_catalog.sum(s.observed) AS observed
-      FROM p, pgsentinel_observed(since, until, p.grain, server) s
-     GROUP BY 1
-), r AS (
-    SELECT pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
-           pgsentinel_dimension_key(by, h.wait_event_type, h.wait_event,
-               h.queryid, h.pid, h.datname, h.usename, h.application_name,
-               h.client_addr, h.backend_type) AS key,
-           pg_catalog.sum(h.db_time) AS db_time
-      FROM p, pgsentinel_load(since, until, p.grain, by, dbname, username,
-                              application, client, backend, query_id,
-                              wait_class, event, session_pid, server) h
-     GROUP BY 1, 2
-), keys AS (
-    SELECT DISTINCT r.key FROM r WHERE by IS NOT NULL
-    UNION ALL
-    SELECT NULL WHERE by IS NULL OR NOT EXISTS (SELECT 1 FROM r)
-)
-SELECT b.bucket_start, k.key,
-       coalesce(r.db_time, 0::pg_catalog.float8),
-       coalesce(r.db_time OPERATOR(pg_catalog./) NULLIF(o.observed, 0::pg_catalog.float8),
-                0::pg_catalog.float8),
-       coalesce(o.observed, 0::pg_catalog.float8),
-       least(coalesce(o.observed, 0::pg_catalog.float8) OPERATOR(pg_catalog./) b.secs,
-             1::pg_catalog.float8)
-  FROM b CROSS JOIN keys k
-  LEFT JOIN obs o ON o.bucket_start OPERATOR(pg_catalog.=) b.bucket_start
-  LEFT JOIN (SELECT r.bucket_start, r.key, pg_catalog.sum(r.db_time) AS db_time
-               FROM r GROUP BY 1, 2) r
-    ON r.bucket_start OPERATOR(pg_catalog.=) b.bucket_start
-   AND r.key IS NOT DISTINCT FROM k.key
+SELECT s.bucket_start, s.key, s.db_time, s.aas, s.observed, s.coverage
+  FROM pgsentinel_aas_series_of(since, until, bucket, ARRAY[by], dbname, username,
+                                application, client, backend, query_id, wait_class,
+                                event, session_pid, server) s
  ORDER BY 1, 2;
 END;
 

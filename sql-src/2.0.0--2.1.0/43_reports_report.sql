@@ -69,6 +69,12 @@ BEGIN
 
     -- Every section, as the report functions return it.
     EXECUTE pg_catalog.format($q$
+        -- the chart's series and its tabs' (HTML), from one read of the load
+        WITH ser AS MATERIALIZED (
+            SELECT t.* FROM %1$I.pgsentinel_aas_series_of(
+                       $1, $2, $7, CASE WHEN $10 <> 'text' THEN '{wait_class,statement,application,role}'
+                                        ELSE '{wait_class}' END::pg_catalog.text[],
+                       $5, server => $8) t)
         SELECT jsonb_build_object(
             'since', $1, 'until', $2, 'seconds', $4,
             'generated_at', clock_timestamp(),
@@ -127,7 +133,7 @@ BEGIN
                                  'bucket_start', t.bucket_start, 'wait_class', t.key,
                                  'aas', t.aas, 'coverage', t.coverage)
                                ORDER BY t.bucket_start, t.key), '[]')
-                         FROM %1$I.pgsentinel_aas_series($1, $2, $7, 'wait_class'::pg_catalog.text, $5, server => $8) t),
+                         FROM ser t WHERE t.by = 'wait_class'),
             -- the same series sliced by statement, application and role
             -- (the HTML charts' tabs: not read for the text report)
             'slices', (SELECT jsonb_object_agg(d.dim, (
@@ -135,7 +141,7 @@ BEGIN
                                             'bucket_start', t.bucket_start, 'key', t.key,
                                             'aas', t.aas, 'coverage', t.coverage)
                                           ORDER BY t.bucket_start, t.key), '[]')
-                                   FROM %1$I.pgsentinel_aas_series($1, $2, $7, d.dim, $5, server => $8) t))
+                                   FROM ser t WHERE t.by = d.dim))
                          FROM unnest('{statement,application,role}'::text[]) AS d(dim)
                         WHERE $10 <> 'text'))
         $q$, s)
