@@ -137,7 +137,37 @@ like( $a->safe_psql('postgres',
 	qr/sharded/, 'texts and activities are read on node B too');
 
 # Node A's tick rolls both servers up, into their partitions on B and C:
-# the rollups hold the sums of the rows before rolled_until.
+# the rollups hold the sums of the rows before rolled_until (minutes) and
+# hours_rolled_until (hours).  The sums of a server's rollups and of its
+# rows as of its watermarks, "rollups|rows", in one statement (A rolls on
+# meanwhile).
+sub sums
+{
+	my ($id, $name) = @_;
+	return split /\|/, $a->safe_psql('postgres', qq{
+		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
+		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = $id AND bucket < x.r)
+		       || ' / ' ||
+		       (SELECT round(sum(observed)::numeric, 6) || ' ' || sum(samples)
+		          FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = $id AND bucket < x.r)
+		       || ' / ' ||
+		       coalesce((SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
+		                   FROM pgsentinel_fleet_rollup_hour WHERE server_id = $id AND bucket < x.h),
+		                'none')
+		       || '|' ||
+		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.r AND weight > 0)
+		       || ' / ' ||
+		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		          FROM pgsentinel_fleet_sample WHERE server_id = $id AND sample_time < x.r)
+		       || ' / ' ||
+		       coalesce((SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
+		                   FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.h AND weight > 0
+		                 HAVING count(*) > 0), 'none')
+		  FROM (SELECT rolled_until AS r, hours_rolled_until AS h
+		          FROM pgsentinel_fleet_server WHERE name = '$name') x});
+}
+
 for my $n (['p', 2, $b], ['q', 3, $c])
 {
 	my ($name, $id, $node) = @$n;
@@ -149,21 +179,8 @@ for my $n (['p', 2, $b], ['q', 3, $c])
 	is( $node->safe_psql('postgres',
 			"SELECT count(*) > 0 FROM pgsentinel_fleet_rollup_minute_observed_$id"),
 		't', "its rollups are stored on its node");
-	# (one statement: one rolled_until for both sides, while A rolls on)
-	my ($rolled_sums, $row_sums) = split /\|/, $a->safe_psql('postgres', qq{
-		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
-		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = $id AND bucket < x.r)
-		       || ' / ' ||
-		       (SELECT round(sum(observed)::numeric, 6) || ' ' || sum(samples)
-		          FROM pgsentinel_fleet_rollup_minute_observed WHERE server_id = $id AND bucket < x.r)
-		       || '|' ||
-		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
-		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.r AND weight > 0)
-		       || ' / ' ||
-		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
-		          FROM pgsentinel_fleet_sample WHERE server_id = $id AND sample_time < x.r)
-		  FROM (SELECT rolled_until AS r FROM pgsentinel_fleet_status WHERE name = '$name') x});
-	is($rolled_sums, $row_sums, "the rollups of $name equal its rows");
+	my ($rolled, $rows) = sums($id, $name);
+	is($rolled, $rows, "the rollups of $name equal its rows");
 
 	# A crash after the node committed a roll's rollups and before A
 	# committed its watermark: that roll is done again (here: the
@@ -180,21 +197,8 @@ for my $n (['p', 2, $b], ['q', 3, $c])
 			SELECT rolled_until > '$back' AND last_error IS NULL
 			  FROM pgsentinel_fleet_server WHERE name = '$name'}),
 		"a roll of $name done again succeeds");
-	($rolled_sums, $row_sums) = split /\|/, $a->safe_psql('postgres', qq{
-		SELECT (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
-		          FROM pgsentinel_fleet_rollup_minute WHERE server_id = $id AND bucket < x.r)
-		       || ' / ' ||
-		       (SELECT round(sum(db_time)::numeric, 6) || ' ' || sum(rows)
-		          FROM pgsentinel_fleet_rollup_hour WHERE server_id = $id AND bucket < x.h)
-		       || '|' ||
-		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
-		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.r AND weight > 0)
-		       || ' / ' ||
-		       (SELECT round(sum(weight)::numeric, 6) || ' ' || count(*)
-		          FROM pgsentinel_fleet_ash WHERE server_id = $id AND ash_time < x.h AND weight > 0)
-		  FROM (SELECT rolled_until AS r, hours_rolled_until AS h
-		          FROM pgsentinel_fleet_server WHERE name = '$name') x});
-	is($rolled_sums, $row_sums, "the rollups of $name, rolled again, are not doubled");
+	($rolled, $rows) = sums($id, $name);
+	is($rolled, $rows, "the rollups of $name, rolled again, are not doubled");
 }
 
 # The statements history goes to node B as well.
