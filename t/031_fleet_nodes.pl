@@ -266,7 +266,8 @@ my $blackhole = IO::Socket::INET->new(
 $a->safe_psql('postgres', "ALTER SERVER node_c OPTIONS (SET host '127.0.0.1', SET port '"
 	  . $blackhole->sockport . "', SET connect_timeout '2')");
 ($ret, $out, $err) = $a->psql('postgres',
-	"SELECT length(pgsentinel_report('$since', '$until', server => 'q'))");
+	"SELECT length(pgsentinel_report('$since', '$until', server => 'q'))",
+	timeout => $PostgreSQL::Test::Utils::timeout_default);
 like($err, qr/could not connect to server "node_c"/,
 	'node C not answering: q\'s report fails after the timeout and names node C');
 like($a->safe_psql('postgres', "SELECT length(pgsentinel_report('$since', '$until', server => 'p'))"),

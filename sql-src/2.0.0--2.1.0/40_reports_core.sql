@@ -594,9 +594,12 @@ END;
 
 -- pgsentinel_aas_series() of several dimensions (bys) at once, from one
 -- read of the load (the report's chart and its tabs): the series of each
--- dimension (by), as pgsentinel_aas_series() gives it.  The dimensions of
--- sessions ('session', 'client', 'session_group') read the sessions'
--- rollups, the others theirs: two reads when both are asked.
+-- dimension (by), as pgsentinel_aas_series() gives it, each dimension
+-- once.  The dimensions of sessions ('session', 'client',
+-- 'session_group') read the sessions' rollups, the others theirs: two
+-- reads when both are asked (three for 'statement' with a client or
+-- session filter, which reads rows).  No dimensions (bys NULL or empty):
+-- no rows.
 CREATE FUNCTION pgsentinel_aas_series_of(
     since timestamptz, until timestamptz, bucket interval, bys text[],
     dbname text DEFAULT NULL,
@@ -620,17 +623,22 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH d AS MATERIALIZED (
+    -- each dimension once, with the kind of load it reads: 's' the
+    -- sessions' rollups; 'q' the rows (statements, when a client or
+    -- session filter reads sessions); 'o' the others' rollups
     SELECT u.by, pgsentinel_dimension(u.by) AS checked,
-           coalesce(u.by OPERATOR(pg_catalog.=) ANY ('{session,client,session_group}'::text[]),
-                    false) AS of_sessions
-      FROM pg_catalog.unnest(bys) AS u(by)
+           CASE WHEN u.by OPERATOR(pg_catalog.=) ANY ('{session,client,session_group}'::text[])
+                THEN 's'
+                WHEN u.by OPERATOR(pg_catalog.=) 'statement'
+                     AND (client IS NOT NULL OR session_pid IS NOT NULL) THEN 'q'
+                ELSE 'o' END AS kind
+      FROM (SELECT DISTINCT x.by FROM pg_catalog.unnest(bys) AS x(by)) u
 ), p0 AS (
     SELECT coalesce(pgsentinel_series_bucket(since, until, bucket),
                     pgsentinel_auto_bucket(since, until, 60)) AS step,
            timestamptz '2000-01-01 00:00:00+00' AS origin,
-           -- the other dimensions' load: by statement if asked (it may
-           -- need the rows)
-           (SELECT d.by FROM d WHERE NOT d.of_sessions
+           -- the others' load: by statement if asked (it may need the rows)
+           (SELECT d.by FROM d WHERE d.kind OPERATOR(pg_catalog.=) 'o'
              ORDER BY d.by OPERATOR(pg_catalog.=) 'statement' DESC NULLS LAST
              LIMIT 1) AS other_by
      WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
@@ -664,12 +672,13 @@ WITH d AS MATERIALIZED (
                h.client_addr, h.backend_type) AS key,
            pg_catalog.sum(h.db_time) AS db_time
       FROM p
-     CROSS JOIN (SELECT DISTINCT d.of_sessions FROM d) x
+     CROSS JOIN (SELECT DISTINCT d.kind FROM d) x
      CROSS JOIN LATERAL pgsentinel_load(since, until, p.grain,
-                            CASE WHEN x.of_sessions THEN 'session' ELSE p.other_by END,
+                            CASE x.kind WHEN 's' THEN 'session' WHEN 'q' THEN 'statement'
+                                        ELSE p.other_by END,
                             dbname, username, application, client, backend, query_id,
                             wait_class, event, session_pid, server) h
-      JOIN d ON d.of_sessions OPERATOR(pg_catalog.=) x.of_sessions
+      JOIN d ON d.kind OPERATOR(pg_catalog.=) x.kind
      GROUP BY 1, 2, 3
 ), keys AS (
     SELECT DISTINCT r.by, r.key FROM r WHERE r.by IS NOT NULL

@@ -140,7 +140,9 @@ BEGIN
                 IF f.node IS NOT NULL THEN
                     FOR t IN EXECUTE format('SELECT p.parent, p.retention
                                                FROM %I.pgsentinel_fleet_partitioned() p
-                                              WHERE p.retention IN (''minute'', ''hour'')', s) LOOP
+                                              WHERE p.retention = ''minute''
+                                                 OR (p.retention = ''hour'' AND $1 > $2)', s)
+                                    USING hhi, hlo LOOP
                         EXECUTE format('DELETE FROM %I.%I WHERE server_id = $1
                                            AND bucket >= $2 AND bucket < $3', s, t.parent)
                             USING f.server_id,
