@@ -46,7 +46,8 @@ OBJS = \
 	src/archive/archive_step.o \
 	src/archive/archive_statements.o \
 	src/archive/text_template.o \
-	src/fleet/fleet.o
+	src/fleet/fleet.o \
+	src/fleet/transaction_block.o
 
 EXTENSION = pgsentinel
 DATA = \

@@ -508,6 +508,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT count(*) > 0 FROM %1$I.pgsentinel_samples()'),
   ('function pgsentinel_history_id()',
    'SELECT %1$I.pgsentinel_history_id() IS NOT NULL'),
+  ('function pgsentinel_in_transaction_block()',
+   'SELECT %1$I.pgsentinel_in_transaction_block() IS NOT NULL'),
   ('function pgsentinel_ring_start()',
    'SELECT %1$I.pgsentinel_ring_start() IS NOT NULL'),
   -- the archive: the archiver writes it meanwhile (with its own

@@ -94,6 +94,16 @@ my $p2_slots = $p2->safe_psql('postgres', $slots);
 ($ret, $out, $err) = $repo->psql('postgres',
 	"BEGIN; SELECT pgsentinel_fleet_add('p2bis', \$\$" . $p2->connstr('postgres') . "\$\$); COMMIT");
 like($err, qr/cannot run inside a transaction block/, 'logical add refused inside a transaction block');
+# Nor in an implicit block (several statements in one message) or a
+# subtransaction: a rollback of either would leave the slot as well.
+my $p2_add = "pgsentinel_fleet_add('p2bis', \$\$" . $p2->connstr('postgres') . "\$\$)";
+($ret, $out, $err) = $repo->psql('postgres', '',
+	extra_params => [ '-c', "SELECT $p2_add; SELECT 1" ]);
+like($err, qr/cannot run inside a transaction block/, 'logical add refused in an implicit transaction block');
+($ret, $out, $err) = $repo->psql('postgres',
+	"DO \$d\$ BEGIN PERFORM $p2_add; EXCEPTION WHEN division_by_zero THEN NULL; END \$d\$");
+like($err, qr/cannot run inside a transaction block/, 'logical add refused in a subtransaction');
+is($p2->safe_psql('postgres', $slots), $p2_slots, 'no slot left on the source by the refused adds');
 $repo->safe_psql('postgres', q{
 	CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
 	  $$BEGIN RAISE EXCEPTION 'refused by the test'; END$$;

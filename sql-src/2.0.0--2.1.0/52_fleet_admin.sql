@@ -27,6 +27,15 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_needs(name) FROM PUBLIC;
 
+-- Whether a rollback of the caller's transaction could undo what this
+-- statement does: an explicit or implicit transaction block, a
+-- subtransaction, a pipeline (src/fleet/transaction_block.c).  The calls
+-- that change another server at once refuse to run then.
+CREATE FUNCTION pgsentinel_in_transaction_block()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'pgsentinel_in_transaction_block'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
 -- The key = value pairs of a conninfo string, read as libpq reads them: a
 -- value is quoted ('...', where \' and \\ stand for ' and \) or runs to
 -- the next white space, and a backslash takes the next character as it is
@@ -88,6 +97,7 @@ DECLARE
     placed boolean := false;
     first_day date;
     intruders text;
+    busy boolean := false;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
         RAISE EXCEPTION 'invalid fleet server name "%"', name
@@ -181,7 +191,8 @@ BEGIN
     -- the node first: before anything is made on the source
     IF node IS NOT NULL THEN
         -- the partitions made there are committed there at once
-        IF transaction_timestamp() <> statement_timestamp() THEN
+        EXECUTE format('SELECT %I.pgsentinel_in_transaction_block()', s) INTO busy;
+        IF busy THEN
             RAISE EXCEPTION 'pgsentinel_fleet_add(node => ...) cannot run inside a transaction block'
                 USING ERRCODE = 'active_sql_transaction',
                       HINT = format('It makes the server''s partitions on node "%s", which a rollback here would leave there: call it on its own.', node);
@@ -260,7 +271,8 @@ BEGIN
         END IF;
         -- the slot this makes on the source would outlive a rollback of
         -- the caller's transaction
-        IF transaction_timestamp() <> statement_timestamp() THEN
+        EXECUTE format('SELECT %I.pgsentinel_in_transaction_block()', s) INTO busy;
+        IF busy THEN
             RAISE EXCEPTION 'pgsentinel_fleet_add(method => ''logical'') cannot run inside a transaction block'
                 USING ERRCODE = 'active_sql_transaction',
                       HINT = 'It makes a replication slot on the source, which a rollback here would leave holding WAL there: call it on its own.';
@@ -505,6 +517,7 @@ DECLARE
     deadline timestamptz;
     dropped boolean;
     ci text;
+    busy boolean := false;
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -518,8 +531,10 @@ BEGIN
     END IF;
     -- a drop on a node is committed there at once: a rollback here would
     -- leave this repository pointing at tables that are gone
-    IF f.node IS NOT NULL AND NOT keep_history
-       AND transaction_timestamp() <> statement_timestamp() THEN
+    IF f.node IS NOT NULL AND NOT keep_history THEN
+        EXECUTE format('SELECT %I.pgsentinel_in_transaction_block()', s) INTO busy;
+    END IF;
+    IF busy THEN
         RAISE EXCEPTION 'pgsentinel_fleet_remove(keep_history => false) of a server on a repository node cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   HINT = format('It drops the server''s partitions on node "%s", which a rollback here would not bring back: call it on its own.', f.node);
