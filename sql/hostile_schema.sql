@@ -485,6 +485,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT %1$I.pgsentinel_check_incidents(1::float8, 3, ''10 s''::interval)'),
   ('function pgsentinel_unusual(timestamp with time zone, integer, double precision, text)',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_unusual(now())'),
+  ('function pgsentinel_unusual_keys(timestamp with time zone, integer, double precision, text)',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_unusual_keys(now(), 4, 0.1::float8, NULL::text)'),
   ('function pgsentinel_check_unusual(timestamp with time zone, integer, double precision)',
    'SELECT %1$I.pgsentinel_check_unusual(now(), 4, 0.1::float8)'),
   ('function pgsentinel_own_worker(text)',

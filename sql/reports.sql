@@ -778,6 +778,38 @@ FROM pgs_rep_fleet_su su,
                        WHERE w.w = su.w) y) mine;
 RESET ROLE;
 DROP ROLE regress_pgs_fleet_stats;
+-- A server's statements are read from its deltas alone (a node's texts
+-- would all be fetched at each call), and a filter on the text keeps the
+-- texts' joins after the statement's row is found (joined to the deltas
+-- by server and day first, they made a product of both: minutes).
+BEGIN;
+INSERT INTO pgsentinel_fleet_statement_delta (server_id, feed, ash_time, prev_ash_time,
+       sample_id, queryid, calls, rows, exec_ms, userid, dbid, toplevel, reset)
+SELECT :rep_srv, 0, x.t, x.t - interval '10 s', g, 1000 + g % 5, 1, 1, 1.0, 10, 1, true, false
+FROM generate_series(1, 200) g,
+     LATERAL (SELECT '2020-01-01 10:00'::timestamptz + g * interval '1 min') x(t);
+INSERT INTO pgsentinel_fleet_statement_text (server_id, feed, day, queryid, dbid, userid, text_id)
+SELECT :rep_srv, 0, '2020-01-01', 1000 + q, 1, 10, (SELECT min(x.text_id) FROM pgs_rep_t x)
+FROM generate_series(0, 4) q;
+SELECT count(*) AS deltas_read, sum(calls) AS calls
+FROM pgsentinel_fleet_statements_in('pgs_rep_copy', '-infinity', 'infinity');
+SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0) AS text_scans
+FROM pg_stat_xact_user_tables WHERE relname ~ '^pgsentinel_fleet_(statement_)?text_';
+COMMIT;
+CREATE FUNCTION pg_temp.pgs_plan(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE p jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (FORMAT JSON, COSTS OFF) ' || q INTO p;
+    RETURN p;
+END $$;
+SELECT string_agg(DISTINCT CASE WHEN j->>'Join Type' IN ('Left', 'Right') THEN 'outer'
+                                 ELSE j->>'Join Type' END, ',') AS texts_join
+FROM jsonb_path_query(pg_temp.pgs_plan($$SELECT count(*) FROM pgsentinel_fleet_statements
+                                          WHERE server = 'pgs_rep_copy' AND query IS NOT NULL$$),
+                      'strict $.** ? (exists(@."Join Type"))') j
+WHERE jsonb_path_exists(j, '$.** ? (@."Relation Name" like_regex "^pgsentinel_fleet_text")')
+  AND NOT jsonb_path_exists(j, '$."Plans".** ? (exists(@."Join Type")
+                                && exists(@.** ? (@."Relation Name" like_regex "^pgsentinel_fleet_text")))');
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time + 1
 WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';

@@ -172,7 +172,10 @@ $$;
 -- The statements history of a fleet server in [since, until], as
 -- pg_stat_statements_history_deltas() gives this server's: the intervals
 -- between two readings both in the window (the repository keeps those in
--- which a counter moved).  No server: none.
+-- which a counter moved), as pgsentinel_fleet_statements shows them
+-- but read from the deltas alone: that view's joins to the texts are not
+-- provably removable, and a node's texts would all be fetched at each
+-- call.  No server: none.
 CREATE FUNCTION pgsentinel_fleet_statements_in(server text, since timestamptz,
                                                   until timestamptz)
 RETURNS TABLE (queryid bigint, toplevel boolean, reset boolean,
@@ -196,8 +199,10 @@ BEGIN
         INTO id USING server;
     RETURN QUERY EXECUTE pg_catalog.format($q$
         SELECT d.queryid, d.toplevel, d.reset, d.ash_time, d.prev_ash_time,
-               d.calls, d.rows, d.exec_ms
-          FROM %I.pgsentinel_fleet_statements d
+               CASE WHEN NOT d.reset THEN coalesce(d.calls, 0) END,
+               CASE WHEN NOT d.reset THEN coalesce(d.rows, 0) END,
+               CASE WHEN NOT d.reset THEN coalesce(d.exec_ms, 0) END
+          FROM %I.pgsentinel_fleet_statement_delta d
          WHERE d.server_id = $1 AND d.prev_ash_time >= $2 AND d.ash_time <= $3$q$, s)
         USING id, since, until;
 END

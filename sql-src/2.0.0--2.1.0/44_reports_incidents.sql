@@ -185,20 +185,12 @@ BEGIN
 END
 $$;
 
--- What is unusual now: the load of the hour before until (by default now),
--- against the same hour of each of the weeks before it (those the
--- history observed), per wait class and per statement.  usual is the
--- average of those weeks' AAS, spread their standard deviation; a key is
--- unusual when it has at least min_aas more AAS than usual and at least
--- twice as much, or three spreads more: a wait class that doubled, a
--- statement that was not there.  All keys of the hour are returned, the
--- unusual ones first; weeks_seen says how many weeks the usual is of (0:
--- nothing to compare with, nothing unusual).
-CREATE FUNCTION pgsentinel_unusual(
-    until timestamptz DEFAULT pg_catalog.now(),
-    weeks integer DEFAULT 4,
-    min_aas double precision DEFAULT 0.1,
-    server text DEFAULT NULL)
+-- The figures of pgsentinel_unusual(), planned on their own and run
+-- without JIT: inlined into the caller's query, the estimated costs of
+-- the load of every week's hour passed jit_above_cost, and compiling the
+-- plan took longer than answering.
+CREATE FUNCTION pgsentinel_unusual_keys(until timestamptz, weeks integer,
+                                        min_aas double precision, server text)
 RETURNS TABLE (
     dimension text,
     key text,
@@ -210,6 +202,7 @@ RETURNS TABLE (
     weeks_seen integer,
     unusual boolean)
 LANGUAGE sql STABLE
+SET jit = off
 BEGIN ATOMIC
 WITH wk AS MATERIALIZED (
     -- week 0: the hour being judged; 1..weeks: the same hour before
@@ -244,23 +237,21 @@ WITH wk AS MATERIALIZED (
                           'statement'::pg_catalog.text, 100000, server => server) t
 ), keys AS (
     SELECT DISTINCT v.dim, v.key FROM v
-), stats AS (
+), stats AS MATERIALIZED (
     -- a week without the key had none of it: 0
     SELECT keys.dim, keys.key,
-           coalesce((SELECT v.aas FROM v WHERE v.dim OPERATOR(pg_catalog.=) keys.dim
-                        AND v.key OPERATOR(pg_catalog.=) keys.key AND v.k OPERATOR(pg_catalog.=) 0),
+           coalesce(pg_catalog.max(v.aas) FILTER (WHERE obs.k OPERATOR(pg_catalog.=) 0),
                     0::pg_catalog.float8) AS aas,
-           (SELECT pg_catalog.avg(coalesce(v.aas, 0::pg_catalog.float8))
-              FROM obs LEFT JOIN v ON v.k OPERATOR(pg_catalog.=) obs.k
-                                  AND v.dim OPERATOR(pg_catalog.=) keys.dim
-                                  AND v.key OPERATOR(pg_catalog.=) keys.key
-             WHERE obs.k OPERATOR(pg_catalog.>) 0) AS usual,
-           (SELECT coalesce(pg_catalog.stddev_pop(coalesce(v.aas, 0::pg_catalog.float8)), 0::pg_catalog.float8)
-              FROM obs LEFT JOIN v ON v.k OPERATOR(pg_catalog.=) obs.k
-                                  AND v.dim OPERATOR(pg_catalog.=) keys.dim
-                                  AND v.key OPERATOR(pg_catalog.=) keys.key
-             WHERE obs.k OPERATOR(pg_catalog.>) 0) AS spread
-      FROM keys
+           pg_catalog.avg(coalesce(v.aas, 0::pg_catalog.float8))
+               FILTER (WHERE obs.k OPERATOR(pg_catalog.>) 0) AS usual,
+           coalesce(pg_catalog.stddev_pop(coalesce(v.aas, 0::pg_catalog.float8))
+                        FILTER (WHERE obs.k OPERATOR(pg_catalog.>) 0),
+                    0::pg_catalog.float8) AS spread
+      FROM keys CROSS JOIN obs
+      LEFT JOIN v ON v.k OPERATOR(pg_catalog.=) obs.k
+                 AND v.dim OPERATOR(pg_catalog.=) keys.dim
+                 AND v.key OPERATOR(pg_catalog.=) keys.key
+     GROUP BY keys.dim, keys.key
 )
 SELECT st.dim, st.key,
        CASE WHEN st.dim OPERATOR(pg_catalog.=) 'statement' THEN
@@ -277,5 +268,42 @@ SELECT st.dim, st.key,
                          AND st.spread OPERATOR(pg_catalog.>) 0::pg_catalog.float8)), false)
   FROM stats st CROSS JOIN seen
  ORDER BY 9 DESC, (st.aas OPERATOR(pg_catalog.-) st.usual) DESC, st.dim, st.key;
+END;
+
+-- What is unusual now: the load of the hour before until (by default now),
+-- against the same hour of each of the weeks before it (those the
+-- history observed), per wait class and per statement.  usual is the
+-- average of those weeks' AAS, spread their standard deviation; a key is
+-- unusual when it has at least min_aas more AAS than usual and at least
+-- twice as much, or three spreads more: a wait class that doubled, a
+-- statement that was not there.  All keys of the hour are returned, the
+-- unusual ones first; weeks_seen says how many weeks the usual is of (0:
+-- nothing to compare with, nothing unusual).
+CREATE FUNCTION pgsentinel_unusual(
+    until timestamptz DEFAULT pg_catalog.now(),
+    weeks integer DEFAULT 4,
+    min_aas double precision DEFAULT 0.1,
+    server text DEFAULT NULL)
+RETURNS TABLE (
+    dimension text,
+    key text,
+    description text,
+    aas double precision,
+    usual double precision,
+    spread double precision,
+    ratio double precision,
+    weeks_seen integer,
+    unusual boolean)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+SELECT u.dimension, u.key, u.description, u.aas, u.usual, u.spread, u.ratio,
+       u.weeks_seen, u.unusual
+  FROM pgsentinel_unusual_keys(until, weeks, min_aas, server) u
+ WHERE pgsentinel_check_unusual(until, weeks, min_aas)
+   AND pgsentinel_check_request(until OPERATOR(pg_catalog.-) interval '1 hour', until,
+                                NULL::pg_catalog.int4, NULL::pg_catalog.int4,
+                                NULL::pg_catalog.text, NULL::pg_catalog.text,
+                                NULL::pg_catalog.text, server)
+ ORDER BY u.unusual DESC, (u.aas OPERATOR(pg_catalog.-) u.usual) DESC, u.dimension, u.key;
 END;
 

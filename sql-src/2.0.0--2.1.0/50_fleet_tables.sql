@@ -152,10 +152,13 @@ GRANT SELECT ON pgsentinel_fleet_rollup_minute, pgsentinel_fleet_rollup_minute_o
     TO pg_read_all_stats;
 -- The tables of a server's rows too, which pgsentinel_fleet_rows() reads
 -- with its caller's rights (in steps the view pgsentinel_fleet_ash cannot
--- be planned in): the view shows every column of theirs whole to
--- pg_read_all_stats already.
+-- be planned in), and its statements' deltas, which
+-- pgsentinel_fleet_statements_in() reads without the texts the view
+-- pgsentinel_fleet_statements joins: the views show every column of
+-- theirs whole to pg_read_all_stats already.
 GRANT SELECT ON pgsentinel_fleet_sample, pgsentinel_fleet_session, pgsentinel_fleet_activity,
-    pgsentinel_fleet_text, pgsentinel_fleet_wait_event TO pg_read_all_stats;
+    pgsentinel_fleet_text, pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta
+    TO pg_read_all_stats;
 
 -- The fleet's partitioned tables: each server has its own partition of
 -- each (server_key: its key there), partitioned by range_column in

@@ -134,7 +134,12 @@ SELECT f.name AS server, a.server_id, a.feed, a.day, a.activity_id, se.datname,
 -- shows one server's (the deltas of each reading whose counters moved,
 -- NULL counters on a reset interval), with the statement's text of the
 -- day, from the feed that brought the delta.  Whole rows: the userids are
--- the source's.
+-- the source's.  query is NULL when the statement has no text; written
+-- so that a filter on it keeps the texts' joins outer, made after the
+-- statement's row was found: reduced to inner joins, the planner may join
+-- the day's texts to the deltas by server and day alone first (the
+-- estimates of a node's foreign partitions are guesses), a product of
+-- both.
 CREATE VIEW pgsentinel_fleet_statements AS
 SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
        d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
@@ -152,7 +157,7 @@ SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
        CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_read, 0) END AS temp_blks_read,
        CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_written, 0) END AS temp_blks_written,
        CASE WHEN NOT d.reset THEN coalesce(d.wal_bytes, 0)::pg_catalog.numeric END AS wal_bytes,
-       t.text AS query
+       CASE WHEN m.text_id IS NOT NULL THEN t.text END AS query
   FROM pgsentinel_fleet_statement_delta d
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) d.server_id
   LEFT JOIN pgsentinel_fleet_statement_text m
