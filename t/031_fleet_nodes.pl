@@ -92,6 +92,38 @@ is( $a->safe_psql('postgres',
 		"SELECT pgsentinel_fleet_add('q', \$\$" . $src->connstr('postgres') . "\$\$, method => 'pull', node => 'node_c')"),
 	'3', 'q is placed on node C');
 
+# Two repositories placing servers of one id on a node at once: the node
+# checks that the id is free in the transaction that makes its partitions,
+# under a lock of the id (here the other repository's placement is done
+# already: the check before, in pgsentinel_fleet_add(), is passed by
+# calling the placement alone).  What the node held stays.
+my $id7 = "SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_7(_[0-9]+)?\$'";
+$b->safe_psql('postgres', "SELECT pgsentinel_fleet_partitions(7, current_date, current_date)");
+my $held7 = $b->safe_psql('postgres', $id7);
+($ret, $out, $err) = $a->psql('postgres', "SELECT pgsentinel_fleet_node_place(7, 'node_b', current_date)");
+like($err, qr/this repository node already holds partitions of fleet server id 7/,
+	'an id taken on the node meanwhile: refused there');
+is($b->safe_psql('postgres', $id7) . ' ' . $a->safe_psql('postgres', $id7), "$held7 0",
+	'what the node held is left, nothing is made here');
+$b->safe_psql('postgres', q{
+	DO $$DECLARE t text;
+	BEGIN
+	    FOR t IN SELECT c.relname FROM pg_class c JOIN pg_inherits i ON i.inhrelid = c.oid
+	              JOIN pg_class p ON p.oid = i.inhparent
+	             WHERE c.relname ~ '^pgsentinel_fleet_[a-z_]+_7$' AND p.relname !~ '_7$' LOOP
+	        EXECUTE format('DROP TABLE %I', t);
+	    END LOOP;
+	END$$});
+# A placement that fails here after the node made its partitions drops them
+# there again (a type named as one of the foreign partitions fails it).
+my $id8 = "SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_8(_[0-9]+)?\$' AND relkind <> 'c'";
+$a->safe_psql('postgres', 'CREATE TYPE pgsentinel_fleet_wait_event_8 AS (x int)');
+($ret, $out, $err) = $a->psql('postgres', "SELECT pgsentinel_fleet_node_place(8, 'node_b', current_date)");
+like($err, qr/pgsentinel_fleet_wait_event_8/, 'a placement failing here: its error');
+is($b->safe_psql('postgres', $id8) . ' ' . $a->safe_psql('postgres', $id8), '0 0',
+	'and what it made on the node is dropped');
+$a->safe_psql('postgres', 'DROP TYPE pgsentinel_fleet_wait_event_8');
+
 my $upto = $src->safe_psql('postgres', 'SELECT last_sample_time FROM pgsentinel_archive_state');
 ok( $b->poll_query_until('postgres',
 		"SELECT coalesce(max(sample_time) >= '$upto', false) FROM pgsentinel_fleet_sample_2"),

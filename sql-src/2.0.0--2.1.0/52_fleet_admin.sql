@@ -463,9 +463,11 @@ BEGIN
             END IF;
             first_day := greatest(first_day, (timezone('UTC', now() - retention))::date);
             EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, $2::pg_catalog.int4)', s) USING node, srv;
-            placed := true;
+            -- (a placement that fails drops what it made itself: what
+            -- another repository made meanwhile stays)
             EXECUTE format('SELECT %I.pgsentinel_fleet_node_place($1::pg_catalog.int4, $2::pg_catalog.name, $3::pg_catalog.date)', s)
                 USING srv, node, first_day;
+            placed := true;
         END IF;
         EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
     EXCEPTION WHEN OTHERS OR query_canceled THEN

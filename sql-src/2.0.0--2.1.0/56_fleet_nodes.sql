@@ -151,10 +151,27 @@ BEGIN
                       HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
         END IF;
     END LOOP;
+    -- there, the check that the id is free and the making in one
+    -- transaction, under a lock of the id: another repository placing a
+    -- server of the same id at the same moment waits, then finds these
     EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
-        USING node, format('SET statement_timeout = ''60s''; SET lock_timeout = ''10s'';
-                            DO $d$BEGIN PERFORM %I.pgsentinel_fleet_partitions(%s, %L::pg_catalog.date, %L::pg_catalog.date); END$d$',
-                           ns, server, first_day, (timezone('UTC', now()))::date + 7);
+        USING node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s';
+            DO $d$BEGIN
+                PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('pgsentinel_fleet_node_place'), %2$s);
+                IF EXISTS (SELECT FROM pg_catalog.pg_class c
+                            WHERE c.relnamespace OPERATOR(pg_catalog.=) %3$L::pg_catalog.regnamespace
+                              AND c.relname OPERATOR(pg_catalog.~) %4$L) THEN
+                    RAISE EXCEPTION 'this repository node already holds partitions of fleet server id %2$s'
+                        USING ERRCODE = 'duplicate_table',
+                              HINT = 'Another repository placed a server of this id here meanwhile: call pgsentinel_fleet_add() again, the next call takes the next server id.';
+                END IF;
+                PERFORM %1$I.pgsentinel_fleet_partitions(%2$s, %5$L::pg_catalog.date, %6$L::pg_catalog.date);
+            END$d$;$r$,
+            ns, server, quote_ident(ns), '^pgsentinel_fleet_[a-z_]+_' || server::text || '(_[0-9]+)?$',
+            first_day, (timezone('UTC', now()))::date + 7);
+    -- here, the foreign partitions over them: what was made there is
+    -- dropped again if this fails
+    BEGIN
     FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
         p := t || '_' || server::text;
         SELECT string_agg(format('%I %s%s', a.attname, format_type(a.atttypid, a.atttypmod),
@@ -171,6 +188,16 @@ BEGIN
         EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES IN (%s)',
                        s, t, s, p, server);
     END LOOP;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        BEGIN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
+                USING server, node;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'the partitions of fleet server id % are left on repository node "%": %', server, node, SQLERRM
+                USING HINT = format('Drop them there: the tables named pgsentinel_fleet_*_%s.', server);
+        END;
+        RAISE;
+    END;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_place(integer, name, date) FROM PUBLIC;
