@@ -795,7 +795,7 @@ SELECT count(*) AS deltas_read, sum(calls) AS calls
 FROM pgsentinel_fleet_statements_in('pgs_rep_copy', '-infinity', 'infinity');
 SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0) AS text_scans
 FROM pg_stat_xact_user_tables WHERE relname ~ '^pgsentinel_fleet_(statement_)?text_';
-COMMIT;
+ROLLBACK;
 CREATE FUNCTION pg_temp.pgs_plan(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE p jsonb;
 BEGIN

@@ -69,6 +69,11 @@ like($err, qr/pgsentinel_fleet_add\(node => \.\.\.\) cannot run inside a transac
 	  . "\$\$, node => 'node_b'); EXCEPTION WHEN division_by_zero THEN NULL; END \$d\$");
 like($err, qr/pgsentinel_fleet_add\(node => \.\.\.\) cannot run inside a transaction block/,
 	'no placement on a node in a subtransaction');
+($ret, $out, $err) = $a->psql('postgres', '',
+	extra_params => [ '-c', "SELECT pgsentinel_fleet_add('p', \$\$" . $src->connstr('postgres')
+		  . "\$\$, node => 'node_b'); SELECT 1" ]);
+like($err, qr/pgsentinel_fleet_add\(node => \.\.\.\) cannot run inside a transaction block/,
+	'no placement on a node in an implicit transaction block');
 is( $a->safe_psql('postgres', q{
 		SELECT count(*) FROM pgsentinel_fleet_server}) . ' '
 	  . $a->safe_psql('postgres', q{
@@ -352,6 +357,9 @@ like($err, qr/cannot run inside a transaction block/, 'no removal from a node in
 ($ret, $out, $err) = $a->psql('postgres', '',
 	extra_params => [ '-c', "SELECT pgsentinel_fleet_remove('p', keep_history => false); SELECT 1" ]);
 like($err, qr/cannot run inside a transaction block/, 'no removal from a node in an implicit transaction block');
+($ret, $out, $err) = $a->psql('postgres',
+	"DO \$d\$ BEGIN PERFORM pgsentinel_fleet_remove('p', keep_history => false); EXCEPTION WHEN division_by_zero THEN NULL; END \$d\$");
+like($err, qr/cannot run inside a transaction block/, 'no removal from a node in a subtransaction');
 $a->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('p', keep_history => false)");
 is( $b->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_2(_|$)'}) . ' '

@@ -154,8 +154,8 @@ GRANT SELECT ON pgsentinel_fleet_rollup_minute, pgsentinel_fleet_rollup_minute_o
 -- with its caller's rights (in steps the view pgsentinel_fleet_ash cannot
 -- be planned in), and its statements' deltas, which
 -- pgsentinel_fleet_statements_in() reads without the texts the view
--- pgsentinel_fleet_statements joins: the views show every column of
--- theirs whole to pg_read_all_stats already.
+-- pgsentinel_fleet_statements joins: the views show their rows whole to
+-- pg_read_all_stats already.
 GRANT SELECT ON pgsentinel_fleet_sample, pgsentinel_fleet_session, pgsentinel_fleet_activity,
     pgsentinel_fleet_text, pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta
     TO pg_read_all_stats;

@@ -13,9 +13,17 @@
  * cases: several statements sent in one simple-Query message (an implicit
  * transaction block: "SELECT f(); SELECT 1/0") and a subtransaction (a DO
  * block or function whose EXCEPTION clause rolls back to the savepoint
- * taken before the call).  This asks the transaction machinery instead,
- * as PreventInTransactionBlock() does, but answers rather than raises, so
- * that the caller's error can name what would be left behind.
+ * taken before the call).  This asks the transaction machinery instead.
+ *
+ * It answers as IsInTransactionBlock() does for a top-level statement,
+ * which it cannot ask itself (called from a function, that one always
+ * answers true): false only in a transaction of this statement alone, and
+ * then it asks for that transaction to be committed as soon as the
+ * statement ends, so that a later statement of the same pipeline, sent
+ * before its Sync, runs in a transaction of its own and cannot roll this
+ * one back.  What it cannot see is a rollback of this same statement
+ * after the function returned (an error that the caller's own query
+ * raises later).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,7 +37,16 @@ PG_FUNCTION_INFO_V1(pgsentinel_in_transaction_block);
 Datum
 pgsentinel_in_transaction_block(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(IsTransactionBlock() ||
-				   IsSubTransaction() ||
-				   (MyXactFlags & XACT_FLAGS_PIPELINING) != 0);
+	if (IsTransactionBlock() || IsSubTransaction())
+		PG_RETURN_BOOL(true);
+
+	/* both flags exist from 15.2 on (back-patched) */
+#ifdef XACT_FLAGS_PIPELINING
+	if (MyXactFlags & XACT_FLAGS_PIPELINING)
+		PG_RETURN_BOOL(true);
+#endif
+#ifdef XACT_FLAGS_NEEDIMMEDIATECOMMIT
+	MyXactFlags |= XACT_FLAGS_NEEDIMMEDIATECOMMIT;
+#endif
+	PG_RETURN_BOOL(false);
 }
