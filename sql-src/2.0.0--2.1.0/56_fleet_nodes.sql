@@ -154,9 +154,10 @@ BEGIN
     -- there, the check that the id is free and the making in one
     -- transaction, under a lock of the id: another repository placing a
     -- server of the same id at the same moment waits, then finds these
+    -- (the DO's body as a quoted literal: whatever the names hold)
     EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
-        USING node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s';
-            DO $d$BEGIN
+        USING node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s'; DO %s$r$,
+                           quote_literal(format($b$BEGIN
                 PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('pgsentinel_fleet_node_place'), %2$s);
                 IF EXISTS (SELECT FROM pg_catalog.pg_class c
                             WHERE c.relnamespace OPERATOR(pg_catalog.=) %3$L::pg_catalog.regnamespace
@@ -166,9 +167,9 @@ BEGIN
                               HINT = 'Another repository placed a server of this id here meanwhile: call pgsentinel_fleet_add() again, the next call takes the next server id.';
                 END IF;
                 PERFORM %1$I.pgsentinel_fleet_partitions(%2$s, %5$L::pg_catalog.date, %6$L::pg_catalog.date);
-            END$d$;$r$,
+            END$b$,
             ns, server, quote_ident(ns), '^pgsentinel_fleet_[a-z_]+_' || server::text || '(_[0-9]+)?$',
-            first_day, (timezone('UTC', now()))::date + 7);
+            first_day, (timezone('UTC', now()))::date + 7)));
     -- here, the foreign partitions over them: what was made there is
     -- dropped again if this fails
     BEGIN
@@ -278,8 +279,8 @@ BEGIN
             -- newest sample there on (a node back from a long outage gets
             -- the days its sources' backlog fills), within its retention
             EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
-                USING n.node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s';
-                DO $d$BEGIN
+                USING n.node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s'; DO %s$r$,
+                                     quote_literal(format($b$BEGIN
                 PERFORM %5$I.pgsentinel_fleet_partitions(x.id,
                             GREATEST(LEAST(%6$L::pg_catalog.date,
                                            (SELECT pg_catalog.timezone('UTC', pg_catalog.max(y.sample_time))::pg_catalog.date
@@ -296,8 +297,8 @@ BEGIN
                                    pg_catalog.unnest(%2$L::pg_catalog.interval[]),
                                    pg_catalog.unnest(%3$L::pg_catalog.interval[]),
                                    pg_catalog.unnest(%4$L::pg_catalog.interval[])) AS x(id, r, m, h);
-                END$d$ $r$,
-                    n.ids, n.raw, n.minute, n.hour, ns, today - 2, today + 7);
+                END$b$,
+                    n.ids, n.raw, n.minute, n.hour, ns, today - 2, today + 7)));
             EXECUTE format('UPDATE %I.pgsentinel_fleet_server
                                SET node_due = timezone(''UTC'', ($2 + 1)::timestamp),
                                    last_error = CASE WHEN last_error LIKE ''node:%%'' THEN NULL ELSE last_error END
