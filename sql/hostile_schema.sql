@@ -679,6 +679,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_top_servers())'),
   ('function pgsentinel_fleet_top_statements(timestamp with time zone, timestamp with time zone, text, integer)',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_top_statements() WHERE calls IS NULL OR ms_per_call IS NOT NULL'),
+  ('relation pgsentinel_fleet_node_drops',
+   'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_node_drops'),
   ('relation pgsentinel_fleet_server',
    'SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_server'),
   ('relation pgsentinel_fleet_server_server_id_seq', NULL),

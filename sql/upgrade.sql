@@ -53,7 +53,8 @@ SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
 
 ALTER EXTENSION pgsentinel UPDATE TO '1.5.0';
 SELECT attnum, attname FROM pg_attribute
-WHERE attrelid = 'pg_active_session_history'::regclass AND attname IN ('queryid', 'nested_queryid', 'backend_type');
+WHERE attrelid = 'pg_active_session_history'::regclass AND attname IN ('queryid', 'nested_queryid', 'backend_type')
+ORDER BY attnum;
 SELECT count(*) > 0 AS nested_queryid_filled FROM pg_active_session_history WHERE nested_queryid IS NOT NULL;
 
 ALTER EXTENSION pgsentinel UPDATE TO '1.5.1';

@@ -597,14 +597,19 @@ BEGIN
         EXECUTE format('DELETE FROM %I.pgsentinel_fleet_server WHERE server_id = $1', s)
             USING f.server_id;
         -- the partitions on a node last (committed there at once): a node
-        -- that cannot be reached keeps them, and a warning says so
+        -- that cannot be reached keeps them, a warning says so, and the
+        -- archiver drops them there once it can
         IF f.node IS NOT NULL THEN
             BEGIN
                 EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
                     USING f.server_id, f.node;
             EXCEPTION WHEN OTHERS THEN
                 RAISE WARNING 'the partitions of fleet server "%" are left on repository node "%": %', name, f.node, SQLERRM
-                    USING HINT = format('Drop them there when it is back: the tables named pgsentinel_fleet_*_%s.', f.server_id);
+                    USING HINT = format('The archiver drops them there when it is back (every ten minutes, while pgsentinel_fleet_node_drops lists them): the tables named pgsentinel_fleet_*_%s.', f.server_id);
+                EXECUTE format('INSERT INTO %I.pgsentinel_fleet_node_drops AS x (node, server_id, last_error)
+                                VALUES ($1, $2, $3)
+                                ON CONFLICT (node, server_id) DO UPDATE SET last_error = excluded.last_error', s)
+                    USING f.node, f.server_id, SQLERRM;
             END;
         END IF;
     END IF;

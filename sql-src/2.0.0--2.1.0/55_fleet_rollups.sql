@@ -83,6 +83,7 @@ DECLARE
     hi timestamptz;
     hlo timestamptz;
     hhi timestamptz;
+    redo boolean;
     started timestamptz := clock_timestamp();
 BEGIN
     SELECT n.nspname INTO s
@@ -136,8 +137,21 @@ BEGIN
                 -- Rollups on another node commit there before this
                 -- transaction does (postgres_fdw has no two-phase commit):
                 -- after a crash between the two, this roll finds what the
-                -- lost one wrote there, and replaces it.
+                -- lost one wrote there, and replaces it.  A lost roll wrote
+                -- its minutes' observed rows and its hours' together with
+                -- the rest, in the node's one transaction: found first,
+                -- they spare a roll the deletes when there is nothing.
+                redo := false;
                 IF f.node IS NOT NULL THEN
+                    EXECUTE format($q$
+                        SELECT EXISTS (SELECT FROM %1$I.pgsentinel_fleet_rollup_minute_observed o
+                                        WHERE o.server_id = $1 AND o.bucket >= $2)
+                            OR ($4 > $3
+                                AND EXISTS (SELECT FROM %1$I.pgsentinel_fleet_rollup_hour_observed o
+                                             WHERE o.server_id = $1 AND o.bucket >= $3))$q$, s)
+                        INTO redo USING f.server_id, lo, hlo, hhi;
+                END IF;
+                IF redo THEN
                     FOR t IN EXECUTE format('SELECT p.parent, p.retention
                                                FROM %I.pgsentinel_fleet_partitioned() p
                                               WHERE p.retention = ''minute''

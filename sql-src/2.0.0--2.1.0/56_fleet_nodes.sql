@@ -234,15 +234,33 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_drop(integer, name) FROM PUBLIC;
 
--- Keep the days of the servers on other nodes: once a day (UTC) for each
+-- The drops a node owes: the partitions of a server removed without its
+-- history that its node could not drop then (down, its locks held).  The
+-- server is gone from this repository; pgsentinel_fleet_node_keep() drops
+-- them there again, every ten minutes, until it can.  Kept by pg_dump with
+-- the list of servers.
+CREATE TABLE pgsentinel_fleet_node_drops (
+    node name NOT NULL,
+    server_id integer NOT NULL,
+    due timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    last_error text,
+    PRIMARY KEY (node, server_id)
+);
+REVOKE ALL ON pgsentinel_fleet_node_drops FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_node_drops', '');
+
+-- Keep the days of the servers on other nodes: every ten minutes for each
 -- node, the days of its servers from two days ago (or their newest sample
 -- there, if older) to a week ahead, and the drop of their days past
 -- retention (the node's pgsentinel_fleet_expire()), in one statement sent
--- there.  A node that fails is tried again ten minutes later, its error in
--- its servers' last_error; the other nodes go on.  The archiver calls it
+-- there.  A day that rows were being written to through the node's
+-- parent (a subscription's apply, a roll) is not dropped then: the next
+-- pass drops it.  A node that fails is tried again ten minutes later too,
+-- its error in its servers' last_error; the other nodes go on.  The archiver calls it
 -- in a transaction of its own, before the tick: no pull has locked the
 -- node's tables through postgres_fdw then, which the drops would have to
--- wait for.  Returns the nodes kept.
+-- wait for.  Then the drops the nodes owe (pgsentinel_fleet_node_drops),
+-- those due.  Returns the nodes kept.
 CREATE FUNCTION pgsentinel_fleet_node_keep()
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
@@ -256,6 +274,7 @@ DECLARE
     ns name;
     dbl name;
     n record;
+    d record;
     kept integer := 0;
     today date := timezone('UTC', now())::date;
 BEGIN
@@ -300,16 +319,30 @@ BEGIN
                 END$b$,
                     n.ids, n.raw, n.minute, n.hour, ns, today - 2, today + 7)));
             EXECUTE format('UPDATE %I.pgsentinel_fleet_server
-                               SET node_due = timezone(''UTC'', ($2 + 1)::timestamp),
+                               SET node_due = now() + interval ''10 minutes'',
                                    last_error = CASE WHEN last_error LIKE ''node:%%'' THEN NULL ELSE last_error END
                              WHERE node = $1', s)
-                USING n.node, today;
+                USING n.node;
             kept := kept + 1;
         EXCEPTION WHEN OTHERS THEN
             EXECUTE format('UPDATE %I.pgsentinel_fleet_server
                                SET node_due = now() + interval ''10 minutes'', last_error = $2
                              WHERE node = $1', s)
                 USING n.node, 'node: ' || SQLERRM;
+        END;
+    END LOOP;
+    FOR d IN EXECUTE format('SELECT x.node, x.server_id FROM %I.pgsentinel_fleet_node_drops x
+                              WHERE x.due <= now() ORDER BY x.node, x.server_id', s) LOOP
+        BEGIN
+            EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
+                USING d.server_id, d.node;
+            EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1 AND server_id = $2', s)
+                USING d.node, d.server_id;
+        EXCEPTION WHEN OTHERS THEN
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_node_drops
+                               SET due = now() + interval ''10 minutes'', last_error = $3
+                             WHERE node = $1 AND server_id = $2', s)
+                USING d.node, d.server_id, SQLERRM;
         END;
     END LOOP;
     RETURN kept;
