@@ -57,8 +57,9 @@ CREATE TABLE pgsentinel_fleet_server (
     minute_retention interval NOT NULL DEFAULT '30 days',
     hour_retention interval NOT NULL DEFAULT '1827 days',
     -- the repository node that holds the server's partitions (a
-    -- postgres_fdw server here; NULL: this database), and when the tick
-    -- next makes its days ahead and drops its expired ones there
+    -- postgres_fdw server here; NULL: this database), and when
+    -- pgsentinel_fleet_node_keep() next makes its days ahead and drops
+    -- its expired ones there
     node name,
     node_due timestamptz,
     added timestamptz NOT NULL DEFAULT pg_catalog.now(),

@@ -6,7 +6,8 @@
 -- makes them there, and here foreign partitions of its fleet tables that
 -- point to them: every insert (the trigger, the pull, the rollups) and
 -- every read of the server goes through postgres_fdw, nothing else
--- travels.  The coordinator's tick keeps their days there.
+-- travels.  The coordinator's archiver keeps their days there
+-- (pgsentinel_fleet_node_keep(), before each tick).
 --
 -- The coordinator talks to a node through dblink over the node's foreign
 -- server (its user mapping), as the role the mapping names, which must
@@ -229,7 +230,7 @@ BEGIN
     -- (this transaction may hold locks on them there, through postgres_fdw's
     -- connection: the drop fails after a while instead of waiting for ever)
     EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
-        USING node, 'SET lock_timeout = ''10s''; DROP TABLE IF EXISTS ' || names;
+        USING node, 'SET statement_timeout = ''60s''; SET lock_timeout = ''10s''; DROP TABLE IF EXISTS ' || names;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_drop(integer, name) FROM PUBLIC;
@@ -275,7 +276,9 @@ DECLARE
     dbl name;
     n record;
     d record;
+    id integer;
     kept integer := 0;
+    started timestamptz := clock_timestamp();
     today date := timezone('UTC', now())::date;
 BEGIN
     SELECT x.nspname INTO s
@@ -331,18 +334,33 @@ BEGIN
                 USING n.node, 'node: ' || SQLERRM;
         END;
     END LOOP;
-    FOR d IN EXECUTE format('SELECT x.node, x.server_id FROM %I.pgsentinel_fleet_node_drops x
-                              WHERE x.due <= now() ORDER BY x.node, x.server_id', s) LOOP
+    -- the drops the nodes owe: a node at a time, given up at its first
+    -- failure (a node down costs one connect_timeout a pass, whatever it
+    -- owes), none begun after a minute; a node whose foreign server is
+    -- gone here is given up for good, with a warning
+    FOR d IN EXECUTE format('SELECT x.node, array_agg(x.server_id ORDER BY x.server_id) AS ids
+                               FROM %I.pgsentinel_fleet_node_drops x
+                              WHERE x.due <= now() GROUP BY x.node ORDER BY x.node', s) LOOP
+        EXIT WHEN clock_timestamp() > started + interval '1 minute';
+        IF NOT EXISTS (SELECT FROM pg_foreign_server f WHERE f.srvname = d.node) THEN
+            RAISE WARNING 'the partitions of fleet server ids % are left on repository node "%": its foreign server is gone', d.ids, d.node
+                USING HINT = 'Drop the tables named pgsentinel_fleet_*_<id> there by hand.';
+            EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1', s)
+                USING d.node;
+            CONTINUE;
+        END IF;
         BEGIN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
-                USING d.server_id, d.node;
-            EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1 AND server_id = $2', s)
-                USING d.node, d.server_id;
+            FOREACH id IN ARRAY d.ids LOOP
+                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
+                    USING id, d.node;
+                EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1 AND server_id = $2', s)
+                    USING d.node, id;
+            END LOOP;
         EXCEPTION WHEN OTHERS THEN
             EXECUTE format('UPDATE %I.pgsentinel_fleet_node_drops
-                               SET due = now() + interval ''10 minutes'', last_error = $3
-                             WHERE node = $1 AND server_id = $2', s)
-                USING d.node, d.server_id, SQLERRM;
+                               SET due = now() + interval ''10 minutes'', last_error = $2
+                             WHERE node = $1 AND due <= now()', s)
+                USING d.node, SQLERRM;
         END;
     END LOOP;
     RETURN kept;
