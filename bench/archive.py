@@ -217,16 +217,33 @@ def cpu(args):
 
 SYNTH_SQL = """
 SET search_path = public;
--- a day of samples, every second, {n} sessions each (yesterday, UTC)
-SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_archive_sample FOR VALUES FROM (%L) TO (%L)',
-              'pgsentinel_archive_sample_' || to_char(d, 'YYYYMMDD'),
+-- a day of samples, every second, {n} sessions each (yesterday, UTC), in
+-- batches of a minute; all rows of one session of the day
+SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_archive_batch FOR VALUES FROM (%L) TO (%L)',
+              'pgsentinel_archive_batch_' || to_char(d, 'YYYYMMDD'),
               timezone('UTC', d::timestamp), timezone('UTC', d::timestamp + interval '1 day'))
 FROM (SELECT timezone('UTC', now())::date - 1 AS d) x \\gexec
-INSERT INTO pgsentinel_archive_sample (sample_time, sample_id, sample_period, weight,
-       active_sessions, activity_ids, wait_event_ids)
-SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp) + i * interval '1 s',
-       i, 1, 1, {n}, array_fill(1, ARRAY[{n}]), array_fill((i % 3) + 1, ARRAY[{n}])
-FROM generate_series(0, 86399) i;
+SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_archive_session FOR VALUES FROM (%L) TO (%L)',
+              'pgsentinel_archive_session_' || to_char(d, 'YYYYMMDD'), d, d + 1)
+FROM (SELECT timezone('UTC', now())::date - 1 AS d) x \\gexec
+INSERT INTO pgsentinel_archive_session (day, session_id, hash, pid, backend_type)
+VALUES (timezone('UTC', now())::date - 1, 1, 1, 1, 'client backend');
+INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
+       sample_periods, weights, active_sessions, sample_blocked, row_samples,
+       session_ids, wait_event_ids, states)
+SELECT t, t + interval '59 s',
+       (SELECT array_agg(m * 60 + i ORDER BY i) FROM generate_series(0, 59) i),
+       (SELECT array_agg(i * 1000000::int8 ORDER BY i) FROM generate_series(0, 59) i),
+       array_fill(1::float8, ARRAY[60]), array_fill(1::float8, ARRAY[60]),
+       array_fill({n}, ARRAY[60]), array_fill(false, ARRAY[60]),
+       (SELECT array_agg(i ORDER BY i, k) FROM generate_series(1, 60) i, generate_series(1, {n}) k),
+       array_fill(1, ARRAY[60 * {n}]),
+       (SELECT array_agg((m * 60 + i - 1) % 3 + 1 ORDER BY i, k)
+          FROM generate_series(1, 60) i, generate_series(1, {n}) k),
+       array_fill('active'::text, ARRAY[60 * {n}])
+FROM generate_series(0, 1439) m,
+     LATERAL (SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp)
+                     + m * interval '1 min' AS t) x;
 -- a day of minute rollups, 200 combinations (wait event x statement) a minute
 SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%L) TO (%L)',
               'pgsentinel_rollup_minute_' || to_char(d, 'YYYYMMDD'),
@@ -279,9 +296,10 @@ def queries(args):
              " FROM pgsentinel_sample_archive WHERE sample_time > now() - interval '2 days'"
              " GROUP BY 1 ORDER BY 1"),
             ("aas_by_minute_and_wait_24h_raw",
-             "SELECT date_trunc('minute', s.sample_time), u.w, sum(s.weight) / 60"
-             " FROM pgsentinel_archive_sample s, unnest(s.wait_event_ids) u(w)"
-             " WHERE s.sample_time > now() - interval '2 days' GROUP BY 1, 2"),
+             "SELECT date_trunc('minute', ash_time), wait_event, sum(weight) / 60"
+             " FROM pgsentinel_archive_rows WHERE ash_time > now() - interval '2 days'"
+             " AND batch_start > date_trunc('day', now() - interval '2 days', 'UTC')"
+             " GROUP BY 1, 2"),
             ("aas_by_minute_and_wait_24h_rollup",
              "SELECT bucket, wait_event, sum(db_time) / 60 FROM pgsentinel_rollup_minute"
              " WHERE bucket > now() - interval '2 days' GROUP BY 1, 2"),
@@ -355,7 +373,7 @@ def pg_ash_side(args):
 BUSY_CONF = ("autovacuum = on\ncheckpoint_timeout = '1h'\nmax_wal_size = '10GB'\n"
              "log_checkpoints = on\n")
 PGS_CONF = ("pgsentinel_ash.sampling_period = 1\npgsentinel_archive.keep_one_in = 1\n"
-            "pgsentinel_archive.interval = '5s'\n")
+            "pgsentinel_archive.interval = '{interval}'\n")
 WORKLOADS = {
     "rw": "pgbench read-write, scale 10, -c 20 -j 2",
     "ro": "pgbench -S (select only), scale 10, -c 20 -j 2",
@@ -519,7 +537,7 @@ def cpu_pct(c0, c1, seconds):
 
 
 def busy_pgsentinel(args, workload):
-    cl = Cluster(args.pg_bin, BUSY_CONF + PGS_CONF)
+    cl = Cluster(args.pg_bin, BUSY_CONF + PGS_CONF.format(interval=args.archive_interval))
     procs = []
     try:
         cl.psql("CREATE EXTENSION pg_stat_statements")
@@ -630,6 +648,8 @@ def main():
     ap.add_argument("--workloads", default="rw,ro,sleepers", help="--busy: among rw,ro,sleepers")
     ap.add_argument("--systems", default="pgsentinel,pg_ash", help="--busy: among these")
     ap.add_argument("--json", help="--busy: also save the raw results there")
+    ap.add_argument("--archive-interval", default="1min",
+                    help="--busy: pgsentinel_archive.interval (the batch's span)")
     args = ap.parse_args()
     if args.busy:
         if not args.pg_ash:

@@ -10,8 +10,7 @@ INSERT INTO pgsentinel_archive_wait_event VALUES
     (8001, 'CPU', 'CPU'), (8002, 'IO', 'DataFileRead'),
     (8003, 'Lock', 'transactionid'), (8004, 'LWLock', 'WALWrite')
 ON CONFLICT DO NOTHING;
-SELECT format('CREATE TABLE IF NOT EXISTS bench_s_%1$s PARTITION OF pgsentinel_archive_sample FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_a_%1$s PARTITION OF pgsentinel_archive_activity FOR VALUES FROM (%2$L) TO (%3$L);
+SELECT format('CREATE TABLE IF NOT EXISTS bench_b_%1$s PARTITION OF pgsentinel_archive_batch FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_se_%1$s PARTITION OF pgsentinel_archive_session FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_t_%1$s PARTITION OF pgsentinel_archive_text FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_rm_%1$s PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%2$L) TO (%3$L);
@@ -29,6 +28,18 @@ SELECT format('CREATE TABLE IF NOT EXISTS bench_rh_%1$s PARTITION OF pgsentinel_
 FROM (SELECT DISTINCT date_trunc('month', d, 'UTC') AS m
         FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d) x
 \gexec
+-- The samples are written first as one row each with its rows as arrays
+-- of activities (bench_old_sample, bench_old_activity), then stored as the
+-- archive's batches, one a minute.
+CREATE TEMP TABLE bench_old_sample (sample_time timestamptz, sample_id bigint,
+    sample_period float8, weight float8, active_sessions int, activity_ids int[],
+    wait_event_ids int[], blockers int[], blockerpids int[], blocker_states text[],
+    blocker_usesysids oid[], blocking_pids text[]);
+CREATE TEMP TABLE bench_old_activity (day date, activity_id int, hash bigint,
+    session_id int, xact_start timestamptz, query_start timestamptz,
+    state_change timestamptz, state text, backend_xid xid, backend_xmin xid,
+    top_level_query_id int, top_level_query_values text, query_id int,
+    query_values text, cmdtype text, queryid bigint, nested_queryid bigint);
 INSERT INTO pgsentinel_archive_text
 SELECT d::date, q, q, format('SELECT /* bench statement %s */ * FROM t%s WHERE id = $1', q, q)
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d,
@@ -40,13 +51,13 @@ SELECT d::date, s, s, 1, 'bench', 10000 + s, 10, 'app' || (s % 3), 'web' || (s %
        '10.0.0.' || s || '/32', d, 'client backend'
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d,
      generate_series(1, 50) s;
-INSERT INTO pgsentinel_archive_activity
+INSERT INTO bench_old_activity
     (day, activity_id, hash, session_id, state, top_level_query_id, query_id,
      cmdtype, queryid)
 SELECT d::date, s, s, s, 'active', 1 + s % 10, 1 + s % 10, 'SELECT', 1000 + s % 10
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d,
      generate_series(1, 50) s;
-INSERT INTO pgsentinel_archive_sample
+INSERT INTO bench_old_sample
 SELECT t, 5000000 + extract(epoch FROM t - '2021-03-01 00:00+00')::bigint, 1, 1, 50,
        (SELECT array_agg(s ORDER BY s) FROM generate_series(1, 50) s),
        (SELECT array_agg(CASE WHEN s <= 20 THEN 8001 WHEN s <= 35 THEN 8002
@@ -60,6 +71,53 @@ SELECT t, 5000000 + extract(epoch FROM t - '2021-03-01 00:00+00')::bigint, 1, 1,
 FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      timestamptz '2021-03-01 00:00+00' + :days * interval '1 day' - interval '1 second',
                      interval '1 second') t;
+INSERT INTO pgsentinel_archive_batch
+SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
+       b.weights, b.active_sessions, b.sample_blocked, r.*
+  FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS m,
+               min(s.sample_time) AS first_time, max(s.sample_time) AS last_time,
+               array_agg(s.sample_id ORDER BY s.sample_time) AS sample_ids,
+               array_agg(pgsentinel_us_between(date_trunc('minute', s.sample_time, 'UTC'),
+                                               s.sample_time) ORDER BY s.sample_time) AS sample_us,
+               array_agg(s.sample_period ORDER BY s.sample_time) AS sample_periods,
+               array_agg(s.weight ORDER BY s.sample_time) AS weights,
+               array_agg(s.active_sessions ORDER BY s.sample_time) AS active_sessions,
+               array_agg(s.blockers IS NOT NULL ORDER BY s.sample_time) AS sample_blocked
+          FROM bench_old_sample s GROUP BY 1) b
+  JOIN (SELECT x.m, array_agg(x.si ORDER BY x.session_id, x.si),
+               array_agg(x.session_id ORDER BY x.session_id, x.si),
+               array_agg(x.w ORDER BY x.session_id, x.si),
+               array_agg(x.state ORDER BY x.session_id, x.si),
+               array_agg(NULL::int8), array_agg(NULL::int8), array_agg(NULL::int8),
+               array_agg(NULL::xid), array_agg(NULL::xid),
+               array_agg(x.top_level_query_id ORDER BY x.session_id, x.si),
+               array_agg(NULL::text),
+               array_agg(x.query_id ORDER BY x.session_id, x.si),
+               array_agg(NULL::text),
+               array_agg(x.cmdtype ORDER BY x.session_id, x.si),
+               array_agg(x.queryid ORDER BY x.session_id, x.si),
+               array_agg(NULL::int8),
+               array_agg(x.blocker ORDER BY x.session_id, x.si),
+               array_agg(x.blockerpid ORDER BY x.session_id, x.si),
+               array_agg(x.blocker_state ORDER BY x.session_id, x.si),
+               array_agg(x.blocker_usesysid ORDER BY x.session_id, x.si),
+               array_agg(x.blocking_pids ORDER BY x.session_id, x.si)
+          FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS m,
+                       row_number() OVER (PARTITION BY date_trunc('minute', s.sample_time, 'UTC')
+                                          ORDER BY s.sample_time)::int AS si,
+                       s.sample_time, s.activity_ids, s.wait_event_ids, s.blockers,
+                       s.blockerpids, s.blocker_states, s.blocker_usesysids, s.blocking_pids
+                  FROM bench_old_sample s) s
+         CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids, s.blockers,
+                                   s.blockerpids, s.blocker_states,
+                                   s.blocker_usesysids, s.blocking_pids)
+               AS u(a, w, blocker, blockerpid, blocker_state, blocker_usesysid, blocking_pids)
+          JOIN bench_old_activity a
+            ON a.day = timezone('UTC', s.sample_time)::date AND a.activity_id = u.a,
+               LATERAL (SELECT s.m, s.si, a.session_id, u.w, a.state, a.top_level_query_id,
+                               a.query_id, a.cmdtype, a.queryid, u.blocker, u.blockerpid,
+                               u.blocker_state, u.blocker_usesysid, u.blocking_pids) x
+         GROUP BY x.m) r ON r.m = b.m;
 -- The rollups, as the archiver sums the same rows (src/archive/archive_step.c).
 INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
@@ -67,11 +125,11 @@ INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
 SELECT date_trunc('minute', s.sample_time, 'UTC'), a.datname, a.usesysid, a.usename,
        a.application_name, a.backend_type, w.wait_event_type, w.wait_event,
        a.queryid, sum(s.weight), count(*)
-FROM pgsentinel_archive_sample s
+FROM bench_old_sample s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
              se.application_name, se.client_addr, se.backend_type
-        FROM pgsentinel_archive_activity x
+        FROM bench_old_activity x
         JOIN pgsentinel_archive_session se
           ON se.day = x.day AND se.session_id = x.session_id) a
   ON a.day = timezone('UTC', s.sample_time)::date AND a.activity_id = u.activity_id
@@ -95,11 +153,11 @@ INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
 SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
        a.usename, a.application_name, a.client_addr, a.backend_type,
        w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
-FROM pgsentinel_archive_sample s
+FROM bench_old_sample s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
              se.application_name, se.client_addr, se.backend_type
-        FROM pgsentinel_archive_activity x
+        FROM bench_old_activity x
         JOIN pgsentinel_archive_session se
           ON se.day = x.day AND se.session_id = x.session_id) a
   ON a.day = timezone('UTC', s.sample_time)::date AND a.activity_id = u.activity_id
@@ -132,8 +190,9 @@ WITH j AS MATERIALIZED (
                                 WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
                'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                'blocker_usesysid', x.blocker_usesysid)) AS rows
-    FROM pgsentinel_ash_archive x
+    FROM pgsentinel_archive_rows x
     WHERE x.blocked_sample AND x.ash_time >= %1$L AND x.ash_time < %2$L
+      AND x.batch_start >= %1$L AND x.batch_start < %2$L
 ), h AS (
     INSERT INTO pgsentinel_rollup_blocking_hour
     SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'hour') b
@@ -147,7 +206,7 @@ FROM generate_series(timestamptz '2021-03-01 00:00+00',
 \gexec
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', s.sample_time, 'UTC'), count(*), sum(s.weight), max(s.active_sessions)
-FROM pgsentinel_archive_sample s
+FROM bench_old_sample s
 WHERE s.sample_time >= '2021-03-01 00:00+00'
   AND s.sample_time < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1;
@@ -157,7 +216,7 @@ FROM pgsentinel_rollup_minute_observed
 WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1;
-VACUUM ANALYZE pgsentinel_archive_sample, pgsentinel_archive_session, pgsentinel_archive_activity, pgsentinel_archive_text,
+VACUUM ANALYZE pgsentinel_archive_batch, pgsentinel_archive_session, pgsentinel_archive_text,
     pgsentinel_rollup_minute, pgsentinel_rollup_hour,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed,
     pgsentinel_rollup_session_hour, pgsentinel_rollup_blocking_hour,

@@ -46,7 +46,7 @@ SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
 SELECT pgs_wait_archived(:b);
 SELECT greatest((SELECT min(sample_id) FROM pgsentinel_samples()
                  WHERE sample_time >= pgsentinel_ring_start()),
-                (SELECT min(sample_id) FROM pgsentinel_archive_sample)) AS a \gset
+                (SELECT min(sample_id) FROM pgsentinel_sample_archive)) AS a \gset
 
 -- every sample, empty ones included, once, with its period as weight
 SELECT count(*) = :b - :a + 1 AS no_sample_missing,
@@ -381,7 +381,7 @@ ROLLBACK;
 ALTER SYSTEM SET pgsentinel_archive.keep_one_in = 10;
 SELECT pg_reload_conf();
 SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
-SELECT pgs_wait_for(format('EXISTS (SELECT FROM pgsentinel_archive_sample
+SELECT pgs_wait_for(format('EXISTS (SELECT FROM pgsentinel_sample_archive
                                     WHERE sample_id > %s AND weight > 5 * sample_period)', :b));
 SELECT pgs_stay_active(60);
 SELECT a, b FROM pgs_active_window('SELECT pgs_stay_active(60);', 10) \gset
@@ -405,7 +405,7 @@ SELECT round((SELECT sum(sample_period) FROM pg_active_session_history
 ALTER SYSTEM SET pgsentinel_archive.keep_one_in = 1;
 SELECT pg_reload_conf();
 SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
-SELECT pgs_wait_for(format('EXISTS (SELECT FROM pgsentinel_archive_sample
+SELECT pgs_wait_for(format('EXISTS (SELECT FROM pgsentinel_sample_archive
                                     WHERE sample_id > %s AND sample_id %% 10 <> 0)', :b));
 SELECT max(sample_id) AS a FROM pgsentinel_samples() \gset
 SELECT pgs_stay_active(10);
@@ -449,7 +449,7 @@ SELECT name, setting FROM pg_settings WHERE name LIKE 'pgsentinel_archive.%' ORD
 -- 6. The archive is not readable directly but through the views.
 CREATE ROLE regress_pgs_archive_reader;
 SET ROLE regress_pgs_archive_reader;
-SELECT count(*) FROM pgsentinel_archive_sample;
+SELECT count(*) FROM pgsentinel_archive_batch;
 SELECT count(*) > 0 AS history_readable FROM pgsentinel_sample_history;
 RESET ROLE;
 DROP ROLE regress_pgs_archive_reader;
@@ -460,26 +460,18 @@ SELECT pgs_stay_active(3);
 SELECT pgs_stay_active(4);
 SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
 SELECT pgs_wait_archived(:b);
--- and a statement seen by the samples of several steps is one activity,
--- found again among the last samples'
+-- and a statement seen by the samples of several steps (several batches)
+-- reads back the same from each
 SELECT pg_sleep(0.5);
 SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
 SELECT pgs_wait_archived(:b);
--- (the same activity never stored twice; a slow build saw the sleep as two
--- different activities, a column having changed between samples)
-SELECT count(*) = count(DISTINCT (a.session_id, a.xact_start, a.query_start,
-           a.state_change, a.state, a.backend_xid::text, a.backend_xmin::text,
-           a.top_level_query_id, a.top_level_query_values, a.query_id,
-           a.query_values, a.cmdtype, a.queryid, a.nested_queryid)) AS each_stored_once,
-       sum((SELECT count(*) FROM pgsentinel_archive_sample s
-             WHERE a.activity_id = ANY (s.activity_ids)
-               AND s.sample_time >= date_trunc('day', now(), 'UTC'))) >= 20 AS in_its_samples
-  FROM pgsentinel_archive_activity a
-  JOIN pgsentinel_archive_session se USING (day, session_id)
-  JOIN pgsentinel_archive_text t USING (day)
- WHERE se.pid = pg_backend_pid() AND t.text_id = a.top_level_query_id
-   AND t.text = E'SELECT pg_sleep(\x01);' AND a.top_level_query_values = '0.5'
-   AND a.day = timezone('UTC', now())::date;
+SELECT count(*) >= 20 AS in_its_samples,
+       count(DISTINCT (xact_start, query_start, state_change, state,
+                       backend_xid::text, backend_xmin::text, query, cmdtype,
+                       queryid, nested_queryid)) = 1 AS same_in_each
+  FROM pgsentinel_ash_archive
+ WHERE pid = pg_backend_pid() AND top_level_query = 'SELECT pg_sleep(0.5);'
+   AND ash_time >= date_trunc('day', now(), 'UTC');
 SELECT array_agg(DISTINCT top_level_query ORDER BY top_level_query) AS texts_read_back,
        (SELECT count(*) FROM pgsentinel_archive_text t
          WHERE t.text = E'SELECT pgs_stay_active(\x01);'
@@ -496,7 +488,7 @@ DROP FUNCTION pgs_wait_archived(bigint), pgs_stay_active(int),
 -- schema makes a view of its name; the archiver (restarted: it makes the
 -- partitions it lacks at start) says what is in the way and archives
 -- again once it is gone (docs/security.md).
-SELECT 'pgsentinel_archive_sample_' ||
+SELECT 'pgsentinel_archive_batch_' ||
        to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD') AS tomorrow \gset
 DROP TABLE :"tomorrow";
 CREATE ROLE regress_pgs_squatter;

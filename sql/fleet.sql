@@ -92,7 +92,7 @@ CREATE ROLE regress_fleet_squatter;
 GRANT CREATE ON SCHEMA public TO regress_fleet_squatter;
 CREATE SCHEMA regress_squatter_own AUTHORIZATION regress_fleet_squatter;
 CREATE TABLE public.sales_20200101 (amount numeric);
-SELECT 'pgsentinel_fleet_sample_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS squatted
+SELECT 'pgsentinel_fleet_batch_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS squatted
   FROM pgsentinel_fleet_server_server_id_seq \gset
 SET ROLE regress_fleet_squatter;
 CREATE TABLE public.:"squatted" (server_id integer, sample_time timestamptz)
@@ -280,8 +280,7 @@ SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
 SELECT to_char(current_date - 40, 'YYYYMMDD') AS old_day \gset
 SELECT fleet_ext.dblink_connect('fleet_holder', :'here' || ' dbname=' || current_database());
 SELECT fleet_ext.dblink_exec('fleet_holder', format(
-         'BEGIN; LOCK TABLE ONLY %1$I.pgsentinel_fleet_sample_%2$s, %1$I.pgsentinel_fleet_session_%2$s,
-                 %1$I.pgsentinel_fleet_activity_%2$s,
+         'BEGIN; LOCK TABLE ONLY %1$I.pgsentinel_fleet_batch_%2$s, %1$I.pgsentinel_fleet_session_%2$s,
                  %1$I.pgsentinel_fleet_text_%2$s, %1$I.pgsentinel_fleet_statement_delta_%2$s,
                  %1$I.pgsentinel_fleet_statement_text_%2$s IN ROW EXCLUSIVE MODE',
          current_schema(), server_id))
@@ -315,7 +314,7 @@ BEGIN;
 SELECT pgsentinel_fleet_partitions((SELECT server_id FROM pgsentinel_fleet_server WHERE name = 'self'),
                                    current_date - 40, current_date - 40) AS old_day_made;
 SELECT set_config('fleet_test.sample_day',
-                  format('%I.%I', current_schema(), 'pgsentinel_fleet_sample_' || server_id || '_' || :'old_day'),
+                  format('%I.%I', current_schema(), 'pgsentinel_fleet_batch_' || server_id || '_' || :'old_day'),
                   true) IS NOT NULL AS set,
        set_config('fleet_test.drop_ahead', 'on', true) AS drop_ahead
   FROM pgsentinel_fleet_server WHERE name = 'self';
@@ -337,11 +336,11 @@ SELECT count(*) > 0 AS history_kept FROM pgsentinel_fleet_sample_archive WHERE s
 SELECT pgsentinel_fleet_add('self', :'here' || ' dbname=' || current_database(),
                             method => 'pull') > 0 AS added_again;
 SELECT (SELECT pulled_until FROM pgsentinel_fleet_server WHERE name = 'self')
-       = (SELECT max(sample_time) FROM pgsentinel_fleet_sample) AS goes_on_after_its_newest;
+       = (SELECT max(sample_time) FROM pgsentinel_fleet_sample_archive) AS goes_on_after_its_newest;
 -- removed with its history: its partitions go
 SELECT pgsentinel_fleet_remove('self', keep_history => false);
 SELECT count(*) FROM pgsentinel_fleet_status;
-SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(sample|session|activity|text|wait_event|statement_delta|statement_text)_[0-9]';
+SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(batch|session|text|wait_event|statement_delta|statement_text)_[0-9]';
 SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[0-9]+_';
 SELECT pgsentinel_fleet_remove('self');
 

@@ -77,7 +77,7 @@ CREATE FOREIGN TABLE pgs_reader_schema.my_ring (ash_time timestamptz)
 -- servers, rows and reports for pg_read_all_stats; its setup for superusers
 SELECT count(*) >= 0 AS reads FROM pgsentinel_ring_samples;
 SELECT count(*) FROM pgsentinel_fleet_ash;
-SELECT count(*) FROM pgsentinel_fleet_sample;
+SELECT count(*) FROM pgsentinel_fleet_batch;
 SELECT count(*) FROM pgsentinel_fleet_aas();
 SELECT pgsentinel_fleet_add('x', 'dbname=x');
 SELECT pgsentinel_fleet_tick();

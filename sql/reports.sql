@@ -27,11 +27,21 @@ SET extra_float_digits = 0;
 -- The rollups are read before the archiver's rolled_until, which its first
 -- step sets (the extension may have just been created again).
 SELECT pgs_wait_for('(SELECT rolled_until FROM pgsentinel_archive_state) IS NOT NULL');
-CREATE TABLE pgs_rep_s PARTITION OF pgsentinel_archive_sample
+-- The samples and their rows are written as samples with arrays of
+-- activities (pgs_rep_s, pgs_rep_a), then stored as the archive's batches
+-- (pgs_rep_b), one per sample.
+CREATE TABLE pgs_rep_s (sample_time timestamptz, sample_id bigint,
+    sample_period float8, weight float8, active_sessions int, activity_ids int[],
+    wait_event_ids int[], blockers int[], blockerpids int[], blocker_states text[],
+    blocker_usesysids oid[], blocking_pids text[]);
+CREATE TABLE pgs_rep_a (day date, activity_id int, hash bigint, session_id int,
+    xact_start timestamptz, query_start timestamptz, state_change timestamptz,
+    state text, backend_xid xid, backend_xmin xid, top_level_query_id int,
+    top_level_query_values text, query_id int, query_values text, cmdtype text,
+    queryid bigint, nested_queryid bigint);
+CREATE TABLE pgs_rep_b PARTITION OF pgsentinel_archive_batch
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 CREATE TABLE pgs_rep_se PARTITION OF pgsentinel_archive_session
-    FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
-CREATE TABLE pgs_rep_a PARTITION OF pgsentinel_archive_activity
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
 CREATE TABLE pgs_rep_t PARTITION OF pgsentinel_archive_text
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
@@ -85,7 +95,7 @@ INSERT INTO pgsentinel_archive_session
 SELECT '2020-01-01', v.id, v.id, 1, 'shop', v.pid, 10, v.usename, v.app,
        v.client, '2020-01-01 09:00+00', 'client backend'
 FROM pgs_rep_act v;
-INSERT INTO pgsentinel_archive_activity
+INSERT INTO pgs_rep_a
     (day, activity_id, hash, session_id, state, top_level_query_id,
      query_id, cmdtype, queryid)
 SELECT '2020-01-01', v.id, v.id, v.id, v.state, v.q, v.q, 'SELECT', v.q * 11
@@ -96,7 +106,7 @@ INSERT INTO pgsentinel_archive_session
      application_name, backend_start, backend_type)
 VALUES ('2020-01-01', 7, 7, 1, 'shop', 107, 10, 'postgres', 'pgsentinel archiver',
         '2020-01-01 09:00+00', 'pgsentinel archiver');
-INSERT INTO pgsentinel_archive_activity
+INSERT INTO pgs_rep_a
     (day, activity_id, hash, session_id, state, top_level_query_id,
      query_id, cmdtype, queryid)
 VALUES ('2020-01-01', 7, 7, 7, 'active', 2, 2, 'INSERT', 77);
@@ -199,7 +209,7 @@ SELECT t, a, 9001, NULL::int, NULL::text, NULL::int[]
 FROM pgs_rep_samples, unnest(CASE WHEN id < 8300 THEN '{1}'::int[] ELSE '{1,2,6}' END) a
 WHERE id BETWEEN 8000 AND 8599;
 UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m WHERE r.wait = m.code;
-INSERT INTO pgsentinel_archive_sample
+INSERT INTO pgs_rep_s
 SELECT s.t, s.id, s.period, s.weight,
        count(r.activity) FILTER (WHERE r.activity <> 3),  -- 3: carol, idle
        array_agg(r.activity ORDER BY r.activity) FILTER (WHERE r.activity IS NOT NULL),
@@ -216,6 +226,31 @@ SELECT s.t, s.id, s.period, s.weight,
          array_agg(coalesce(r.blocking, '{}')::text ORDER BY r.activity) END
 FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 GROUP BY s.t, s.id, s.period, s.weight;
+INSERT INTO pgsentinel_archive_batch
+SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
+       ARRAY[s.sample_period], ARRAY[s.weight], ARRAY[s.active_sessions],
+       ARRAY[s.blockers IS NOT NULL], r.*
+  FROM pgs_rep_s s
+  LEFT JOIN LATERAL (
+       SELECT array_agg(1 ORDER BY a.session_id), array_agg(a.session_id ORDER BY a.session_id),
+              array_agg(u.w ORDER BY a.session_id), array_agg(a.state ORDER BY a.session_id),
+              array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id),
+              array_agg(pgsentinel_us_between(coalesce(a.xact_start, s.sample_time), a.query_start)
+                        ORDER BY a.session_id),
+              array_agg(pgsentinel_us_between(coalesce(a.query_start, a.xact_start, s.sample_time),
+                                              a.state_change) ORDER BY a.session_id),
+              array_agg(a.backend_xid ORDER BY a.session_id),
+              array_agg(a.backend_xmin ORDER BY a.session_id),
+              array_agg(a.top_level_query_id ORDER BY a.session_id),
+              array_agg(a.top_level_query_values ORDER BY a.session_id),
+              array_agg(a.query_id ORDER BY a.session_id),
+              array_agg(a.query_values ORDER BY a.session_id),
+              array_agg(a.cmdtype ORDER BY a.session_id),
+              array_agg(a.queryid ORDER BY a.session_id),
+              array_agg(a.nested_queryid ORDER BY a.session_id),
+              s.blockers, s.blockerpids, s.blocker_states, s.blocker_usesysids, s.blocking_pids
+         FROM unnest(s.activity_ids, s.wait_event_ids) u(a, w)
+         JOIN pgs_rep_a a ON a.activity_id = u.a) r ON true;
 
 -- each activity with its session
 CREATE TEMP VIEW pgs_rep_av AS
@@ -648,9 +683,8 @@ INSERT INTO pgsentinel_fleet_server (server_id, name, method, conninfo, retentio
 VALUES (9001, 'pgs_rep_copy', 'logical', '', '100 years', '100 years', '100 years')
 RETURNING server_id AS rep_srv \gset
 SELECT pgsentinel_fleet_partitions(:rep_srv, '2020-01-01', '2020-01-01') > 0 AS made;
-INSERT INTO pgsentinel_fleet_sample SELECT :rep_srv, 0, x.* FROM pgs_rep_s x;
+INSERT INTO pgsentinel_fleet_batch SELECT :rep_srv, 0, x.* FROM pgs_rep_b x;
 INSERT INTO pgsentinel_fleet_session SELECT :rep_srv, 0, x.* FROM pgs_rep_se x;
-INSERT INTO pgsentinel_fleet_activity SELECT :rep_srv, 0, x.* FROM pgs_rep_a x;
 INSERT INTO pgsentinel_fleet_text SELECT :rep_srv, 0, x.* FROM pgs_rep_t x;
 INSERT INTO pgsentinel_fleet_wait_event SELECT :rep_srv, 0, x.* FROM pgsentinel_archive_wait_event x;
 COMMIT;
@@ -933,7 +967,7 @@ SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', min_aas => -0.5);
 SELECT * FROM pgsentinel_unusual(NULL);
 
 DROP VIEW pgs_rep_av;
-DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_se, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
+DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_b, pgs_rep_se, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,
     pgs_rep_sh, pgs_rep_bh, pgs_rep_sm, pgs_rep_bm;
 RESET extra_float_digits;
 RESET timezone;

@@ -25,7 +25,7 @@ int			pgs_pgssh_max_entries = 10000;
 bool		pgs_pgssh_enable = true;
 bool		pgs_save_history = true;
 bool		pgs_archive_enable = true;
-int			pgs_archive_interval_ms = 5000;
+int			pgs_archive_interval_ms = 60 * 1000;
 int			pgs_archive_keep_one_in = 10;
 int			pgs_archive_retention_min = 8 * 24 * 60;
 int			pgs_archive_minute_retention_min = 30 * 24 * 60;
@@ -112,10 +112,10 @@ pgs_define_settings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pgsentinel_archive.interval",
-							"Time between two archivings of the history.",
-							"What a crash can lose: the samples taken since the last archiving.",
+							"Time between two archivings of the history: each writes its samples as one batch.",
+							"What a crash can lose: the samples taken since the last archiving. Longer batches are smaller per row.",
 							&pgs_archive_interval_ms,
-							5000, 100, 3600 * 1000,
+							60 * 1000, 100, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

@@ -54,11 +54,11 @@ sub check_exactly_once
 	is( $n->safe_psql('postgres', qq{
 		SELECT count(*) FROM (
 		  SELECT sample_id - lag(sample_id) OVER (ORDER BY sample_time) AS step
-		  FROM pgsentinel_archive_sample $where) d
+		  FROM pgsentinel_sample_archive $where) d
 		WHERE step <> 1 AND step > 0}),
 		'0', "no sample skipped within a history: $what");
 	is( $n->safe_psql('postgres',
-			'SELECT count(*) - count(DISTINCT sample_time) FROM pgsentinel_archive_sample'),
+			'SELECT count(*) - count(DISTINCT sample_time) FROM pgsentinel_sample_archive'),
 		'0', "no sample archived twice: $what");
 }
 
@@ -121,7 +121,7 @@ sub histories
 	return $n->safe_psql('postgres', q{
 		SELECT 1 + count(*) FROM (
 		  SELECT sample_id - lag(sample_id) OVER (ORDER BY sample_time) AS step
-		  FROM pgsentinel_archive_sample) d WHERE step <= 0});
+		  FROM pgsentinel_sample_archive) d WHERE step <= 0});
 }
 
 ok($node->poll_query_until('postgres', "SELECT archive_state = 'ok' FROM pgsentinel_status()"),
@@ -139,15 +139,15 @@ cmp_ok($archived, '>', 0, 'the sleeper is in the archive');
 # ring read once: each read of a full ring starts where the sampler is).
 is( $node->safe_psql('postgres', q{
 	WITH r AS MATERIALIZED (SELECT sample_id, sample_time FROM pgsentinel_samples()),
-	     w AS (SELECT greatest((SELECT min(sample_id) FROM pgsentinel_archive_sample),
+	     w AS (SELECT greatest((SELECT min(sample_id) FROM pgsentinel_sample_archive),
 	                           (SELECT min(sample_id) FROM r
 	                             WHERE sample_time >= pgsentinel_ring_start())) AS a,
 	                  (SELECT last_sample_id FROM pgsentinel_archive_state) AS b)
 	SELECT count(*) FROM (
 	  (SELECT sample_id FROM r, w WHERE sample_id BETWEEN a AND b
-	   EXCEPT SELECT sample_id FROM pgsentinel_archive_sample, w WHERE sample_id BETWEEN a AND b)
+	   EXCEPT SELECT sample_id FROM pgsentinel_sample_archive, w WHERE sample_id BETWEEN a AND b)
 	  UNION ALL
-	  (SELECT sample_id FROM pgsentinel_archive_sample, w WHERE sample_id BETWEEN a AND b
+	  (SELECT sample_id FROM pgsentinel_sample_archive, w WHERE sample_id BETWEEN a AND b
 	   EXCEPT SELECT sample_id FROM r, w WHERE sample_id BETWEEN a AND b)) d}),
 	'0', 'same sample ids in the ring and in the archive');
 check_exactly_once($node, 'start');
@@ -262,7 +262,7 @@ ok($node->poll_query_until('postgres', "SELECT archive_state = 'ok' FROM pgsenti
 wait_archived($node, 'after the database refused connections');
 check_exactly_once($node, 'after the database refused connections');
 is( $node->safe_psql('postgres',
-		"SELECT count(*) > 40 FROM pgsentinel_archive_sample WHERE sample_time > '$stuck'"),
+		"SELECT count(*) > 40 FROM pgsentinel_sample_archive WHERE sample_time > '$stuck'"),
 	't', 'the samples taken meanwhile are archived');
 
 # 5. Inserts refused (a trigger raises): the step rolls back, rows and
@@ -270,7 +270,7 @@ is( $node->safe_psql('postgres',
 $node->safe_psql('postgres', q{
 	CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql
 	AS $$ BEGIN RAISE EXCEPTION 'archive refused for the test'; END $$;
-	CREATE TRIGGER refuse BEFORE INSERT ON pgsentinel_archive_sample
+	CREATE TRIGGER refuse BEFORE INSERT ON pgsentinel_archive_batch
 	FOR EACH ROW EXECUTE FUNCTION refuse()});
 ok( $node->poll_query_until('postgres',
 		"SELECT archive_state = 'failing' AND archive_message LIKE '%archive refused for the test%' FROM pgsentinel_status()"),
@@ -278,7 +278,7 @@ ok( $node->poll_query_until('postgres',
 my $wm = watermark($node);
 pgs_wait_samples($node, 30);
 is(watermark($node), $wm, 'the watermark did not move while inserts failed');
-$node->safe_psql('postgres', 'DROP TRIGGER refuse ON pgsentinel_archive_sample');
+$node->safe_psql('postgres', 'DROP TRIGGER refuse ON pgsentinel_archive_batch');
 wait_archived($node, 'after refused inserts');
 check_exactly_once($node, 'after refused inserts');
 stmt_wait_archived($node, 'after refused inserts');
@@ -286,7 +286,7 @@ stmt_check_exactly_once($node, 'after refused inserts');
 
 # 6. A lock held on an archive table longer than the archiver waits.
 my $locker = pgs_start_interactive($node,
-	"BEGIN; LOCK TABLE pgsentinel_archive_sample IN ACCESS EXCLUSIVE MODE;\n");
+	"BEGIN; LOCK TABLE pgsentinel_archive_batch IN ACCESS EXCLUSIVE MODE;\n");
 ok( $node->poll_query_until('postgres',
 		"SELECT archive_state = 'failing' AND archive_message LIKE '%lock%' FROM pgsentinel_status()"),
 	'status shows the lock');
@@ -330,21 +330,19 @@ my $old = $node->safe_psql('postgres',
 	"SELECT to_char(timezone('UTC', now())::date - 10, 'YYYYMMDD')");
 my $tomorrow = $node->safe_psql('postgres',
 	"SELECT to_char(timezone('UTC', now())::date + 1, 'YYYYMMDD')");
-$node->safe_psql('postgres', "DROP TABLE pgsentinel_archive_sample_$tomorrow");
+$node->safe_psql('postgres', "DROP TABLE pgsentinel_archive_batch_$tomorrow");
 my $reader = pgs_start_bg($node,
-	'BEGIN; LOCK TABLE pgsentinel_archive_sample, pgsentinel_archive_text IN ACCESS SHARE MODE; '
+	'BEGIN; LOCK TABLE pgsentinel_archive_batch, pgsentinel_archive_text IN ACCESS SHARE MODE; '
 	  . 'SELECT pg_sleep(600) /* archive-reader */;');
 ok(pgs_wait_sessions($node, 1, '%archive-reader%'), 'a reader holds the archive');
 # (attached: CREATE TABLE ... PARTITION OF would wait for the reader)
 $node->safe_psql('postgres', qq{
-	CREATE TABLE pgsentinel_archive_sample_$old (LIKE pgsentinel_archive_sample);
-	ALTER TABLE pgsentinel_archive_sample ATTACH PARTITION pgsentinel_archive_sample_$old
+	CREATE TABLE pgsentinel_archive_batch_$old (LIKE pgsentinel_archive_batch);
+	ALTER TABLE pgsentinel_archive_batch ATTACH PARTITION pgsentinel_archive_batch_$old
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
 	CREATE TABLE pgsentinel_archive_text_$old (LIKE pgsentinel_archive_text);
 	ALTER TABLE pgsentinel_archive_text ATTACH PARTITION pgsentinel_archive_text_$old
-	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
-	CREATE TABLE pgsentinel_archive_activity_$old PARTITION OF pgsentinel_archive_activity
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
 	CREATE TABLE pgsentinel_archive_statement_delta_$old PARTITION OF pgsentinel_archive_statement_delta
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
@@ -362,27 +360,26 @@ my $before_reader = $node->safe_psql('postgres',
 # a reload makes the archiver look after its partitions at once
 $node->reload;
 ok( $node->poll_query_until('postgres', qq{
-		SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NOT NULL
+		SELECT to_regclass('pgsentinel_archive_batch_$tomorrow') IS NOT NULL
 		   AND (SELECT count(*) FROM pg_class
-		         WHERE relname IN ('pgsentinel_archive_activity_$old',
-		                           'pgsentinel_archive_statement_delta_$old',
+		         WHERE relname IN ('pgsentinel_archive_statement_delta_$old',
 		                           'pgsentinel_archive_statement_text_$old')) = 0
 		   AND (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)}),
 	'with a reader holding the archive, a day is made, others dropped, archiving goes on');
 is( $node->safe_psql('postgres', qq{
 		SELECT string_agg(relname, ', ' ORDER BY relname) FROM pg_class
-		 WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old')}),
-	"pgsentinel_archive_sample_$old, pgsentinel_archive_text_$old",
+		 WHERE relname IN ('pgsentinel_archive_batch_$old', 'pgsentinel_archive_text_$old')}),
+	"pgsentinel_archive_batch_$old, pgsentinel_archive_text_$old",
 	'the days of the tables in use are left');
 is( $node->safe_psql('postgres', qq{
 		SELECT (SELECT count(*) FROM pg_inherits
-		         WHERE inhrelid = 'pgsentinel_archive_sample_$tomorrow'::regclass
-		           AND inhparent = 'pgsentinel_archive_sample'::regclass),
+		         WHERE inhrelid = 'pgsentinel_archive_batch_$tomorrow'::regclass
+		           AND inhparent = 'pgsentinel_archive_batch'::regclass),
 		       (SELECT count(*) FROM pg_index
-		         WHERE indrelid = 'pgsentinel_archive_sample_$tomorrow'::regclass)
+		         WHERE indrelid = 'pgsentinel_archive_batch_$tomorrow'::regclass)
 		       = (SELECT count(*) FROM pg_index
-		           WHERE indrelid = 'pgsentinel_archive_sample'::regclass)}),
-	'1|t', 'the day made is a partition of the samples, with their indexes');
+		           WHERE indrelid = 'pgsentinel_archive_batch'::regclass)}),
+	'1|t', 'the day made is a partition of the batches, with their indexes');
 # (the reader's backend gone, its locks with it, before the reload)
 $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE query LIKE '%archive-reader%' AND pid <> pg_backend_pid()"
@@ -391,7 +388,7 @@ pgs_stop_bg($reader);
 # once nobody holds them, the archiver's next try (a minute after it left
 # them, no reload) drops them
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_sample_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_activity_$old', 'pgsentinel_archive_statement_delta_$old', 'pgsentinel_archive_statement_text_$old')"),
+		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_batch_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_statement_delta_$old', 'pgsentinel_archive_statement_text_$old')"),
 	'raw partitions past retention dropped, texts and statements included');
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pgsentinel_archive_text WHERE text = 'old text'"),
@@ -409,8 +406,8 @@ is( $node->safe_psql('postgres',
 # the DEFAULT held (a reader whose query reached only that partition).
 $node->safe_psql('postgres', qq{
 	CREATE ROLE regress_alice LOGIN;
-	CREATE TABLE pgsentinel_archive_sample_fleet PARTITION OF pgsentinel_archive_sample DEFAULT;
-	DROP TABLE pgsentinel_archive_sample_$tomorrow;});
+	CREATE TABLE pgsentinel_archive_batch_fleet PARTITION OF pgsentinel_archive_batch DEFAULT;
+	DROP TABLE pgsentinel_archive_batch_$tomorrow;});
 # After a reload (the archiver looks after its partitions at once): the
 # archive goes on, state ok, and the diagnosis says which partitions wait,
 # matching the regular expression $waits.
@@ -434,45 +431,45 @@ ok(pgs_wait_sessions($node, 1, '%alice-reader%'), 'alice reads the archive in a 
 ok( $node->safe_psql('postgres', q{
 		SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
 		 WHERE a.usename = 'regress_alice' AND l.granted
-		   AND l.relation = 'pgsentinel_archive_sample_fleet'::regclass}),
+		   AND l.relation = 'pgsentinel_archive_batch_fleet'::regclass}),
 	'her transaction holds the DEFAULT partition');
 archives_while_held('\\(1 to attach, 0 expired to drop; tried every minute\\): '
-	  . '\\S*pgsentinel_archive_sample_fleet is in use by pid [0-9]+ \\(role regress_alice',
+	  . '\\S*pgsentinel_archive_batch_fleet is in use by pid [0-9]+ \\(role regress_alice',
 	'with alice holding the DEFAULT partition, archiving goes on and status names her');
-is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NULL"),
+is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_batch_$tomorrow') IS NULL"),
 	't', 'the day is left for later, not made half');
 $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE usename = 'regress_alice'");
 pgs_stop_bg($alice);
 ok( $node->poll_query_until('postgres', qq{
-		SELECT to_regclass('pgsentinel_archive_sample_$tomorrow') IS NOT NULL
+		SELECT to_regclass('pgsentinel_archive_batch_$tomorrow') IS NOT NULL
 		   AND EXISTS (SELECT FROM pg_inherits
-		                WHERE inhrelid = to_regclass('pgsentinel_archive_sample_$tomorrow'))
+		                WHERE inhrelid = to_regclass('pgsentinel_archive_batch_$tomorrow'))
 		   AND (SELECT diagnosis !~ 'wait for a lock' FROM pgsentinel_status())}),
 	'once her transaction ends, the day is attached (no reload) and status says nothing waits');
 
 $node->safe_psql('postgres', qq{
-	CREATE TABLE pgsentinel_archive_sample_$old (LIKE pgsentinel_archive_sample);
-	ALTER TABLE pgsentinel_archive_sample ATTACH PARTITION pgsentinel_archive_sample_$old
+	CREATE TABLE pgsentinel_archive_batch_$old (LIKE pgsentinel_archive_batch);
+	ALTER TABLE pgsentinel_archive_batch ATTACH PARTITION pgsentinel_archive_batch_$old
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));});
 $reader = pgs_start_bg($node,
-	'BEGIN; LOCK TABLE pgsentinel_archive_sample_fleet IN ACCESS SHARE MODE; '
+	'BEGIN; LOCK TABLE pgsentinel_archive_batch_fleet IN ACCESS SHARE MODE; '
 	  . 'SELECT pg_sleep(600) /* default-reader */;');
 ok(pgs_wait_sessions($node, 1, '%default-reader%'), 'a reader holds the DEFAULT partition only');
 archives_while_held('\\(0 to attach, 1 expired to drop; tried every minute\\): '
-	  . '\\S*pgsentinel_archive_sample_fleet is in use by pid',
+	  . '\\S*pgsentinel_archive_batch_fleet is in use by pid',
 	'an expired day whose DROP would wait for that reader stops no archiving; status says so');
-is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_sample_$old') IS NOT NULL"),
+is($node->safe_psql('postgres', "SELECT to_regclass('pgsentinel_archive_batch_$old') IS NOT NULL"),
 	't', 'the expired day is left for later');
 $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE query LIKE '%default-reader%' AND pid <> pg_backend_pid()");
 pgs_stop_bg($reader);
 ok( $node->poll_query_until('postgres',
-		"SELECT to_regclass('pgsentinel_archive_sample_$old') IS NULL"),
+		"SELECT to_regclass('pgsentinel_archive_batch_$old') IS NULL"),
 	'once it ends, the expired day is dropped');
 $node->safe_psql('postgres', q{
-	DROP TABLE pgsentinel_archive_sample_fleet;
+	DROP TABLE pgsentinel_archive_batch_fleet;
 	DROP ROLE regress_alice;});
 
 # 9. A standby writes nothing; promoted, it archives without a restart, and
@@ -492,7 +489,7 @@ wait_archived($node, 'before promotion');
 $node->wait_for_catchup($standby);
 # The archive there is the primary's: the standby's history is its ring.
 is( $standby->safe_psql('postgres', q{
-		SELECT (SELECT count(*) FROM pgsentinel_archive_sample) > 0,
+		SELECT (SELECT count(*) FROM pgsentinel_sample_archive) > 0,
 		       (SELECT count(*) FROM pgsentinel_sample_history WHERE source = 'archive'),
 		       (SELECT count(*) FROM pgsentinel_ash_history WHERE source = 'archive'),
 		       (SELECT count(*) FROM pgsentinel_statements_history WHERE source = 'archive')}),

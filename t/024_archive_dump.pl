@@ -27,7 +27,7 @@ my $node = pgs_node('dump',
 	conf => "pgsentinel_archive.interval = 200ms\n"
 	  . "pgsentinel_archive.keep_one_in = 1\n");
 
-my @tables = qw(pgsentinel_archive_sample pgsentinel_archive_session pgsentinel_archive_activity
+my @tables = qw(pgsentinel_archive_batch pgsentinel_archive_session
   pgsentinel_archive_text pgsentinel_archive_wait_event
   pgsentinel_archive_statement_delta pgsentinel_archive_statement_text
   pgsentinel_rollup_minute pgsentinel_rollup_minute_observed
@@ -63,7 +63,7 @@ ok( $node->poll_query_until('postgres',
 	'samples and statements archived');
 # a minute rolled up: the rollups have rows to dump
 ok( $node->poll_query_until('postgres',
-		"SELECT rolled_until > (SELECT min(sample_time) FROM pgsentinel_archive_sample) FROM pgsentinel_archive_state"),
+		"SELECT rolled_until > (SELECT min(sample_time) FROM pgsentinel_sample_archive) FROM pgsentinel_archive_state"),
 	'a minute rolled up');
 
 # the archive no longer changes while it is dumped and compared

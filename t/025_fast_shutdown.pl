@@ -51,7 +51,7 @@ BEGIN
   END LOOP;
   RETURN NULL;
 END $$;
-CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_sample
+CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_batch
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
 CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_statement_delta
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
@@ -98,18 +98,18 @@ sub check_exactly_once
 	is( $node->safe_psql('postgres', q{
 		SELECT count(*) FROM (
 		  SELECT sample_id - lag(sample_id) OVER (ORDER BY sample_time) AS step
-		  FROM pgsentinel_archive_sample) d
+		  FROM pgsentinel_sample_archive) d
 		WHERE step <> 1 AND step > 0}),
 		'0', "no sample skipped: $what");
 	is( $node->safe_psql('postgres',
-			'SELECT count(*) - count(DISTINCT sample_time) FROM pgsentinel_archive_sample'),
+			'SELECT count(*) - count(DISTINCT sample_time) FROM pgsentinel_sample_archive'),
 		'0', "no sample archived twice: $what");
 	is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM (
 		  SELECT sample_id FROM pgsentinel_samples()
-		   WHERE sample_id BETWEEN (SELECT min(sample_id) FROM pgsentinel_archive_sample)
+		   WHERE sample_id BETWEEN (SELECT min(sample_id) FROM pgsentinel_sample_archive)
 		                       AND (SELECT last_sample_id FROM pgsentinel_archive_state)
-		  EXCEPT SELECT sample_id FROM pgsentinel_archive_sample) d}),
+		  EXCEPT SELECT sample_id FROM pgsentinel_sample_archive) d}),
 		'0', "every sample of the ring up to the watermark is archived: $what");
 }
 
@@ -151,7 +151,7 @@ ok( $node->poll_query_until('postgres',
 # --- 2. in the middle of a step of thousands of samples ---------------------
 
 $node->safe_psql('postgres',
-	"INSERT INTO public.hold VALUES ('pgsentinel_archive_sample')");
+	"INSERT INTO public.hold VALUES ('pgsentinel_archive_batch')");
 $node->safe_psql('postgres', "ROLLBACK PREPARED 'hold_state'");
 ok(archiver_waits('pgsentinel archive step', 'PgSleep'),
 	'the archiver inserted the rows of a step and waits in the trigger');
@@ -207,14 +207,17 @@ SELECT pgsentinel_fleet_partitions(901, '2021-03-01', '2021-03-01');
 INSERT INTO pgsentinel_fleet_wait_event VALUES (901, 0, 1, 'CPU', 'CPU');
 INSERT INTO pgsentinel_fleet_session (server_id, feed, day, session_id, hash, pid, backend_type)
 VALUES (901, 0, '2021-03-01', 1, 1, 4242, 'client backend');
-INSERT INTO pgsentinel_fleet_activity (server_id, feed, day, activity_id, hash, session_id, state)
-VALUES (901, 0, '2021-03-01', 1, 1, 1, 'active');
 CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_fleet_rollup_minute
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
 INSERT INTO public.hold VALUES ('pgsentinel_fleet_rollup_minute');
-INSERT INTO pgsentinel_fleet_sample (server_id, feed, sample_time, sample_id, sample_period,
-                                     weight, active_sessions, activity_ids, wait_event_ids)
-SELECT 901, 0, '2021-03-01 00:00+00'::timestamptz + i * interval '1 s', i, 1, 1, 1, '{1}', '{1}'
+INSERT INTO pgsentinel_fleet_batch (server_id, feed, first_time, last_time, sample_ids,
+                                    sample_us, sample_periods, weights, active_sessions,
+                                    sample_blocked, row_samples, session_ids, wait_event_ids,
+                                    states)
+SELECT 901, 0, '2021-03-01 00:00+00', '2021-03-01 00:04:59+00',
+       array_agg(i::int8 ORDER BY i), array_agg(i * 1000000::int8 ORDER BY i),
+       array_agg(1::float8), array_agg(1::float8), array_agg(1), array_agg(false),
+       array_agg(i + 1 ORDER BY i), array_agg(1), array_agg(1), array_agg('active'::text)
 FROM generate_series(0, 299) i;
 });
 my $roll_call = 'SELECT count(*) FROM public.pgsentinel_fleet_roll(NULL::pg_catalog.text)';

@@ -57,11 +57,13 @@ $repo->safe_psql('postgres', 'CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink S
 my $old_day = $p1->safe_psql('postgres', q{
 	SELECT timezone('UTC', now())::date - 3});
 $p1->safe_psql('postgres', qq{
-	CREATE TABLE pgsentinel_archive_sample_old PARTITION OF pgsentinel_archive_sample
+	CREATE TABLE pgsentinel_archive_batch_old PARTITION OF pgsentinel_archive_batch
 	  FOR VALUES FROM (timezone('UTC', '$old_day'::timestamp))
 	  TO (timezone('UTC', '$old_day'::timestamp + interval '1 day'));
-	INSERT INTO pgsentinel_archive_sample (sample_time, sample_id, sample_period, weight,
-	  active_sessions) VALUES (timezone('UTC', '$old_day 12:00'::timestamp), 0, 1, 1, 0)});
+	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
+	  sample_periods, weights, active_sessions, sample_blocked)
+	VALUES (timezone('UTC', '$old_day 12:00'::timestamp), timezone('UTC', '$old_day 12:00'::timestamp),
+	        '{0}', '{0}', '{1}', '{1}', '{0}', '{f}')});
 
 # a session to sample on each source
 my @bg = map { pgs_start_bg($_->[0], "SELECT pg_sleep(600) /* fleet $_->[1] */") }
@@ -183,8 +185,8 @@ ok( $repo->poll_query_until('postgres', q{
 		SELECT count(*) = 2 AND bool_and(s.last_analyze IS NOT NULL)
 		  FROM pgsentinel_fleet_server f
 		  JOIN pg_stat_user_tables s
-		    ON s.relname IN ('pgsentinel_fleet_sample_' || f.server_id || to_char(timezone('UTC', now()), '_YYYYMMDD'),
-		                     'pgsentinel_fleet_activity_' || f.server_id || to_char(timezone('UTC', now()), '_YYYYMMDD'))
+		    ON s.relname IN ('pgsentinel_fleet_batch_' || f.server_id || to_char(timezone('UTC', now()), '_YYYYMMDD'),
+		                     'pgsentinel_fleet_session_' || f.server_id || to_char(timezone('UTC', now()), '_YYYYMMDD'))
 		 WHERE f.name = 's1'}),
 	's1: the pull analyzed the day partitions it filled');
 
@@ -203,7 +205,7 @@ $repo->start;
 %upto = (p1 => newest_source($p1), p2 => newest_source($p2), s1 => newest_source($s1, 1));
 wait_repo($_, $upto{$_}, 'after the restart') for qw(p1 p2 s1);
 
-for my $n ([$p1, 'p1', 'pgsentinel_archive_sample'], [$p2, 'p2', 'pgsentinel_archive_sample'],
+for my $n ([$p1, 'p1', 'pgsentinel_sample_archive'], [$p2, 'p2', 'pgsentinel_sample_archive'],
 	[$s1, 's1', 'pgsentinel_samples()'])
 {
 	my $name = $n->[1];
@@ -214,14 +216,13 @@ for my $n ([$p1, 'p1', 'pgsentinel_archive_sample'], [$p2, 'p2', 'pgsentinel_arc
 		"$name: the repository's samples are the source's, none lost, none doubled");
 }
 is( $repo->safe_psql('postgres',
-		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample'),
+		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample_archive'),
 	'0', 'no sample twice in the repository');
 is( $repo->safe_psql('postgres', q{
-		SELECT (SELECT count(*) FROM pgsentinel_archive_sample)
+		SELECT (SELECT count(*) FROM pgsentinel_sample_archive)
 		       - (SELECT samples_archived FROM pgsentinel_archive_state)
-		       + (SELECT count(*) FROM pgsentinel_archive_sample_fleet)
-		       + (SELECT count(*) FROM pgsentinel_archive_session_fleet)
-		       + (SELECT count(*) FROM pgsentinel_archive_activity_fleet)}),
+		       + (SELECT count(*) FROM pgsentinel_archive_batch_fleet)
+		       + (SELECT count(*) FROM pgsentinel_archive_session_fleet)}),
 	'0', 'the repository\'s own archive holds its own samples only');
 
 # The fleet's AAS per server = the server's own, over a window both hold.
@@ -340,7 +341,7 @@ is( $p1->safe_psql('postgres',
 	'pgsentinel_fleet_publish() adds the statements\' tables to an existing publication');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION WITH (copy_data = true)");
 ok( $repo->poll_query_until('postgres', qq{
-		SELECT count(*) = 7 AND bool_and(r.srsubstate = 'r')
+		SELECT count(*) = 6 AND bool_and(r.srsubstate = 'r')
 		  FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid
 		 WHERE s.subname = '$p1sub'}),
 	'the statements\' tables copied again');
@@ -420,10 +421,10 @@ is( $repo->safe_psql('postgres', qq{
 		 WHERE f.name = 's1' AND d.feed <> 0 AND d.ash_time <= '$pulled'}),
 	'0', 's1: no statement delta of the old primary\'s archive either');
 is( sample_list($repo, 'pgsentinel_fleet_sample_archive', "$pulled", $s1_upto, "server = 's1' AND sample_time > '$pulled'"),
-	sample_list($s1, 'pgsentinel_archive_sample', "$pulled", $s1_upto, "sample_time > '$pulled'"),
+	sample_list($s1, 'pgsentinel_sample_archive', "$pulled", $s1_upto, "sample_time > '$pulled'"),
 	's1: after the switch, the samples it archived');
 is( $repo->safe_psql('postgres',
-		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample'),
+		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample_archive'),
 	'0', 'still no sample twice');
 
 # Removed with its history: the rows stay, the subscription and slot go.

@@ -32,12 +32,13 @@ $repo->safe_psql('postgres', 'CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink S
 for my $n ([$src, 'source'], [$repo, 'repository'])
 {
 	$n->[0]->safe_psql('postgres', qq{
-		CREATE TABLE pgsentinel_archive_sample_old PARTITION OF pgsentinel_archive_sample
+		CREATE TABLE pgsentinel_archive_batch_old PARTITION OF pgsentinel_archive_batch
 		  FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 		CREATE TABLE pgsentinel_archive_text_old PARTITION OF pgsentinel_archive_text
 		  FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
-		INSERT INTO pgsentinel_archive_sample (sample_time, sample_id, sample_period, weight,
-		  active_sessions) VALUES ('2020-01-01 12:00+00', 0, 1, 1, 0);
+		INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
+		  sample_periods, weights, active_sessions, sample_blocked)
+		  VALUES ('2020-01-01 12:00+00', '2020-01-01 12:00+00', '{0}', '{0}', '{1}', '{1}', '{0}', '{f}');
 		INSERT INTO pgsentinel_archive_text (day, text_id, hash, text)
 		  VALUES ('2020-01-01', 1, 1, 'SELECT $n->[1]')});
 }
@@ -54,10 +55,10 @@ ok( $repo->poll_query_until('postgres', q{
 my $changes_offset = -s $repo->logfile;
 $src->safe_psql('postgres', q{
 	ALTER PUBLICATION pgsentinel_fleet SET (publish = 'insert, update, delete, truncate');
-	ALTER TABLE pgsentinel_archive_sample REPLICA IDENTITY FULL;
-	ALTER TABLE pgsentinel_archive_sample_old REPLICA IDENTITY FULL;
+	ALTER TABLE pgsentinel_archive_batch REPLICA IDENTITY FULL;
+	ALTER TABLE pgsentinel_archive_batch_old REPLICA IDENTITY FULL;
 	UPDATE pgsentinel_archive_text SET text = 'forged' WHERE day = '2020-01-01';
-	UPDATE pgsentinel_archive_sample SET active_sessions = 99 WHERE sample_time < '2020-01-02';
+	UPDATE pgsentinel_archive_batch SET active_sessions = '{99}' WHERE first_time < '2020-01-02';
 	DELETE FROM pgsentinel_archive_text WHERE day = '2020-01-01';
 	INSERT INTO pgsentinel_archive_text (day, text_id, hash, text)
 	  VALUES ('2020-01-01', 2, 2, 'SELECT after the update')});
@@ -72,7 +73,7 @@ is( $repo->safe_psql('postgres', q{
 		 WHERE day = '2020-01-01'}),
 	'SELECT repository', 'the repository\'s own text is neither forged nor deleted');
 is( $repo->safe_psql('postgres', q{
-		SELECT active_sessions FROM pgsentinel_archive_sample
+		SELECT active_sessions FROM pgsentinel_sample_archive
 		 WHERE sample_time = '2020-01-01 12:00+00'}),
 	'0', 'the repository\'s own sample is not updated');
 is( $repo->safe_psql('postgres', q{
@@ -81,15 +82,15 @@ is( $repo->safe_psql('postgres', q{
 
 # a truncate stops the subscription with an error saying why
 my $log_offset = -s $repo->logfile;
-$src->safe_psql('postgres', 'TRUNCATE pgsentinel_archive_sample');
-ok( $repo->wait_for_log(qr/fleet server "src" sent a TRUNCATE of pgsentinel_archive_sample: a source may only add rows/,
+$src->safe_psql('postgres', 'TRUNCATE pgsentinel_archive_batch');
+ok( $repo->wait_for_log(qr/fleet server "src" sent a TRUNCATE of pgsentinel_archive_batch: a source may only add rows/,
 		$log_offset),
 	'a truncate is refused, the error names the source');
 is( $repo->safe_psql('postgres', q{
-		SELECT count(*) FROM pgsentinel_archive_sample WHERE sample_time = '2020-01-01 12:00+00'}),
+		SELECT count(*) FROM pgsentinel_sample_archive WHERE sample_time = '2020-01-01 12:00+00'}),
 	'1', 'the repository\'s own archive is not emptied');
 is( $repo->safe_psql('postgres', q{
-		SELECT count(*) > 0 FROM pgsentinel_archive_sample WHERE sample_time > now() - interval '1 hour'}),
+		SELECT count(*) > 0 FROM pgsentinel_sample_archive WHERE sample_time > now() - interval '1 hour'}),
 	't', 'nor its recent samples');
 
 $repo->stop;

@@ -49,27 +49,56 @@ CREATE TABLE pgsentinel_archive_wait_event (
     UNIQUE NULLS NOT DISTINCT (wait_event_type, wait_event)
 );
 
--- One row per archived sample, those without an active session included.
--- The sample's rows are its arrays, element i of each array being row i:
--- what varies from sample to sample is stored here (the wait, the
--- blockers), the rest once per activity of the day.  Arrays of blockers
--- are NULL when no row of the sample was blocked.  weight: the seconds
--- of one session's time each row stands for (period x keep_one_in).
-CREATE TABLE pgsentinel_archive_sample (
-    sample_time timestamptz NOT NULL,
-    sample_id bigint NOT NULL,
-    sample_period double precision NOT NULL,
-    weight double precision NOT NULL,
-    active_sessions integer NOT NULL,
-    activity_ids integer[],
+-- The samples and their rows, one batch per archiving step and UTC day
+-- (docs/archive.md): what is constant for a session is stored once a day
+-- (pgsentinel_archive_session), a statement's text once a day as a
+-- template (pgsentinel_archive_text); what changes from sample to sample
+-- is stored here, a column of the rows as one array, compressed as a
+-- whole by TOAST.  Element i of each sample array is the batch's i-th
+-- sample (in time order); element j of each row array is its j-th row,
+-- the rows ordered by session and then sample, so that what a session
+-- keeps from one sample to the next repeats in each array and compresses
+-- to little: row_samples[j] is the index of the row's sample.  Times are
+-- microseconds: sample_us after first_time; xact_us after first_time,
+-- query_us after xact_start (or first_time), change_us after query_start
+-- (or xact_start, or first_time).  The blocker arrays are NULL when no
+-- row of the batch waited for another session.  weight: the seconds of
+-- one session's time each row of a sample stands for (period x
+-- keep_one_in); active_sessions: the rows of active sessions the sample
+-- had in the ring.  A batch never spans two UTC days: the partitions are
+-- by day on first_time.
+CREATE TABLE pgsentinel_archive_batch (
+    first_time timestamptz NOT NULL,
+    last_time timestamptz NOT NULL,
+    sample_ids bigint[] NOT NULL,
+    sample_us bigint[] NOT NULL,
+    sample_periods double precision[] NOT NULL,
+    weights double precision[] NOT NULL,
+    active_sessions integer[] NOT NULL,
+    sample_blocked boolean[] NOT NULL,
+    row_samples integer[],
+    session_ids integer[],
     wait_event_ids integer[],
+    states text[],
+    xact_us bigint[],
+    query_us bigint[],
+    change_us bigint[],
+    backend_xids xid[],
+    backend_xmins xid[],
+    top_level_query_ids integer[],
+    top_level_query_values text[],
+    query_ids integer[],
+    query_values text[],
+    cmdtypes text[],
+    queryids bigint[],
+    nested_queryids bigint[],
     blockers integer[],
     blockerpids integer[],
     blocker_states text[],
     blocker_usesysids oid[],
     blocking_pids text[]
-) PARTITION BY RANGE (sample_time);
-CREATE INDEX ON pgsentinel_archive_sample USING brin (sample_time);
+) PARTITION BY RANGE (first_time);
+CREATE INDEX ON pgsentinel_archive_batch USING brin (first_time);
 
 -- Who a session is (its database, role, client, start): one row per
 -- session per day, found again by hash.
@@ -92,33 +121,6 @@ CREATE TABLE pgsentinel_archive_session (
     PRIMARY KEY (day, session_id)
 ) PARTITION BY RANGE (day);
 CREATE INDEX ON pgsentinel_archive_session (day, hash);
-
--- What a session was doing, the same at every sample while its statement
--- runs: one row per distinct activity per day, found again by hash among
--- the last sample's (31_archive_step.sql).  The
--- texts are templates (pgsentinel_archive_text) and the literal values cut
--- out of them (src/archive/text_template.c): a statement run with other
--- values adds its values here, not a text.
-CREATE TABLE pgsentinel_archive_activity (
-    day date NOT NULL,
-    activity_id integer NOT NULL,
-    hash bigint NOT NULL,
-    session_id integer NOT NULL,
-    xact_start timestamptz,
-    query_start timestamptz,
-    state_change timestamptz,
-    state text,
-    backend_xid xid,
-    backend_xmin xid,
-    top_level_query_id integer,
-    top_level_query_values text,
-    query_id integer,
-    query_values text,
-    cmdtype text,
-    queryid bigint,
-    nested_queryid bigint,
-    PRIMARY KEY (day, activity_id)
-) PARTITION BY RANGE (day);
 
 -- Statement texts and templates, once per day.
 CREATE TABLE pgsentinel_archive_text (
@@ -241,7 +243,7 @@ CREATE INDEX ON pgsentinel_rollup_blocking_minute USING brin (bucket)
     WITH (pages_per_range = 16);
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
-    pgsentinel_archive_sample, pgsentinel_archive_session, pgsentinel_archive_activity,
+    pgsentinel_archive_batch, pgsentinel_archive_session,
     pgsentinel_archive_text, pgsentinel_rollup_minute,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
     pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour,

@@ -72,18 +72,37 @@ END
 $fn$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUBLIC;
 
--- How a batch of rows is stored, in the archive (fleet false) or a pulled
--- server's part of the repository (fleet true: $1 is its server id, feed
--- 0): the part of the archiving step (pgsentinel_archive_step_sql()) and of
--- the pull (pgsentinel_fleet_pull_sql()) between the rows read (a CTE rws:
--- the columns of pg_active_session_history with weight, and the row's
--- UTC day) and the samples stored; the time of the last sample taken
--- before (the step's watermark in st, the pull's $2).  Texts (as templates), wait events, sessions and
--- activities are found or added once per day, a session or an activity by
--- its hash and then by all its columns (a hash shared by two keeps both);
--- per_sample gives
--- each sample's rows as the arrays of its archive row, in pid order, and
--- n, the rows of active sessions (weight > 0) among them.
+-- The microseconds from a to b (NULL if either is): the batches store
+-- times as such differences (30_archive.sql), pgsentinel_us_after() reads
+-- them back.
+CREATE FUNCTION pgsentinel_us_between(a timestamptz, b timestamptz)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT (EXTRACT(epoch FROM b OPERATOR(pg_catalog.-) a)
+        OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8;
+END;
+
+CREATE FUNCTION pgsentinel_us_after(a timestamptz, us bigint)
+RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT a OPERATOR(pg_catalog.+) (interval '1 microsecond' OPERATOR(pg_catalog.*) us::pg_catalog.float8);
+END;
+
+-- How samples and their rows are stored, in the archive (fleet false) or
+-- a pulled server's part of the repository (fleet true: $1 is its server
+-- id, feed 0): the part of the archiving step (pgsentinel_archive_step_sql())
+-- and of the pull (pgsentinel_fleet_pull_sql()) after the samples kept (a
+-- CTE kept: sample_id, sample_time, sample_period) and their rows (a CTE
+-- rws: the columns of pg_active_session_history with weight, and the
+-- row's UTC day).  Texts (as templates), wait events and sessions are
+-- found or added once per day, a session by its hash and then by all its
+-- columns (a hash shared by two keeps both); the samples of each day are
+-- inserted as one batch (batches returns the samples of each); mapped
+-- gives the rows with their ids, per_sample the rows of active sessions
+-- (weight > 0) of each sample (n).  The weight of a sample is its period
+-- times keep_one_in (the step's $1, the pull's $3).
 CREATE FUNCTION pgsentinel_store_rows_sql(fleet boolean)
 RETURNS text
 LANGUAGE sql IMMUTABLE
@@ -169,15 +188,11 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
   UNION ALL
   SELECT day, hash, session_id, datid, datname, pid, leader_pid, usesysid, usename, application_name,
          client_addr, client_hostname, client_port, backend_start, backend_type FROM ses_new),
--- each row with its session, texts and wait, and the hash of its activity
- full_rows AS MATERIALIZED (
+-- each row with its session, texts and wait
+ mapped AS MATERIALIZED (
   SELECT x.*, se.session_id, tt.text_id AS top_level_query_id,
          tt.text_values AS top_level_query_values, qt.text_id AS query_id,
-         qt.text_values AS query_values, w.wait_event_id,
-         hashtextextended(ROW(se.session_id, x.xact_start, x.query_start,
-             x.state_change, x.state, x.backend_xid, x.backend_xmin,
-             tt.text_id, tt.text_values, qt.text_id, qt.text_values,
-             x.cmdtype, x.queryid, x.nested_queryid)::text, 0) AS hash
+         qt.text_values AS query_values, w.wait_event_id
     FROM rws x
     JOIN ses_all se ON se.day = x.day
      AND se.hash = hashtextextended(ROW(x.datid, x.datname, x.pid, x.leader_pid,
@@ -195,120 +210,102 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
     LEFT JOIN txt_all qt ON qt.day = x.day AND qt.text = x.query
     JOIN we_all w ON w.wait_event_type IS NOT DISTINCT FROM x.wait_event_type
                  AND w.wait_event IS NOT DISTINCT FROM x.wait_event),
- act AS MATERIALIZED (
-  SELECT x.*, row_number() OVER () AS n FROM (
-  SELECT DISTINCT f.day, f.hash, f.session_id, f.xact_start, f.query_start, f.state_change, f.state,
-                  f.backend_xid, f.backend_xmin, f.top_level_query_id,
-                  f.top_level_query_values, f.query_id, f.query_values, f.cmdtype,
-                  f.queryid, f.nested_queryid
-    FROM full_rows f) x),
--- an activity is found again among those of the last 10 samples stored
--- before these, less than a minute older (a statement still running, a
--- session idle in its transaction, a function whose inner statements
--- alternate): no index on the activities' hash to keep up for the rest,
--- which run within one sample (a busy server's most).  Missed, an
--- activity is stored twice, and either row reads the same.
- prev AS MATERIALIZED (
-  SELECT DISTINCT timezone('UTC', s.sample_time)::date AS day, u.activity_id
-    FROM (SELECT s.sample_time, s.activity_ids
-            FROM %1$I.{tables}_sample s
-           WHERE {of sample}
-             AND s.sample_time <= {last sample time}
-             AND s.sample_time >= {last sample time} - interval '1 minute'
-           ORDER BY s.sample_time DESC LIMIT 10) s
-   CROSS JOIN LATERAL unnest(s.activity_ids) u(activity_id)),
- act_prev AS MATERIALIZED (
-  SELECT o.*
-    FROM prev p
-    JOIN %1$I.{tables}_activity o
-      ON {of server} AND o.day = p.day AND o.activity_id = p.activity_id),
--- (one stored row each: after a sample dated ahead the window may hold an
--- activity stored twice)
- act_old AS MATERIALIZED (
-  SELECT DISTINCT ON (a.n) a.*, o.activity_id
-    FROM act a JOIN act_prev o
-      ON o.day = a.day AND o.hash = a.hash
-     AND (o.session_id, o.xact_start, o.query_start, o.state_change, o.state,
-          o.backend_xid, o.backend_xmin, o.top_level_query_id,
-          o.top_level_query_values, o.query_id, o.query_values, o.cmdtype,
-          o.queryid, o.nested_queryid)
-         IS NOT DISTINCT FROM
-         (a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
-          a.backend_xid, a.backend_xmin, a.top_level_query_id,
-          a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
-          a.queryid, a.nested_queryid)
-   ORDER BY a.n, o.activity_id),
- act_new AS (
-  INSERT INTO %1$I.{tables}_activity ({server columns}day, activity_id, hash,
-         session_id, xact_start, query_start, state_change, state,
-         backend_xid, backend_xmin, top_level_query_id,
-         top_level_query_values, query_id, query_values, cmdtype, queryid,
-         nested_queryid)
-  SELECT {server values}a.day,
-         coalesce((SELECT max(o.activity_id)
-                     FROM %1$I.{tables}_activity o
-                    WHERE {of server} AND o.day = a.day), 0)
-         + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
-         a.hash, a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
-         a.backend_xid, a.backend_xmin, a.top_level_query_id,
-         a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
-         a.queryid, a.nested_queryid
-    FROM act a
-   WHERE NOT EXISTS (SELECT FROM act_old y WHERE y.n = a.n)
-  RETURNING day, hash, activity_id, session_id, xact_start, query_start, state_change, state,
-            backend_xid, backend_xmin, top_level_query_id,
-            top_level_query_values, query_id, query_values, cmdtype, queryid,
-            nested_queryid),
- act_all AS MATERIALIZED (
-  SELECT day, hash, activity_id, session_id, xact_start, query_start, state_change, state,
-         backend_xid, backend_xmin, top_level_query_id,
-         top_level_query_values, query_id, query_values, cmdtype, queryid,
-         nested_queryid FROM act_old
-  UNION ALL
-  SELECT day, hash, activity_id, session_id, xact_start, query_start, state_change, state,
-         backend_xid, backend_xmin, top_level_query_id,
-         top_level_query_values, query_id, query_values, cmdtype, queryid,
-         nested_queryid FROM act_new),
- mapped AS MATERIALIZED (
-  SELECT f.*, a.activity_id
-    FROM full_rows f JOIN act_all a
-      ON a.day = f.day AND a.hash = f.hash
-     AND (a.session_id, a.xact_start, a.query_start, a.state_change, a.state,
-          a.backend_xid, a.backend_xmin, a.top_level_query_id,
-          a.top_level_query_values, a.query_id, a.query_values, a.cmdtype,
-          a.queryid, a.nested_queryid)
-         IS NOT DISTINCT FROM
-         (f.session_id, f.xact_start, f.query_start, f.state_change, f.state,
-          f.backend_xid, f.backend_xmin, f.top_level_query_id,
-          f.top_level_query_values, f.query_id, f.query_values, f.cmdtype,
-          f.queryid, f.nested_queryid)),
--- one row per kept sample, its rows as arrays: grouped once, not looked up
--- per sample (a step of thousands of samples would read every row for each)
+-- per sample: its rows of active sessions (weight > 0), and whether one of
+-- its rows waited for another session
  per_sample AS MATERIALIZED (
   SELECT m.sample_id, m.ash_time AS sample_time,
          (count(*) FILTER (WHERE m.weight > 0))::int4 AS n,
-         array_agg(m.activity_id ORDER BY m.pid) AS activity_ids,
-         array_agg(m.wait_event_id ORDER BY m.pid) AS wait_event_ids,
+         bool_or(m.blockers > 0) AS blocked
+    FROM mapped m GROUP BY m.sample_id, m.ash_time),
+-- the batches (30_archive.sql): the caller's kept samples of each UTC day,
+-- numbered in time order, and their rows
+ batch_samples AS MATERIALIZED (
+  SELECT k.day, k.sample_id, k.sample_time, k.sample_period,
+         k.sample_period * {keep one in} AS weight, coalesce(p.n, 0) AS n,
+         coalesce(p.blocked, false) AS blocked,
+         min(k.sample_time) OVER (PARTITION BY k.day) AS first_time,
+         row_number() OVER (PARTITION BY k.day
+                            ORDER BY k.sample_time, k.sample_id)::int4 AS si
+    FROM (SELECT y.sample_id, y.sample_time, y.sample_period,
+                 timezone('UTC', y.sample_time)::date AS day
+            FROM kept y) k
+    LEFT JOIN per_sample p
+      ON p.sample_id = k.sample_id AND p.sample_time = k.sample_time),
+ batch_rows AS MATERIALIZED (
+  SELECT b.day, b.first_time,
+         array_agg(b.si ORDER BY m.session_id, b.si) AS row_samples,
+         array_agg(m.session_id ORDER BY m.session_id, b.si) AS session_ids,
+         array_agg(m.wait_event_id ORDER BY m.session_id, b.si) AS wait_event_ids,
+         array_agg(m.state ORDER BY m.session_id, b.si) AS states,
+         array_agg(%1$I.pgsentinel_us_between(b.first_time, m.xact_start)
+                   ORDER BY m.session_id, b.si) AS xact_us,
+         array_agg(%1$I.pgsentinel_us_between(coalesce(m.xact_start, b.first_time),
+                                              m.query_start)
+                   ORDER BY m.session_id, b.si) AS query_us,
+         array_agg(%1$I.pgsentinel_us_between(coalesce(m.query_start, m.xact_start,
+                                                       b.first_time),
+                                              m.state_change)
+                   ORDER BY m.session_id, b.si) AS change_us,
+         array_agg(m.backend_xid ORDER BY m.session_id, b.si) AS backend_xids,
+         array_agg(m.backend_xmin ORDER BY m.session_id, b.si) AS backend_xmins,
+         array_agg(m.top_level_query_id ORDER BY m.session_id, b.si) AS top_level_query_ids,
+         array_agg(m.top_level_query_values ORDER BY m.session_id, b.si)
+             AS top_level_query_values,
+         array_agg(m.query_id ORDER BY m.session_id, b.si) AS query_ids,
+         array_agg(m.query_values ORDER BY m.session_id, b.si) AS query_values,
+         array_agg(m.cmdtype ORDER BY m.session_id, b.si) AS cmdtypes,
+         array_agg(m.queryid ORDER BY m.session_id, b.si) AS queryids,
+         array_agg(m.nested_queryid ORDER BY m.session_id, b.si) AS nested_queryids,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockers ORDER BY m.pid) END AS blockers,
+           array_agg(m.blockers ORDER BY m.session_id, b.si) END AS blockers,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockerpid ORDER BY m.pid) END AS blockerpids,
+           array_agg(m.blockerpid ORDER BY m.session_id, b.si) END AS blockerpids,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_state ORDER BY m.pid) END AS blocker_states,
+           array_agg(m.blocker_state ORDER BY m.session_id, b.si) END AS blocker_states,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_usesysid ORDER BY m.pid) END AS blocker_usesysids,
+           array_agg(m.blocker_usesysid ORDER BY m.session_id, b.si) END AS blocker_usesysids,
          CASE WHEN bool_or(m.blockers > 0) THEN
            array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                     ORDER BY m.pid) END AS blocking_pids
-    FROM mapped m GROUP BY m.sample_id, m.ash_time),
+                     ORDER BY m.session_id, b.si) END AS blocking_pids
+    FROM mapped m
+    JOIN batch_samples b ON b.sample_id = m.sample_id AND b.sample_time = m.ash_time
+   GROUP BY b.day, b.first_time),
+ batches AS (
+  INSERT INTO %1$I.{tables}_batch ({server columns}first_time, last_time,
+         sample_ids, sample_us, sample_periods, weights, active_sessions,
+         sample_blocked, row_samples, session_ids, wait_event_ids, states,
+         xact_us, query_us, change_us, backend_xids, backend_xmins,
+         top_level_query_ids, top_level_query_values, query_ids, query_values,
+         cmdtypes, queryids, nested_queryids, blockers, blockerpids,
+         blocker_states, blocker_usesysids, blocking_pids)
+  SELECT {server values}s.first_time, s.last_time, s.sample_ids, s.sample_us,
+         s.sample_periods, s.weights, s.active_sessions, s.sample_blocked,
+         r.row_samples, r.session_ids, r.wait_event_ids, r.states, r.xact_us,
+         r.query_us, r.change_us, r.backend_xids, r.backend_xmins,
+         r.top_level_query_ids, r.top_level_query_values, r.query_ids,
+         r.query_values, r.cmdtypes, r.queryids, r.nested_queryids, r.blockers,
+         r.blockerpids, r.blocker_states, r.blocker_usesysids, r.blocking_pids
+    FROM (SELECT b.day, min(b.sample_time) AS first_time,
+                 max(b.sample_time) AS last_time,
+                 array_agg(b.sample_id ORDER BY b.si) AS sample_ids,
+                 array_agg(%1$I.pgsentinel_us_between(b.first_time, b.sample_time)
+                           ORDER BY b.si) AS sample_us,
+                 array_agg(b.sample_period ORDER BY b.si) AS sample_periods,
+                 array_agg(b.weight ORDER BY b.si) AS weights,
+                 array_agg(b.n ORDER BY b.si) AS active_sessions,
+                 array_agg(b.blocked ORDER BY b.si) AS sample_blocked
+            FROM batch_samples b GROUP BY b.day) s
+    LEFT JOIN batch_rows r ON r.day = s.day
+{on conflict}  RETURNING cardinality(sample_ids) AS samples),
 $sql$,
   '{tables}', CASE WHEN fleet THEN 'pgsentinel_fleet' ELSE 'pgsentinel_archive' END),
   '{of server}', CASE WHEN fleet THEN 'o.server_id = $1 AND o.feed = 0' ELSE 'true' END),
   '{server columns}', CASE WHEN fleet THEN 'server_id, feed, ' ELSE '' END),
   '{server values}', CASE WHEN fleet THEN '$1, 0, ' ELSE '' END),
   '{server arg}', CASE WHEN fleet THEN ', $1' ELSE '' END),
-  '{of sample}', CASE WHEN fleet THEN 's.server_id = $1 AND s.feed = 0' ELSE 'true' END),
-  '{last sample time}', CASE WHEN fleet THEN '$2' ELSE '(SELECT st.last_sample_time FROM st)' END);
+  '{keep one in}', CASE WHEN fleet THEN '$3' ELSE '$1' END),
+  '{on conflict}', CASE WHEN fleet THEN '  ON CONFLICT DO NOTHING
+' ELSE '' END);
 REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
 
 -- How the rollups are made of rows, in the archive (fleet false) or a
@@ -598,18 +595,6 @@ WITH st AS MATERIALIZED (
      AND r.sample_id <= (SELECT max(k.sample_id) FROM kept k)
      AND r.sample_id IN (SELECT k.sample_id FROM kept k)),
 {store rows}
- samples AS (
-  INSERT INTO %1$I.pgsentinel_archive_sample (sample_time, sample_id,
-         sample_period, weight, active_sessions, activity_ids,
-         wait_event_ids, blockers, blockerpids, blocker_states,
-         blocker_usesysids, blocking_pids)
-  SELECT k.sample_time, k.sample_id, k.sample_period,
-         k.sample_period * $1, coalesce(g.n, 0), g.activity_ids,
-         g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,
-         g.blocker_usesysids, g.blocking_pids
-    FROM kept k LEFT JOIN per_sample g
-      ON g.sample_id = k.sample_id AND g.sample_time = k.sample_time
-  RETURNING sample_id),
 -- rollups: of the minutes that this step closes (every sample of theirs is
 -- archived now, by an earlier step or by this one), each minute once: the
 -- rows of earlier steps read back from the archive, this step's from the
@@ -648,9 +633,12 @@ WITH st AS MATERIALIZED (
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
          a.blocker_state, a.blocker_usesysid, a.blocking_pids
-    FROM %1$I.pgsentinel_ash_archive a
+    FROM %1$I.pgsentinel_archive_rows a
    WHERE a.ash_time >= (SELECT g.lo FROM roll_range g)
      AND a.ash_time < (SELECT g.hi FROM roll_range g)
+     AND a.batch_start >= (SELECT date_trunc('day', g.lo, 'UTC') FROM roll_range g)
+     AND a.batch_start < (SELECT g.hi FROM roll_range g)
+     AND a.batch_end >= (SELECT g.lo FROM roll_range g)
   UNION ALL
   SELECT m.ash_time, m.sample_id, m.pid, m.datname, m.usesysid, m.usename,
          m.application_name, m.client_addr::text, m.backend_type,
@@ -662,9 +650,12 @@ WITH st AS MATERIALIZED (
    WHERE m.ash_time < greatest(g.lo, g.hi)),
  roll_samples AS MATERIALIZED (
   SELECT a.sample_time, a.weight, a.active_sessions
-    FROM %1$I.pgsentinel_archive_sample a
+    FROM %1$I.pgsentinel_archive_samples a
    WHERE a.sample_time >= (SELECT g.lo FROM roll_range g)
      AND a.sample_time < (SELECT g.hi FROM roll_range g)
+     AND a.batch_start >= (SELECT date_trunc('day', g.lo, 'UTC') FROM roll_range g)
+     AND a.batch_start < (SELECT g.hi FROM roll_range g)
+     AND a.batch_end >= (SELECT g.lo FROM roll_range g)
   UNION ALL
   SELECT k.sample_time, k.sample_period * $1, coalesce(p.n, 0)
     FROM roll_range g, kept k LEFT JOIN per_sample p
@@ -720,9 +711,8 @@ CREATE FUNCTION pgsentinel_archive_partitioned()
 RETURNS TABLE (parent name, retention text, by_date boolean)
 LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
-SELECT * FROM (VALUES ('pgsentinel_archive_sample'::name, 'raw'::text, false),
+SELECT * FROM (VALUES ('pgsentinel_archive_batch'::name, 'raw'::text, false),
               ('pgsentinel_archive_session', 'raw', true),
-              ('pgsentinel_archive_activity', 'raw', true),
               ('pgsentinel_archive_text', 'raw', true),
               ('pgsentinel_archive_statement_delta', 'raw', false),
               ('pgsentinel_archive_statement_text', 'raw', true),

@@ -51,25 +51,120 @@ SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
                    FROM pgsentinel_rollup_hour_observed o),
                 '-infinity') AS rollup_until;
 
+-- The rows of a batch (30_archive.sql) given its columns, each with its
+-- sample's time, id, period, weight and whether a row of the sample was
+-- blocked (sweight: the weight of the sample, whatever the row's state),
+-- their times read back; sessions, waits and texts as their ids.  The
+-- archive's views and the fleet's read batches through it.
+CREATE FUNCTION pgsentinel_batch_rows(
+    first_time timestamptz, sample_ids bigint[], sample_us bigint[],
+    sample_periods double precision[], weights double precision[],
+    sample_blocked boolean[], row_samples integer[], session_ids integer[],
+    wait_event_ids integer[], states text[], xact_us bigint[], query_us bigint[],
+    change_us bigint[], backend_xids xid[], backend_xmins xid[],
+    top_level_query_ids integer[], top_level_query_values text[],
+    query_ids integer[], query_values text[], cmdtypes text[], queryids bigint[],
+    nested_queryids bigint[], blockers integer[], blockerpids integer[],
+    blocker_states text[], blocker_usesysids oid[], blocking_pids text[])
+RETURNS TABLE (sample_time timestamptz, sample_id bigint,
+               sample_period double precision, sweight double precision,
+               blocked_sample boolean, session_id integer, wait_event_id integer,
+               state text, xact_start timestamptz, query_start timestamptz,
+               state_change timestamptz, backend_xid xid, backend_xmin xid,
+               top_level_query_id integer, top_level_query_values text,
+               query_id integer, query_values text, cmdtype text, queryid bigint,
+               nested_queryid bigint, blockers integer, blockerpid integer,
+               blocker_state text, blocker_usesysid oid, blocking_pids text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT pgsentinel_us_after(first_time, s.us), s.sample_id, s.sample_period,
+       s.weight, s.blocked, r.session_id, r.wait_event_id, r.state,
+       t.xact_start, t.query_start, t.state_change, r.backend_xid,
+       r.backend_xmin, r.top_level_query_id, r.top_level_query_values,
+       r.query_id, r.query_values, r.cmdtype, r.queryid, r.nested_queryid,
+       r.blockers, r.blockerpid, r.blocker_state, r.blocker_usesysid,
+       r.blocking_pids
+  FROM ROWS FROM (pg_catalog.unnest(sample_ids), pg_catalog.unnest(sample_us),
+                  pg_catalog.unnest(sample_periods), pg_catalog.unnest(weights),
+                  pg_catalog.unnest(sample_blocked)) WITH ORDINALITY
+       AS s(sample_id, us, sample_period, weight, blocked, si)
+  JOIN ROWS FROM (pg_catalog.unnest(row_samples), pg_catalog.unnest(session_ids),
+                  pg_catalog.unnest(wait_event_ids), pg_catalog.unnest(states),
+                  pg_catalog.unnest(xact_us), pg_catalog.unnest(query_us),
+                  pg_catalog.unnest(change_us), pg_catalog.unnest(backend_xids),
+                  pg_catalog.unnest(backend_xmins),
+                  pg_catalog.unnest(top_level_query_ids),
+                  pg_catalog.unnest(top_level_query_values),
+                  pg_catalog.unnest(query_ids), pg_catalog.unnest(query_values),
+                  pg_catalog.unnest(cmdtypes), pg_catalog.unnest(queryids),
+                  pg_catalog.unnest(nested_queryids), pg_catalog.unnest(blockers),
+                  pg_catalog.unnest(blockerpids), pg_catalog.unnest(blocker_states),
+                  pg_catalog.unnest(blocker_usesysids),
+                  pg_catalog.unnest(blocking_pids))
+       AS r(si, session_id, wait_event_id, state, xact_us, query_us, change_us,
+            backend_xid, backend_xmin, top_level_query_id, top_level_query_values,
+            query_id, query_values, cmdtype, queryid, nested_queryid, blockers,
+            blockerpid, blocker_state, blocker_usesysid, blocking_pids)
+    ON r.si OPERATOR(pg_catalog.=) s.si::pg_catalog.int4
+ CROSS JOIN LATERAL (SELECT pgsentinel_us_after(first_time, r.xact_us) AS xact_start) t1
+ CROSS JOIN LATERAL (SELECT pgsentinel_us_after(coalesce(t1.xact_start, first_time),
+                                                r.query_us) AS query_start) t2
+ CROSS JOIN LATERAL (SELECT t1.xact_start, t2.query_start,
+                            pgsentinel_us_after(coalesce(t2.query_start,
+                                                                    t1.xact_start, first_time),
+                                                r.change_us) AS state_change) t;
+END;
+
+-- The archive's samples and rows read out of their batches
+-- (30_archive.sql), with the batch's first and last sample times
+-- (batch_start, batch_end): a reader of a window [lo, hi) names its batches
+-- with batch_start >= the start of lo's UTC day (a batch is within a
+-- day), batch_start < hi and batch_end >= lo, which the planner uses to
+-- skip the partitions and blocks of other days and times; the times of
+-- the samples themselves are known only once their batch is read.
+CREATE VIEW pgsentinel_archive_samples AS
+SELECT b.first_time AS batch_start, b.last_time AS batch_end, x.sample_id,
+       pgsentinel_us_after(b.first_time, x.us) AS sample_time,
+       x.sample_period, x.weight, x.active_sessions, x.blocked
+  FROM pgsentinel_archive_batch b
+ CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(b.sample_ids),
+                               pg_catalog.unnest(b.sample_us),
+                               pg_catalog.unnest(b.sample_periods),
+                               pg_catalog.unnest(b.weights),
+                               pg_catalog.unnest(b.active_sessions),
+                               pg_catalog.unnest(b.sample_blocked))
+       AS x(sample_id, us, sample_period, weight, active_sessions, blocked);
+
 CREATE VIEW pgsentinel_sample_archive AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
        a.active_sessions, 'archive'::pg_catalog.text AS source
-  FROM pgsentinel_archive_sample a;
+  FROM pgsentinel_archive_samples a;
 
-CREATE VIEW pgsentinel_sample_history AS
-SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
-       a.active_sessions, a.source
-  FROM pgsentinel_sample_archive a
+-- The history views, each with the batch of its archived rows (batch_start,
+-- batch_end: see pgsentinel_archive_samples; a row of the ring is its own
+-- batch, at its time): a reader of a window names the batches to read as
+-- it would of the archive alone, and the ring's rows pass the same test.
+CREATE VIEW pgsentinel_history_samples AS
+SELECT a.batch_start, a.batch_end, a.sample_id, a.sample_time, a.sample_period,
+       a.weight, a.active_sessions, 'archive'::pg_catalog.text AS source
+  FROM pgsentinel_archive_samples a
  WHERE a.sample_time OPERATOR(pg_catalog.<)
        (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
-SELECT p.sample_id, p.sample_time, p.sample_period, p.sample_period,
-       p.active_sessions, 'ring'::pg_catalog.text
+SELECT p.sample_time, p.sample_time, p.sample_id, p.sample_time, p.sample_period,
+       p.sample_period, p.active_sessions, 'ring'::pg_catalog.text
   FROM pgsentinel_samples() p
  WHERE p.sample_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
-CREATE VIEW pgsentinel_ash_archive AS
-SELECT s.sample_time AS ash_time,
+CREATE VIEW pgsentinel_sample_history AS
+SELECT h.sample_id, h.sample_time, h.sample_period, h.weight,
+       h.active_sessions, h.source
+  FROM pgsentinel_history_samples h;
+
+-- A batch's rows, each with its sample: the rows are read with their
+-- batch (OFFSET 0), then their sessions, waits and texts are found by key.
+CREATE VIEW pgsentinel_archive_rows AS
+SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS ash_time,
        se.datid, se.datname, se.pid,
        CASE WHEN v.visible THEN se.leader_pid END AS leader_pid,
        se.usesysid, se.usename, se.application_name,
@@ -77,73 +172,60 @@ SELECT s.sample_time AS ash_time,
        CASE WHEN v.visible THEN se.client_hostname END AS client_hostname,
        CASE WHEN v.visible THEN se.client_port END AS client_port,
        CASE WHEN v.visible THEN se.backend_start END AS backend_start,
-       CASE WHEN v.visible THEN a.xact_start END AS xact_start,
-       CASE WHEN v.visible THEN a.query_start END AS query_start,
-       CASE WHEN v.visible THEN a.state_change END AS state_change,
+       CASE WHEN v.visible THEN u.xact_start END AS xact_start,
+       CASE WHEN v.visible THEN u.query_start END AS query_start,
+       CASE WHEN v.visible THEN u.state_change END AS state_change,
        CASE WHEN v.visible THEN w.wait_event_type END AS wait_event_type,
        CASE WHEN v.visible THEN w.wait_event END AS wait_event,
-       CASE WHEN v.visible THEN a.state END AS state,
-       a.backend_xid, a.backend_xmin,
-       CASE WHEN v.visible THEN pgsentinel_text_fill(tt.text, a.top_level_query_values)
+       CASE WHEN v.visible THEN u.state END AS state,
+       u.backend_xid, u.backend_xmin,
+       CASE WHEN v.visible THEN pgsentinel_text_fill(tt.text, u.top_level_query_values)
             ELSE '<insufficient privilege>' END AS top_level_query,
-       CASE WHEN v.visible THEN pgsentinel_text_fill(qt.text, a.query_values)
+       CASE WHEN v.visible THEN pgsentinel_text_fill(qt.text, u.query_values)
             ELSE '<insufficient privilege>' END AS query,
-       CASE WHEN v.visible THEN a.cmdtype END AS cmdtype,
-       CASE WHEN v.visible THEN a.queryid END AS queryid,
-       CASE WHEN v.visible THEN a.nested_queryid END AS nested_queryid,
+       CASE WHEN v.visible THEN u.cmdtype END AS cmdtype,
+       CASE WHEN v.visible THEN u.queryid END AS queryid,
+       CASE WHEN v.visible THEN u.nested_queryid END AS nested_queryid,
        CASE WHEN v.visible THEN se.backend_type END AS backend_type,
        coalesce(u.blockers, 0) AS blockers,
        u.blockerpid,
        CASE WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
               OR pg_catalog.pg_has_role(u.blocker_usesysid, 'USAGE')
             THEN u.blocker_state END AS blocker_state,
-       s.sample_id,
+       u.sample_id,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
-       s.sample_period,
+       u.sample_period,
        u.blocker_usesysid,
-       pgsentinel_load_weight(a.state, u.sweight) AS weight,
+       pgsentinel_load_weight(u.state, u.sweight) AS weight,
        'archive'::pg_catalog.text AS source,
-       s.blockers IS NOT NULL AS blocked_sample
-  FROM pgsentinel_archive_sample s
-  -- a sample's rows, each with the keys of its activity: the activities
-  -- are joined to these rows, not to the samples first.  The planner
-  -- would otherwise join every sample of a day with every activity of the
-  -- day and filter the pairs (a window of a minute at 10-ms sampling:
-  -- 18 s instead of 0.05), as it estimates a freshly filled partition
-  -- from statistics taken while it was nearly empty.  OFFSET 0 keeps the
-  -- day, and the sample's weight, where only these rows carry them: no
-  -- clause joins an activity to a sample but through its rows.
+       u.blocked_sample
+  FROM pgsentinel_archive_batch b
  CROSS JOIN LATERAL (
-       SELECT pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date AS sday,
-              s.weight AS sweight, x.*
-         FROM ROWS FROM (pg_catalog.unnest(s.activity_ids),
-                         pg_catalog.unnest(s.wait_event_ids),
-                         pg_catalog.unnest(s.blockers),
-                         pg_catalog.unnest(s.blockerpids),
-                         pg_catalog.unnest(s.blocker_states),
-                         pg_catalog.unnest(s.blocker_usesysids),
-                         pg_catalog.unnest(s.blocking_pids))
-              AS x(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
-                   blocker_usesysid, blocking_pids)
+       SELECT pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day,
+              x.*
+         FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
+                  b.sample_periods, b.weights, b.sample_blocked, b.row_samples,
+                  b.session_ids, b.wait_event_ids, b.states, b.xact_us, b.query_us,
+                  b.change_us, b.backend_xids, b.backend_xmins, b.top_level_query_ids,
+                  b.top_level_query_values, b.query_ids, b.query_values, b.cmdtypes,
+                  b.queryids, b.nested_queryids, b.blockers, b.blockerpids,
+                  b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
        OFFSET 0) u
-  JOIN pgsentinel_archive_activity a
-    ON a.day OPERATOR(pg_catalog.=) u.sday
-   AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
   JOIN pgsentinel_archive_session se
-    ON se.day OPERATOR(pg_catalog.=) a.day
-   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
+    ON se.day OPERATOR(pg_catalog.=) u.day
+   AND se.session_id OPERATOR(pg_catalog.=) u.session_id
   LEFT JOIN pgsentinel_archive_wait_event w
     ON w.wait_event_id OPERATOR(pg_catalog.=) u.wait_event_id
   LEFT JOIN pgsentinel_archive_text tt
-    ON tt.day OPERATOR(pg_catalog.=) a.day
-   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
+    ON tt.day OPERATOR(pg_catalog.=) u.day
+   AND tt.text_id OPERATOR(pg_catalog.=) u.top_level_query_id
   LEFT JOIN pgsentinel_archive_text qt
-    ON qt.day OPERATOR(pg_catalog.=) a.day
-   AND qt.text_id OPERATOR(pg_catalog.=) a.query_id
+    ON qt.day OPERATOR(pg_catalog.=) u.day
+   AND qt.text_id OPERATOR(pg_catalog.=) u.query_id
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
 
-CREATE VIEW pgsentinel_ash_history AS
+CREATE VIEW pgsentinel_ash_archive AS
 SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        usename, application_name, client_addr, client_hostname,
        client_port, backend_start, xact_start, query_start,
@@ -152,12 +234,23 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
        blocker_usesysid, weight, source, blocked_sample
-  FROM pgsentinel_ash_archive
+  FROM pgsentinel_archive_rows;
+
+CREATE VIEW pgsentinel_history_rows AS
+SELECT batch_start, batch_end, ash_time, datid, datname, pid, leader_pid, usesysid,
+       usename, application_name, client_addr, client_hostname,
+       client_port, backend_start, xact_start, query_start,
+       state_change, wait_event_type, wait_event, state,
+       backend_xid, backend_xmin, top_level_query, query, cmdtype,
+       queryid, nested_queryid, backend_type, blockers, blockerpid,
+       blocker_state, sample_id, blocking_pids, sample_period,
+       blocker_usesysid, weight, source, blocked_sample
+  FROM pgsentinel_archive_rows
  WHERE ash_time OPERATOR(pg_catalog.<)
        (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
-SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
-       r.usename, r.application_name, r.client_addr, r.client_hostname,
+SELECT r.ash_time, r.ash_time, r.ash_time, r.datid, r.datname, r.pid, r.leader_pid,
+       r.usesysid, r.usename, r.application_name, r.client_addr, r.client_hostname,
        r.client_port, r.backend_start, r.xact_start, r.query_start,
        r.state_change, r.wait_event_type, r.wait_event, r.state,
        r.backend_xid, r.backend_xmin, r.top_level_query, r.query, r.cmdtype,
@@ -168,5 +261,18 @@ SELECT r.ash_time, r.datid, r.datname, r.pid, r.leader_pid, r.usesysid,
   FROM pgsentinel_ash_ring r
  WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
-GRANT SELECT ON pgsentinel_history_split, pgsentinel_sample_archive, pgsentinel_sample_history,
-    pgsentinel_ash_archive, pgsentinel_ash_history TO PUBLIC;
+CREATE VIEW pgsentinel_ash_history AS
+SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
+       usename, application_name, client_addr, client_hostname,
+       client_port, backend_start, xact_start, query_start,
+       state_change, wait_event_type, wait_event, state,
+       backend_xid, backend_xmin, top_level_query, query, cmdtype,
+       queryid, nested_queryid, backend_type, blockers, blockerpid,
+       blocker_state, sample_id, blocking_pids, sample_period,
+       blocker_usesysid, weight, source, blocked_sample
+  FROM pgsentinel_history_rows;
+
+GRANT SELECT ON pgsentinel_history_split, pgsentinel_archive_samples,
+    pgsentinel_sample_archive, pgsentinel_history_samples, pgsentinel_sample_history,
+    pgsentinel_archive_rows, pgsentinel_ash_archive, pgsentinel_history_rows,
+    pgsentinel_ash_history TO PUBLIC;

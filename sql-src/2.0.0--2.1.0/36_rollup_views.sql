@@ -271,25 +271,16 @@ CREATE VIEW pgsentinel_sample_hour AS
 SELECT o.bucket, o.samples, o.observed, o.peak
   FROM pgsentinel_rollup_hour_observed o;
 
--- The statements of each day's archived activities, with their last
--- top-level text, for the reports that read only rollups for a statement
--- (which keep its query id, not its text); hidden as in
--- pgsentinel_ash_archive.
+-- The statements of the archived rows, with their top-level text, for
+-- the reports that read only rollups for a statement (which keep its query
+-- id, not its text); hidden as in pgsentinel_ash_archive.  A reader names
+-- the days it reads with batch_start (pgsentinel_archive_samples).
 CREATE VIEW pgsentinel_activity_archive AS
-SELECT a.day, a.activity_id, se.datname, se.usesysid, se.usename, se.application_name,
-       CASE WHEN v.visible THEN a.queryid END AS queryid,
-       CASE WHEN v.visible THEN a.query_start END AS query_start,
-       CASE WHEN v.visible THEN pgsentinel_text_fill(tt.text, a.top_level_query_values)
-            ELSE '<insufficient privilege>' END AS top_level_query
-  FROM pgsentinel_archive_activity a
-  JOIN pgsentinel_archive_session se
-    ON se.day OPERATOR(pg_catalog.=) a.day
-   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
-  LEFT JOIN pgsentinel_archive_text tt
-    ON tt.day OPERATOR(pg_catalog.=) a.day
-   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
- CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
-                         OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
+SELECT pg_catalog.timezone('UTC', r.batch_start)::pg_catalog.date AS day,
+       r.sample_id AS activity_id, r.datname, r.usesysid, r.usename,
+       r.application_name, r.queryid, r.query_start, r.top_level_query,
+       r.batch_start
+  FROM pgsentinel_archive_rows r;
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
     pgsentinel_ash_session_minute, pgsentinel_blocking_hour, pgsentinel_blocking_minute,

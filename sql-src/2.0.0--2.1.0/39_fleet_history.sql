@@ -46,63 +46,64 @@ $$;
 -- The statement that reads a fleet server's rows in a window, as
 -- pgsentinel_ash_history's columns (source 'fleet'): $1 the server id,
 -- [$2, $3) the window, %1$I the extension's schema.  What
--- pgsentinel_fleet_ash gives, read in three steps the planner cannot
--- reorder: the samples' rows, then the activities and sessions they name
--- (found by key, once each), then the rows joined to those by hash.
--- Through the view, the planner cannot estimate how many rows a sample's
--- arrays hold, takes thousands for a few dozen, and joins every session
--- to every row.  For the readers that know the server and the window: the
+-- pgsentinel_fleet_ash gives, read in steps the planner cannot reorder:
+-- the rows of the window's batches, then the sessions and texts they name
+-- (found by key, once each), then the rows joined to those.  Through the
+-- view, the planner cannot estimate how many rows a batch's arrays hold,
+-- and may join every session to every row.  For the readers that know the server and the window: the
 -- reports (pgsentinel_fleet_rows()) and the roll.
 CREATE FUNCTION pgsentinel_fleet_rows_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN $sql$
 WITH u AS MATERIALIZED (
-  SELECT s.sample_time, s.sample_id, s.sample_period, s.weight AS sweight, s.feed,
-         timezone('UTC', s.sample_time)::date AS day,
-         s.blockers IS NOT NULL AS blocked_sample, x.*
-    FROM %1$I.pgsentinel_fleet_sample s
-   CROSS JOIN LATERAL ROWS FROM (unnest(s.activity_ids), unnest(s.wait_event_ids),
-                                 unnest(s.blockers), unnest(s.blockerpids),
-                                 unnest(s.blocker_states), unnest(s.blocking_pids),
-                                 unnest(s.blocker_usesysids))
-         AS x(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
-              blocking_pids, blocker_usesysid)
-   WHERE s.server_id = $1 AND s.sample_time >= $2 AND s.sample_time < $3),
- acts AS MATERIALIZED (
-  SELECT a.feed, a.day, a.activity_id, a.xact_start, a.query_start, a.state_change,
-         a.state, a.backend_xid, a.backend_xmin,
-         %1$I.pgsentinel_text_fill(tt.text, a.top_level_query_values) AS top_level_query,
-         %1$I.pgsentinel_text_fill(qt.text, a.query_values) AS query,
-         a.cmdtype, a.queryid, a.nested_queryid, se.datid, se.datname, se.pid,
+  SELECT b.feed, timezone('UTC', b.first_time)::date AS day, x.*
+    FROM %1$I.pgsentinel_fleet_batch b
+   CROSS JOIN LATERAL %1$I.pgsentinel_batch_rows(b.first_time, b.sample_ids,
+             b.sample_us, b.sample_periods, b.weights, b.sample_blocked,
+             b.row_samples, b.session_ids, b.wait_event_ids, b.states, b.xact_us,
+             b.query_us, b.change_us, b.backend_xids, b.backend_xmins,
+             b.top_level_query_ids, b.top_level_query_values, b.query_ids,
+             b.query_values, b.cmdtypes, b.queryids, b.nested_queryids, b.blockers,
+             b.blockerpids, b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
+   WHERE b.server_id = $1 AND b.first_time >= date_trunc('day', $2, 'UTC')
+     AND b.first_time < $3 AND b.last_time >= $2
+     AND x.sample_time >= $2 AND x.sample_time < $3),
+ ses AS MATERIALIZED (
+  SELECT se.feed, se.day, se.session_id, se.datid, se.datname, se.pid,
          se.leader_pid, se.usesysid, se.usename, se.application_name, se.client_addr,
          se.client_hostname, se.client_port, se.backend_start, se.backend_type
-    FROM (SELECT DISTINCT u.feed, u.day, u.activity_id FROM u) k
-    JOIN %1$I.pgsentinel_fleet_activity a
-      ON a.server_id = $1 AND a.feed = k.feed AND a.day = k.day
-     AND a.activity_id = k.activity_id
+    FROM (SELECT DISTINCT u.feed, u.day, u.session_id FROM u) k
     JOIN %1$I.pgsentinel_fleet_session se
-      ON se.server_id = $1 AND se.feed = a.feed AND se.day = a.day
-     AND se.session_id = a.session_id
-    LEFT JOIN %1$I.pgsentinel_fleet_text tt
-      ON tt.server_id = $1 AND tt.feed = a.feed AND tt.day = a.day
-     AND tt.text_id = a.top_level_query_id
-    LEFT JOIN %1$I.pgsentinel_fleet_text qt
-      ON qt.server_id = $1 AND qt.feed = a.feed AND qt.day = a.day
-     AND qt.text_id = a.query_id
-   WHERE a.day >= timezone('UTC', $2)::date AND a.day <= timezone('UTC', $3)::date
-     AND se.day >= timezone('UTC', $2)::date AND se.day <= timezone('UTC', $3)::date)
+      ON se.server_id = $1 AND se.feed = k.feed AND se.day = k.day
+     AND se.session_id = k.session_id
+   WHERE se.day >= timezone('UTC', $2)::date AND se.day <= timezone('UTC', $3)::date),
+ txt AS MATERIALIZED (
+  SELECT t.feed, t.day, t.text_id, t.text
+    FROM (SELECT DISTINCT u.feed, u.day, x.text_id
+            FROM u, LATERAL (VALUES (u.top_level_query_id), (u.query_id)) x(text_id)
+           WHERE x.text_id IS NOT NULL) k
+    JOIN %1$I.pgsentinel_fleet_text t
+      ON t.server_id = $1 AND t.feed = k.feed AND t.day = k.day
+     AND t.text_id = k.text_id
+   WHERE t.day >= timezone('UTC', $2)::date AND t.day <= timezone('UTC', $3)::date)
 SELECT u.sample_time AS ash_time, c.datid, c.datname, c.pid, c.leader_pid, c.usesysid,
        c.usename, c.application_name, c.client_addr, c.client_hostname, c.client_port,
-       c.backend_start, c.xact_start, c.query_start, c.state_change, w.wait_event_type,
-       w.wait_event, c.state, c.backend_xid, c.backend_xmin, c.top_level_query, c.query,
-       c.cmdtype, c.queryid, c.nested_queryid, c.backend_type,
+       c.backend_start, u.xact_start, u.query_start, u.state_change, w.wait_event_type,
+       w.wait_event, u.state, u.backend_xid, u.backend_xmin,
+       %1$I.pgsentinel_text_fill(tt.text, u.top_level_query_values) AS top_level_query,
+       %1$I.pgsentinel_text_fill(qt.text, u.query_values) AS query,
+       u.cmdtype, u.queryid, u.nested_queryid, c.backend_type,
        coalesce(u.blockers, 0) AS blockers, u.blockerpid, u.blocker_state, u.sample_id,
        coalesce(u.blocking_pids, '{}')::int4[] AS blocking_pids, u.sample_period,
-       u.blocker_usesysid, %1$I.pgsentinel_load_weight(c.state, u.sweight) AS weight,
+       u.blocker_usesysid, %1$I.pgsentinel_load_weight(u.state, u.sweight) AS weight,
        'fleet'::text AS source, u.blocked_sample
-  FROM u JOIN acts c
-    ON c.feed = u.feed AND c.day = u.day AND c.activity_id = u.activity_id
+  FROM u JOIN ses c
+    ON c.feed = u.feed AND c.day = u.day AND c.session_id = u.session_id
+  LEFT JOIN txt tt
+    ON tt.feed = u.feed AND tt.day = u.day AND tt.text_id = u.top_level_query_id
+  LEFT JOIN txt qt
+    ON qt.feed = u.feed AND qt.day = u.day AND qt.text_id = u.query_id
   LEFT JOIN %1$I.pgsentinel_fleet_wait_event w
     ON w.server_id = $1 AND w.feed = u.feed AND w.wait_event_id = u.wait_event_id
 $sql$;
@@ -164,7 +165,9 @@ BEGIN
         SELECT x.sample_id, x.sample_time, x.sample_period, x.weight,
                x.active_sessions, 'fleet'::text
           FROM %I.pgsentinel_fleet_sample_archive x
-         WHERE x.server_id = $1 AND x.sample_time >= $2 AND x.sample_time < $3$q$, s)
+         WHERE x.server_id = $1 AND x.sample_time >= $2 AND x.sample_time < $3
+           AND x.batch_start >= date_trunc('day', $2, 'UTC') AND x.batch_start < $3
+           AND x.batch_end >= $2$q$, s)
         USING id, since, until;
 END
 $$;
@@ -383,6 +386,7 @@ BEGIN
         SELECT a.top_level_query FROM %I.pgsentinel_fleet_activity_archive a
          WHERE a.server_id = $1 AND a.queryid = $2
            AND a.day >= timezone('UTC', $3)::date AND a.day <= timezone('UTC', $4)::date
+           AND a.batch_start >= date_trunc('day', $3, 'UTC') AND a.batch_start < $4
            AND (a.query_start IS NULL OR a.query_start < $4)
            AND ($5 IS NULL OR a.datname = $5)
            AND ($6 IS NULL OR a.usename = $6)

@@ -270,14 +270,25 @@ CREATE FUNCTION pgsentinel_ash(
 RETURNS SETOF pgsentinel_ash_history
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-SELECT h.*
-  FROM (SELECT x.* FROM pgsentinel_ash_history x WHERE server IS NULL
+SELECT h.ash_time, h.datid, h.datname, h.pid, h.leader_pid, h.usesysid,
+       h.usename, h.application_name, h.client_addr, h.client_hostname,
+       h.client_port, h.backend_start, h.xact_start, h.query_start,
+       h.state_change, h.wait_event_type, h.wait_event, h.state,
+       h.backend_xid, h.backend_xmin, h.top_level_query, h.query, h.cmdtype,
+       h.queryid, h.nested_queryid, h.backend_type, h.blockers, h.blockerpid,
+       h.blocker_state, h.sample_id, h.blocking_pids, h.sample_period,
+       h.blocker_usesysid, h.weight, h.source, h.blocked_sample
+  FROM (SELECT x.* FROM pgsentinel_history_rows x WHERE server IS NULL
         UNION ALL
-        SELECT f.* FROM pgsentinel_fleet_rows(server, since, until) f
+        SELECT f.ash_time, f.ash_time, f.* FROM pgsentinel_fleet_rows(server, since, until) f
          WHERE server IS NOT NULL) h
  WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
    AND h.ash_time OPERATOR(pg_catalog.>=) since
    AND h.ash_time OPERATOR(pg_catalog.<) until
+   -- the archive's batches of the window (pgsentinel_archive_samples)
+   AND h.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
+   AND h.batch_start OPERATOR(pg_catalog.<) until
+   AND h.batch_end OPERATOR(pg_catalog.>=) since
    AND (dbname IS NULL OR h.datname OPERATOR(pg_catalog.=) dbname)
    AND (username IS NULL OR h.usename OPERATOR(pg_catalog.=) username)
    AND (application IS NULL OR h.application_name OPERATOR(pg_catalog.=) application)
@@ -298,14 +309,19 @@ CREATE FUNCTION pgsentinel_samples_in(
 RETURNS SETOF pgsentinel_sample_history
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-SELECT s.*
-  FROM (SELECT x.* FROM pgsentinel_sample_history x WHERE server IS NULL
+SELECT s.sample_id, s.sample_time, s.sample_period, s.weight,
+       s.active_sessions, s.source
+  FROM (SELECT x.* FROM pgsentinel_history_samples x WHERE server IS NULL
         UNION ALL
-        SELECT f.* FROM pgsentinel_fleet_samples_in(server, since, until) f
+        SELECT f.sample_time, f.sample_time, f.*
+          FROM pgsentinel_fleet_samples_in(server, since, until) f
          WHERE server IS NOT NULL) s
  WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
    AND s.sample_time OPERATOR(pg_catalog.>=) since
-   AND s.sample_time OPERATOR(pg_catalog.<) until;
+   AND s.sample_time OPERATOR(pg_catalog.<) until
+   AND s.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
+   AND s.batch_start OPERATOR(pg_catalog.<) until
+   AND s.batch_end OPERATOR(pg_catalog.>=) since;
 END;
 
 -- How a window is read (docs/reports.md): its whole hours, then whole

@@ -86,6 +86,8 @@ SELECT x.rank, x.key,
                    WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
                      AND a.day OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', since)::pg_catalog.date
                      AND a.day OPERATOR(pg_catalog.<=) pg_catalog.timezone('UTC', until)::pg_catalog.date
+                     AND a.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
+                     AND a.batch_start OPERATOR(pg_catalog.<) until
                      AND (a.query_start IS NULL OR a.query_start OPERATOR(pg_catalog.<) until)
                      AND (dbname IS NULL OR a.datname OPERATOR(pg_catalog.=) dbname)
                      AND (username IS NULL OR a.usename OPERATOR(pg_catalog.=) username)

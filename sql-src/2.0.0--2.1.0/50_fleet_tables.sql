@@ -5,14 +5,15 @@
 -- called there.  They are granted to nobody; the fleet views read them
 -- with their owner's rights, for pg_read_all_stats.
 --
--- Identity: a sample is (server_id, sample_time), unique, and every
--- insert skips a sample already there, so that a copy made twice (the
--- initial copy of a new subscription after a failover, a pull repeated
--- after an error) never doubles a sample.  The activities, texts and wait
--- events a sample's arrays point to are numbered by their feed: the
--- subscription that copied them (its OID), or 0 for what the repository
--- pulled and numbered itself.  A new feed after a failover numbers its
--- activities afresh without clashing with what the old one copied.
+-- Identity: a batch of samples is (server_id, first_time), unique, and
+-- every insert skips a batch already there, so that a copy made twice
+-- (the initial copy of a new subscription after a failover, whose source
+-- holds the same archive) never doubles a sample; a pull moves its
+-- watermark with what it stores.  The sessions, texts and wait events a
+-- batch's arrays point to are numbered by their feed: the subscription
+-- that copied them (its OID), or 0 for what the repository pulled and
+-- numbered itself.  A new feed after a failover numbers its sessions
+-- afresh without clashing with what the old one copied.
 --
 -- Columns: each table's are its archive table's (LIKE), after server_id
 -- and feed: a server's rows are stored as its own archive stored them.
@@ -66,22 +67,16 @@ CREATE TABLE pgsentinel_fleet_server (
     removed timestamptz
 );
 
-CREATE TABLE pgsentinel_fleet_sample (
+CREATE TABLE pgsentinel_fleet_batch (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_sample
+    LIKE pgsentinel_archive_batch
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_session (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
     LIKE pgsentinel_archive_session
-) PARTITION BY LIST (server_id);
-
-CREATE TABLE pgsentinel_fleet_activity (
-    server_id integer NOT NULL,
-    feed bigint NOT NULL,
-    LIKE pgsentinel_archive_activity
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_text (
@@ -98,10 +93,10 @@ CREATE TABLE pgsentinel_fleet_wait_event (
 
 -- The statements history (pgsentinel_archive_statement_delta, _statement_text):
 -- the source's columns after server_id and feed.  A delta is identified by
--- (server_id, statement, reading time), whatever the feed, as a sample is
--- by its time: a second copy of the same archive adds nothing.  The texts
--- point into pgsentinel_fleet_text by (server_id, feed, day, text_id), as
--- the activities do.
+-- (server_id, statement, reading time), whatever the feed, as a batch is
+-- by its first time: a second copy of the same archive adds nothing.  The
+-- texts point into pgsentinel_fleet_text by (server_id, feed, day,
+-- text_id), as the batches' rows do.
 CREATE TABLE pgsentinel_fleet_statement_delta (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
@@ -138,8 +133,8 @@ CREATE TABLE pgsentinel_fleet_rollup_session_hour (LIKE pgsentinel_rollup_sessio
 CREATE TABLE pgsentinel_fleet_rollup_blocking_hour (LIKE pgsentinel_rollup_blocking_hour,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
 
-REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_sample,
-    pgsentinel_fleet_session, pgsentinel_fleet_activity, pgsentinel_fleet_text,
+REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_batch,
+    pgsentinel_fleet_session, pgsentinel_fleet_text,
     pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta,
     pgsentinel_fleet_statement_text, pgsentinel_fleet_rollup_minute,
     pgsentinel_fleet_rollup_minute_observed, pgsentinel_fleet_rollup_session_minute,
@@ -157,7 +152,7 @@ GRANT SELECT ON pgsentinel_fleet_rollup_minute, pgsentinel_fleet_rollup_minute_o
 -- pgsentinel_fleet_statements_in() reads without the texts the view
 -- pgsentinel_fleet_statements joins: the views show their rows whole to
 -- pg_read_all_stats already.
-GRANT SELECT ON pgsentinel_fleet_sample, pgsentinel_fleet_session, pgsentinel_fleet_activity,
+GRANT SELECT ON pgsentinel_fleet_batch, pgsentinel_fleet_session,
     pgsentinel_fleet_text, pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta
     TO pg_read_all_stats;
 
@@ -172,10 +167,9 @@ RETURNS TABLE (parent name, server_key text, range_column name, unit text,
 LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
 SELECT * FROM (VALUES
-    ('pgsentinel_fleet_sample'::name, 'PRIMARY KEY (server_id, sample_time)'::text,
-     'sample_time'::name, 'day'::text, 'raw'::text),
+    ('pgsentinel_fleet_batch'::name, 'PRIMARY KEY (server_id, first_time)'::text,
+     'first_time'::name, 'day'::text, 'raw'::text),
     ('pgsentinel_fleet_session', 'PRIMARY KEY (server_id, feed, day, session_id)', 'day', 'day', 'raw'),
-    ('pgsentinel_fleet_activity', 'PRIMARY KEY (server_id, feed, day, activity_id)', 'day', 'day', 'raw'),
     ('pgsentinel_fleet_text', 'PRIMARY KEY (server_id, feed, day, text_id)', 'day', 'day', 'raw'),
     ('pgsentinel_fleet_wait_event', 'PRIMARY KEY (server_id, feed, wait_event_id)', NULL, NULL, NULL),
     ('pgsentinel_fleet_statement_delta',

@@ -38,14 +38,13 @@ BEGIN
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
-        EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_sample, '
-                       '%1$I.pgsentinel_archive_session, %1$I.pgsentinel_archive_activity, %1$I.pgsentinel_archive_text, '
+        EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_batch, '
+                       '%1$I.pgsentinel_archive_session, %1$I.pgsentinel_archive_text, '
                        '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_statement_delta, '
                        '%1$I.pgsentinel_archive_statement_text '
                        'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
     END IF;
-    FOREACH t IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_session',
-                             'pgsentinel_archive_activity',
+    FOREACH t IN ARRAY ARRAY['pgsentinel_archive_batch', 'pgsentinel_archive_session',
                              'pgsentinel_archive_text', 'pgsentinel_archive_wait_event',
                              'pgsentinel_archive_statement_delta', 'pgsentinel_archive_statement_text'] LOOP
         IF NOT EXISTS (SELECT FROM pg_publication_rel r
@@ -105,8 +104,8 @@ BEGIN
     -- made there, and the row would be dropped with it anyway
     -- (each branch names only the columns of its table)
     IF too_old IS NOT NULL THEN
-        IF TG_ARGV[0] = 'sample' THEN
-            d := timezone('UTC', NEW.sample_time)::date;
+        IF TG_ARGV[0] = 'batch' THEN
+            d := timezone('UTC', NEW.first_time)::date;
         ELSIF TG_ARGV[0] = 'statement_delta' THEN
             d := timezone('UTC', NEW.ash_time)::date;
         ELSIF TG_ARGV[0] <> 'wait_event' THEN
@@ -116,23 +115,65 @@ BEGIN
             RETURN NULL;
         END IF;
     END IF;
-    IF TG_ARGV[0] = 'sample' THEN
-        IF NEW.sample_time <= after THEN
+    -- (of a batch that ends after accept_after, the samples after it)
+    IF TG_ARGV[0] = 'batch' THEN
+        IF NEW.last_time <= after THEN
             RETURN NULL;
         END IF;
-        d := timezone('UTC', NEW.sample_time)::date;
-        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_sample_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+        d := timezone('UTC', NEW.first_time)::date;
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
         END IF;
-        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_sample
-                          SELECT $1, $2, ($3).sample_time, ($3).sample_id,
-                                 ($3).sample_period, ($3).weight, ($3).active_sessions,
-                                 ($3).activity_ids, ($3).wait_event_ids, ($3).blockers,
-                                 ($3).blockerpids, ($3).blocker_states,
-                                 ($3).blocker_usesysids, ($3).blocking_pids
-                        ON CONFLICT DO NOTHING', s)
-            USING srv, fd, NEW;
-    ELSIF TG_ARGV[0] IN ('session', 'activity') THEN
+        IF NEW.first_time <= after THEN
+            -- the batch less its samples up to accept_after, and their
+            -- rows (first_time stays: the times are counted from it)
+            EXECUTE format($q$
+                WITH k AS (
+                  SELECT x.si, (row_number() OVER (ORDER BY x.si))::int4 AS nsi
+                    FROM unnest(($3).sample_us) WITH ORDINALITY AS x(us, si)
+                   WHERE %1$I.pgsentinel_us_after(($3).first_time, x.us) > $4),
+                 r AS (
+                  SELECT x.j, k.nsi
+                    FROM unnest(($3).row_samples) WITH ORDINALITY AS x(si, j)
+                    JOIN k ON k.si = x.si)
+                INSERT INTO %1$I.pgsentinel_fleet_batch
+                  SELECT $1, $2, ($3).first_time, ($3).last_time,
+                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_ids) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_us) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_periods) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).weights) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).active_sessions) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_blocked) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         (SELECT array_agg(r.nsi ORDER BY r.j) FROM r),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).session_ids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).wait_event_ids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).states) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).xact_us) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).query_us) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).change_us) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).backend_xids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).backend_xmins) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).top_level_query_ids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).top_level_query_values) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).query_ids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).query_values) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).cmdtypes) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).queryids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).nested_queryids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
+                         CASE WHEN ($3).blockers IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blockers) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END,
+                         CASE WHEN ($3).blockerpids IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blockerpids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END,
+                         CASE WHEN ($3).blocker_states IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blocker_states) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END,
+                         CASE WHEN ($3).blocker_usesysids IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blocker_usesysids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END,
+                         CASE WHEN ($3).blocking_pids IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blocking_pids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END
+                ON CONFLICT DO NOTHING$q$, s)
+                USING srv, fd, NEW, after;
+        ELSE
+            EXECUTE format('INSERT INTO %I.pgsentinel_fleet_batch
+                              SELECT $1, $2, ($3).*
+                            ON CONFLICT DO NOTHING', s)
+                USING srv, fd, NEW;
+        END IF;
+    ELSIF TG_ARGV[0] = 'session' THEN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_' || TG_ARGV[0] || '_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
         END IF;
@@ -186,12 +227,10 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_redirect() FROM PUBLIC;
 
 -- The triggers, on the parents (PostgreSQL clones them to every partition,
 -- those created later too), fired in replica sessions only.
-CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_sample
-    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('sample');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_batch
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('batch');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_session
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('session');
-CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_activity
-    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('activity');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('text');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
@@ -200,9 +239,8 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_sta
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_delta');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_text');
-ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
-ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
@@ -249,17 +287,13 @@ BEGIN
 END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_refuse() FROM PUBLIC;
-CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_sample
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_batch
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_sample
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_batch
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_session
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_session
-    FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_activity
-    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_activity
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
@@ -277,12 +311,10 @@ CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_arc
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_statement_text
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
-ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
-ALTER TABLE pgsentinel_archive_sample ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
-ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
-ALTER TABLE pgsentinel_archive_activity ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;

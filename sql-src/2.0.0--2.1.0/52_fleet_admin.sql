@@ -286,7 +286,7 @@ BEGIN
 
     IF old.server_id IS NOT NULL THEN
         srv := old.server_id;
-        EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x WHERE x.server_id = $1', s)
+        EXECUTE format('SELECT max(x.last_time) FROM %I.pgsentinel_fleet_batch x WHERE x.server_id = $1', s)
             INTO newest USING srv;
         EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_statement_delta x WHERE x.server_id = $1', s)
             INTO newest_statement USING srv;
@@ -314,8 +314,7 @@ BEGIN
         IF method = 'logical' THEN
             -- landing partitions for the days the repository has no partition
             -- of: the trigger moves every row out of them
-            FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_sample', 'pgsentinel_archive_session',
-                                       'pgsentinel_archive_activity',
+            FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_batch', 'pgsentinel_archive_session',
                                        'pgsentinel_archive_text', 'pgsentinel_archive_statement_delta',
                                        'pgsentinel_archive_statement_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
@@ -453,7 +452,7 @@ BEGIN
                 EXECUTE format($q$
                     SELECT * FROM %I.dblink($1, $r$
                         SELECT pg_catalog.to_char(pg_catalog.timezone('UTC', LEAST(
-                                   (SELECT pg_catalog.min(x.sample_time) FROM %I.pgsentinel_archive_sample x),
+                                   (SELECT pg_catalog.min(x.first_time) FROM %I.pgsentinel_archive_batch x),
                                    (SELECT pg_catalog.min(x.ash_time) FROM %I.pgsentinel_archive_statement_delta x))),
                                    'YYYY-MM-DD')
                     $r$) AS t(d text)$q$, dbl, probe.schema, probe.schema)

@@ -29,26 +29,13 @@ WITH smp AS MATERIALIZED (
    WHERE a.ash_time >= (SELECT min(k.sample_time) FROM kept k)
      AND a.ash_time <= (SELECT max(k.sample_time) FROM kept k)),
 {store rows}
- samples AS (
-  INSERT INTO %1$I.pgsentinel_fleet_sample (server_id, feed, sample_time,
-         sample_id, sample_period, weight, active_sessions, activity_ids,
-         wait_event_ids, blockers, blockerpids, blocker_states,
-         blocker_usesysids, blocking_pids)
-  SELECT $1, 0, k.sample_time, k.sample_id, k.sample_period,
-         k.sample_period * $3, coalesce(g.n, 0), g.activity_ids,
-         g.wait_event_ids, g.blockers, g.blockerpids, g.blocker_states,
-         g.blocker_usesysids, g.blocking_pids
-    FROM kept k LEFT JOIN per_sample g
-      ON g.sample_id = k.sample_id AND g.sample_time = k.sample_time
-  ON CONFLICT DO NOTHING
-  RETURNING sample_id),
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
      SET pulled_until = coalesce((SELECT max(x.sample_time) FROM smp x), f.pulled_until),
          last_pull = now(), last_error = NULL
    WHERE f.server_id = $1
   RETURNING f.pulled_until)
-SELECT (SELECT count(*) FROM smp)::int8, (SELECT count(*) FROM samples)::int8,
+SELECT (SELECT count(*) FROM smp)::int8, (SELECT coalesce(sum(b.samples), 0) FROM batches b)::int8,
        (SELECT count(*) FROM mapped)::int8, (SELECT count(*) FROM smp) >= $4
 $sql$, '{store rows}', pgsentinel_store_rows_sql(true));
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
@@ -252,8 +239,7 @@ BEGIN
                  CROSS JOIN LATERAL pg_partition_tree(t.oid) x
                   JOIN pg_class c ON c.oid = x.relid
                  WHERE t.relnamespace = $2 AND t.relkind = 'p'
-                   AND t.relname IN ('pgsentinel_fleet_sample', 'pgsentinel_fleet_session',
-                                     'pgsentinel_fleet_activity',
+                   AND t.relname IN ('pgsentinel_fleet_batch', 'pgsentinel_fleet_session',
                                      'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
                                      'pgsentinel_fleet_statement_delta',
                                      'pgsentinel_fleet_statement_text')

@@ -19,8 +19,13 @@ AS $$
 DECLARE
     newest timestamptz;
 BEGIN
-    EXECUTE format('SELECT max(x.sample_time) FROM %I.pgsentinel_fleet_sample x
-                     WHERE x.server_id = $1 AND x.sample_time < $2',
+    -- the last sample of the batches that end before, or of the one that
+    -- spans before
+    EXECUTE format('SELECT greatest((SELECT max(x.last_time) FROM %1$I.pgsentinel_fleet_batch x
+                                      WHERE x.server_id = $1 AND x.last_time < $2),
+                                    (SELECT max(y.sample_time) FROM %1$I.pgsentinel_fleet_sample_archive y
+                                      WHERE y.server_id = $1 AND y.batch_start < $2
+                                        AND y.batch_end >= $2 AND y.sample_time < $2))',
                    (SELECT n.nspname FROM pg_extension e
                       JOIN pg_namespace n ON n.oid = e.extnamespace
                      WHERE e.extname = 'pgsentinel'))
@@ -45,90 +50,78 @@ SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        f.rolled_until, f.node, f.hours_rolled_until
   FROM pgsentinel_fleet_server f;
 
+-- (batch_start, batch_end: as in pgsentinel_archive_samples)
 CREATE VIEW pgsentinel_fleet_sample_archive AS
-SELECT f.name AS server, s.server_id, s.sample_time, s.sample_id,
-       s.sample_period, s.weight, s.active_sessions
-  FROM pgsentinel_fleet_sample s
-  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id;
+SELECT f.name AS server, b.server_id, b.first_time AS batch_start,
+       b.last_time AS batch_end,
+       pgsentinel_us_after(b.first_time, x.us) AS sample_time, x.sample_id,
+       x.sample_period, x.weight, x.active_sessions
+  FROM pgsentinel_fleet_batch b
+  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) b.server_id
+ CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(b.sample_ids),
+                               pg_catalog.unnest(b.sample_us),
+                               pg_catalog.unnest(b.sample_periods),
+                               pg_catalog.unnest(b.weights),
+                               pg_catalog.unnest(b.active_sessions))
+       AS x(sample_id, us, sample_period, weight, active_sessions);
 
+-- A batch's rows are read with the batch, then joined to their sessions,
+-- waits and texts by key (as pgsentinel_archive_rows).
 CREATE VIEW pgsentinel_fleet_ash AS
-SELECT f.name AS server, s.server_id, s.sample_time AS ash_time, s.sample_id,
+SELECT f.name AS server, u.server_id, u.sample_time AS ash_time, u.sample_id,
        se.datid, se.datname, se.pid, se.leader_pid, se.usesysid, se.usename,
        se.application_name, se.client_addr, se.client_hostname, se.client_port,
-       se.backend_start, a.xact_start, a.query_start, a.state_change,
-       w.wait_event_type, w.wait_event, a.state, a.backend_xid, a.backend_xmin,
-       pgsentinel_text_fill(tt.text, a.top_level_query_values) AS top_level_query,
-       pgsentinel_text_fill(qt.text, a.query_values) AS query, a.cmdtype, a.queryid,
-       a.nested_queryid, se.backend_type, coalesce(u.blockers, 0) AS blockers,
+       se.backend_start, u.xact_start, u.query_start, u.state_change,
+       w.wait_event_type, w.wait_event, u.state, u.backend_xid, u.backend_xmin,
+       pgsentinel_text_fill(tt.text, u.top_level_query_values) AS top_level_query,
+       pgsentinel_text_fill(qt.text, u.query_values) AS query, u.cmdtype, u.queryid,
+       u.nested_queryid, se.backend_type, coalesce(u.blockers, 0) AS blockers,
        u.blockerpid, u.blocker_state,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
-       s.sample_period, pgsentinel_load_weight(a.state, u.sweight) AS weight,
-       u.blocker_usesysid,
-       s.blockers IS NOT NULL AS blocked_sample
-  FROM pgsentinel_fleet_sample s
-  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) s.server_id
-  -- a sample's rows, each with the keys of its activity and the sample's
-  -- weight: the activities are joined to these rows only, never to the
-  -- samples (nor the texts to the samples through a shared server id).
-  -- Joined to the samples first, a fresh partition's estimates (a few
-  -- rows) made the planner pair every activity with every sample: 98 s
-  -- instead of 0.12 for one pulled ring (PostgreSQL 16, 18,703 rows).
+       u.sample_period, pgsentinel_load_weight(u.state, u.sweight) AS weight,
+       u.blocker_usesysid, u.blocked_sample, b.first_time AS batch_start
+  FROM pgsentinel_fleet_batch b
+  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) b.server_id
  CROSS JOIN LATERAL (
-       SELECT s.server_id AS sid, s.feed AS sfeed, s.weight AS sweight,
-              pg_catalog.timezone('UTC', s.sample_time)::pg_catalog.date AS sday, x.*
-         FROM ROWS FROM (pg_catalog.unnest(s.activity_ids),
-                         pg_catalog.unnest(s.wait_event_ids),
-                         pg_catalog.unnest(s.blockers),
-                         pg_catalog.unnest(s.blockerpids),
-                         pg_catalog.unnest(s.blocker_states),
-                         pg_catalog.unnest(s.blocking_pids),
-                         pg_catalog.unnest(s.blocker_usesysids))
-              AS x(activity_id, wait_event_id, blockers, blockerpid, blocker_state,
-                   blocking_pids, blocker_usesysid)
+       SELECT b.server_id, b.feed,
+              pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day, x.*
+         FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
+                  b.sample_periods, b.weights, b.sample_blocked, b.row_samples,
+                  b.session_ids, b.wait_event_ids, b.states, b.xact_us, b.query_us,
+                  b.change_us, b.backend_xids, b.backend_xmins, b.top_level_query_ids,
+                  b.top_level_query_values, b.query_ids, b.query_values, b.cmdtypes,
+                  b.queryids, b.nested_queryids, b.blockers, b.blockerpids,
+                  b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
        OFFSET 0) u
-  JOIN pgsentinel_fleet_activity a
-    ON a.server_id OPERATOR(pg_catalog.=) u.sid
-   AND a.feed OPERATOR(pg_catalog.=) u.sfeed
-   AND a.day OPERATOR(pg_catalog.=) u.sday
-   AND a.activity_id OPERATOR(pg_catalog.=) u.activity_id
   JOIN pgsentinel_fleet_session se
-    ON se.server_id OPERATOR(pg_catalog.=) a.server_id
-   AND se.feed OPERATOR(pg_catalog.=) a.feed
-   AND se.day OPERATOR(pg_catalog.=) a.day
-   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
+    ON se.server_id OPERATOR(pg_catalog.=) u.server_id
+   AND se.feed OPERATOR(pg_catalog.=) u.feed
+   AND se.day OPERATOR(pg_catalog.=) u.day
+   AND se.session_id OPERATOR(pg_catalog.=) u.session_id
   LEFT JOIN pgsentinel_fleet_wait_event w
-    ON w.server_id OPERATOR(pg_catalog.=) u.sid
-   AND w.feed OPERATOR(pg_catalog.=) u.sfeed
+    ON w.server_id OPERATOR(pg_catalog.=) u.server_id
+   AND w.feed OPERATOR(pg_catalog.=) u.feed
    AND w.wait_event_id OPERATOR(pg_catalog.=) u.wait_event_id
   LEFT JOIN pgsentinel_fleet_text tt
-    ON tt.server_id OPERATOR(pg_catalog.=) a.server_id
-   AND tt.feed OPERATOR(pg_catalog.=) a.feed
-   AND tt.day OPERATOR(pg_catalog.=) a.day
-   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id
+    ON tt.server_id OPERATOR(pg_catalog.=) u.server_id
+   AND tt.feed OPERATOR(pg_catalog.=) u.feed
+   AND tt.day OPERATOR(pg_catalog.=) u.day
+   AND tt.text_id OPERATOR(pg_catalog.=) u.top_level_query_id
   LEFT JOIN pgsentinel_fleet_text qt
-    ON qt.server_id OPERATOR(pg_catalog.=) a.server_id
-   AND qt.feed OPERATOR(pg_catalog.=) a.feed
-   AND qt.day OPERATOR(pg_catalog.=) a.day
-   AND qt.text_id OPERATOR(pg_catalog.=) a.query_id;
+    ON qt.server_id OPERATOR(pg_catalog.=) u.server_id
+   AND qt.feed OPERATOR(pg_catalog.=) u.feed
+   AND qt.day OPERATOR(pg_catalog.=) u.day
+   AND qt.text_id OPERATOR(pg_catalog.=) u.query_id;
 
--- The statements of every server's activities, with their top-level
--- text, as pgsentinel_activity_archive shows this server's (whole).
+-- The statements of every server's rows, with their top-level text, as
+-- pgsentinel_activity_archive shows this server's (whole).
 CREATE VIEW pgsentinel_fleet_activity_archive AS
-SELECT f.name AS server, a.server_id, a.feed, a.day, a.activity_id, se.datname,
-       se.usesysid, se.usename, se.application_name, a.queryid, a.query_start,
-       pgsentinel_text_fill(tt.text, a.top_level_query_values) AS top_level_query
-  FROM pgsentinel_fleet_activity a
-  JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) a.server_id
-  JOIN pgsentinel_fleet_session se
-    ON se.server_id OPERATOR(pg_catalog.=) a.server_id
-   AND se.feed OPERATOR(pg_catalog.=) a.feed
-   AND se.day OPERATOR(pg_catalog.=) a.day
-   AND se.session_id OPERATOR(pg_catalog.=) a.session_id
-  LEFT JOIN pgsentinel_fleet_text tt
-    ON tt.server_id OPERATOR(pg_catalog.=) a.server_id
-   AND tt.feed OPERATOR(pg_catalog.=) a.feed
-   AND tt.day OPERATOR(pg_catalog.=) a.day
-   AND tt.text_id OPERATOR(pg_catalog.=) a.top_level_query_id;
+SELECT a.server, a.server_id, NULL::pg_catalog.int8 AS feed,
+       pg_catalog.timezone('UTC', a.batch_start)::pg_catalog.date AS day,
+       a.sample_id AS activity_id, a.datname, a.usesysid, a.usename,
+       a.application_name, a.queryid, a.query_start, a.top_level_query,
+       a.batch_start
+  FROM pgsentinel_fleet_ash a;
 
 -- The statements history of every server, as pgsentinel_statements_archive
 -- shows one server's (the deltas of each reading whose counters moved,

@@ -46,8 +46,10 @@ WITH roll_range AS MATERIALIZED (
     FROM ({fleet rows}) a),
  roll_samples AS MATERIALIZED (
   SELECT s.sample_time, s.weight, s.active_sessions
-    FROM %1$I.pgsentinel_fleet_sample s
-   WHERE s.server_id = $1 AND s.sample_time >= $2 AND s.sample_time < $3),
+    FROM %1$I.pgsentinel_fleet_sample_archive s
+   WHERE s.server_id = $1 AND s.sample_time >= $2 AND s.sample_time < $3
+     AND s.batch_start >= date_trunc('day', $2, 'UTC') AND s.batch_start < $3
+     AND s.batch_end >= $2),
 {rollups}
  rolled AS (SELECT 1)
 SELECT (SELECT count(*) FROM roll_samples)::int8, (SELECT count(*) FROM roll_rows)::int8
@@ -113,13 +115,14 @@ BEGIN
                             -- ($1, not x.server_id: known when planned, the
                             -- other servers' partitions, on other nodes
                             -- maybe, are not opened)
-                            ELSE (SELECT max(m.sample_time) FROM %1$I.pgsentinel_fleet_sample m
+                            ELSE (SELECT max(m.last_time) FROM %1$I.pgsentinel_fleet_batch m
                                    WHERE m.server_id = $1) END AS whole
                   FROM %1$I.pgsentinel_fleet_server x
                  WHERE x.server_id = $1 FOR UPDATE OF x$q$, s)
                 INTO lo, hlo, whole USING f.server_id;
-            EXECUTE format('SELECT min(m.sample_time) FROM %I.pgsentinel_fleet_sample m
-                             WHERE m.server_id = $1 AND m.sample_time >= $2', s)
+            EXECUTE format('SELECT min(m.sample_time) FROM %I.pgsentinel_fleet_sample_archive m
+                             WHERE m.server_id = $1 AND m.sample_time >= $2
+                               AND m.batch_end >= $2', s)
                 INTO nxt USING f.server_id, coalesce(lo, '-infinity');
             lo := coalesce(lo, date_trunc('minute', nxt, 'UTC'));
             -- (least() would pass over a NULL: nothing whole yet)

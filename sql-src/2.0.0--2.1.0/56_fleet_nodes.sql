@@ -108,7 +108,7 @@ BEGIN
             RAISE EXCEPTION 'repository node "%" already holds partitions of fleet server id %', node, server
                 USING ERRCODE = 'duplicate_table',
                       DETAIL = 'They belong to no server of this repository: another repository, or an earlier installation of this one, made them.',
-                      HINT = format('Drop them there if nothing needs them (DROP TABLE pgsentinel_fleet_sample_%s and the other tables named pgsentinel_fleet_*_%s), or call again: the next call takes the next server id.', server, server);
+                      HINT = format('Drop them there if nothing needs them (DROP TABLE pgsentinel_fleet_batch_%s and the other tables named pgsentinel_fleet_*_%s), or call again: the next call takes the next server id.', server, server);
         END IF;
     END IF;
     RETURN probe.schema;
@@ -302,16 +302,19 @@ BEGIN
             -- the days its sources' backlog fills), within its retention
             EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
                 USING n.node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s'; DO %s$r$,
-                                     quote_literal(format($b$BEGIN
-                PERFORM %5$I.pgsentinel_fleet_partitions(x.id,
-                            GREATEST(LEAST(%6$L::pg_catalog.date,
-                                           (SELECT pg_catalog.timezone('UTC', pg_catalog.max(y.sample_time))::pg_catalog.date
-                                              FROM %5$I.pgsentinel_fleet_sample y
-                                             WHERE y.server_id OPERATOR(pg_catalog.=) x.id)),
-                                     pg_catalog.timezone('UTC', pg_catalog.now() OPERATOR(pg_catalog.-) x.r)::pg_catalog.date),
-                            %7$L::pg_catalog.date)
-                   FROM ROWS FROM (pg_catalog.unnest(%1$L::pg_catalog.int4[]),
-                                   pg_catalog.unnest(%2$L::pg_catalog.interval[])) AS x(id, r);
+                                     quote_literal(format($b$DECLARE srv record; newest date; BEGIN
+                -- (the newest day read in a statement of its own: a table
+                -- that one reads cannot be attached to in the same one)
+                FOR srv IN SELECT * FROM ROWS FROM (pg_catalog.unnest(%1$L::pg_catalog.int4[]),
+                                                    pg_catalog.unnest(%2$L::pg_catalog.interval[])) AS v(id, r) LOOP
+                    SELECT pg_catalog.timezone('UTC', pg_catalog.max(y.last_time))::pg_catalog.date INTO newest
+                      FROM %5$I.pgsentinel_fleet_batch y
+                     WHERE y.server_id OPERATOR(pg_catalog.=) srv.id;
+                    PERFORM %5$I.pgsentinel_fleet_partitions(srv.id,
+                                GREATEST(LEAST(%6$L::pg_catalog.date, newest),
+                                         pg_catalog.timezone('UTC', pg_catalog.now() OPERATOR(pg_catalog.-) srv.r)::pg_catalog.date),
+                                %7$L::pg_catalog.date);
+                END LOOP;
                 -- (a statement of its own: a table the one above read
                 -- cannot be dropped in the same statement)
                 PERFORM %5$I.pgsentinel_fleet_expire(x.id, x.r, x.m, x.h)

@@ -72,6 +72,8 @@
 #define ARCHIVE_BUSY_RETRY_MS	(60 * 1000)
 /* Shorter than the default 1 s: the archiver detects a deadlock first. */
 #define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
+/* a repository's fleet tick: at most this long apart */
+#define FLEET_TICK_MS			(5 * 1000)
 
 /* The sampler's view of the worker. */
 static PgsWorkerLauncher launcher = {
@@ -525,6 +527,9 @@ pgsentinel_archiver_main(Datum main_arg)
 	TimestampTz size_due = 0;
 	/* the statements ring's rows written as of the last statements step */
 	uint64		statements_written = PG_UINT64_MAX;
+	TimestampTz archive_at = 0;
+	bool		woken = false;
+	int64		wait_ms;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, pgs_db_worker_sigterm);
@@ -573,15 +578,30 @@ pgsentinel_archiver_main(Datum main_arg)
 		}
 		if (busy_retry != 0 && now >= busy_retry)
 			partitions_due = true;
-		(void) archive_cycle(&partitions_due, &busy_retry, &size_due,
-							 &statements_written);
-		/* a repository pulls its fleet's standbys (fleet.c) */
+
+		/*
+		 * Archive every interval, or when the sampler wakes us (texts about
+		 * to be overwritten, a reload): each archiving writes one batch, so
+		 * the interval is what a batch spans.  A repository's fleet ticks on
+		 * a shorter period of its own (fleet.c): its pulls are due every
+		 * pull_interval, whatever the batches' length.
+		 */
+		if (woken || now >= archive_at)
+		{
+			(void) archive_cycle(&partitions_due, &busy_retry, &size_due,
+								 &statements_written);
+			archive_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													 pgs_archive_interval_ms);
+		}
 		if (!ShutdownRequestPending)
 			pgs_fleet_tick();
 
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pgs_archive_interval_ms, pgs_worker_wait_event());
+		now = GetCurrentTimestamp();
+		wait_ms = Min((int64) Min(pgs_archive_interval_ms, FLEET_TICK_MS),
+					  Max((int64) 0, (archive_at - now) / 1000));
+		woken = (WaitLatch(MyLatch,
+						   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						   wait_ms, pgs_worker_wait_event()) & WL_LATCH_SET) != 0;
 		ResetLatch(MyLatch);
 	}
 }
