@@ -57,7 +57,7 @@ REPO_CONF = ("pgsentinel_archive.interval = '5s'\nautovacuum = on\n"
              "max_sync_workers_per_subscription = 2\n")
 
 SERVER_SIZE_SQL = """SELECT f.name, coalesce(sum(pg_total_relation_size(c.oid)), 0),
-       (SELECT count(*) FROM pgsentinel_fleet_sample s WHERE s.server_id = f.server_id)
+       (SELECT count(*) FROM pgsentinel_fleet_sample_archive s WHERE s.server_id = f.server_id)
   FROM pgsentinel_fleet_server f
   LEFT JOIN pg_class c ON c.relkind = 'r'
        AND c.relname ~ ('^pgsentinel_fleet_[a-z_]+_' || f.server_id || '_')
@@ -176,8 +176,10 @@ def main():
         ids = dict(line.split("|") for line in repo.psql(
             "SELECT server_id, name FROM pgsentinel_fleet_server").splitlines())
         seen, lags = set(), {}
-        for row in poll.query("SELECT server_id, sample_time FROM pgsentinel_fleet_sample "
-                              "WHERE sample_time > now() - interval '10 minutes'"):
+        for row in poll.query("SELECT server_id, sample_time FROM pgsentinel_fleet_sample_archive "
+                              "WHERE sample_time > now() - interval '10 minutes' "
+                              "AND batch_start >= date_trunc('day', now() - interval '10 minutes', 'UTC') "
+                              "AND batch_end > now() - interval '10 minutes'"):
             seen.add(tuple(row.split("|")))
         size0 = sizes(repo)
         wal0 = repo.psql("SELECT pg_current_wal_lsn()")
@@ -187,8 +189,10 @@ def main():
             for row in poll.query(
                     "SELECT server_id, sample_time, "
                     "extract(epoch FROM clock_timestamp() - sample_time) "
-                    "FROM pgsentinel_fleet_sample "
-                    "WHERE sample_time > now() - interval '2 minutes'"):
+                    "FROM pgsentinel_fleet_sample_archive "
+                    "WHERE sample_time > now() - interval '2 minutes' "
+                    "AND batch_start >= date_trunc('day', now() - interval '2 minutes', 'UTC') "
+                    "AND batch_end > now() - interval '2 minutes'"):
                 sid, st, lag = row.split("|")
                 if (sid, st) not in seen:
                     seen.add((sid, st))

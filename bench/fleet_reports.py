@@ -50,29 +50,41 @@ INSERT INTO pgsentinel_fleet_session
 SELECT 1, 0, '{day}', s, s, 1, 'bench', 10000 + s, 10, 'app' || (s % 3), 'web' || (s % 4),
        '10.0.0.' || s || '/32', '{day}', 'client backend'
 FROM generate_series(1, {n}) s;
-INSERT INTO pgsentinel_fleet_activity
-    (server_id, feed, day, activity_id, hash, session_id, state, top_level_query_id,
-     query_id, cmdtype, queryid)
-SELECT 1, 0, '{day}', s, s, s, 'active', 1 + s % 10, 1 + s % 10, 'SELECT', 1000 + s % 10
-FROM generate_series(1, {n}) s;
 -- the wait of session s: CPU, IO, Lock (behind session 1), LWLock
 CREATE TEMP TABLE bench_w AS
 SELECT s, CASE WHEN s <= {n} * 4 / 10 THEN 1 WHEN s <= {n} * 7 / 10 THEN 2
                WHEN s <= {n} * 9 / 10 THEN 3 ELSE 4 END AS w
 FROM generate_series(1, {n}) s;
-INSERT INTO pgsentinel_fleet_sample
-    (server_id, feed, sample_time, sample_id, sample_period, weight, active_sessions,
-     activity_ids, wait_event_ids, blockers, blockerpids, blocker_states,
-     blocker_usesysids, blocking_pids)
-SELECT 1, 0, '{day} 00:00+00'::timestamptz + i * interval '1 s', i, 1, 1, {n},
-       (SELECT array_agg(s ORDER BY s) FROM bench_w),
-       (SELECT array_agg(w ORDER BY s) FROM bench_w),
-       (SELECT array_agg(CASE WHEN w = 3 THEN 1 ELSE 0 END ORDER BY s) FROM bench_w),
-       (SELECT array_agg(CASE WHEN w = 3 THEN 10001 END ORDER BY s) FROM bench_w),
-       (SELECT array_agg(CASE WHEN w = 3 THEN 'active' END ORDER BY s) FROM bench_w),
-       (SELECT array_agg(CASE WHEN w = 3 THEN 10::oid END ORDER BY s) FROM bench_w),
-       (SELECT array_agg(CASE WHEN w = 3 THEN '{{10001}}' END ORDER BY s) FROM bench_w)
-FROM generate_series(0, 86399) i;
+-- one batch a minute: its 60 samples, the rows by session then sample
+INSERT INTO pgsentinel_fleet_batch
+    (server_id, feed, first_time, last_time, sample_ids, sample_us, sample_periods,
+     weights, active_sessions, sample_blocked, row_samples, session_ids,
+     wait_event_ids, states, top_level_query_ids, query_ids, cmdtypes, queryids,
+     blockers, blockerpids, blocker_states, blocker_usesysids, blocking_pids)
+SELECT 1, 0, t, t + interval '59 s',
+       (SELECT array_agg(m * 60 + i ORDER BY i) FROM generate_series(0, 59) i),
+       (SELECT array_agg(i * 1000000::int8 ORDER BY i) FROM generate_series(0, 59) i),
+       array_fill(1::float8, ARRAY[60]), array_fill(1::float8, ARRAY[60]),
+       array_fill({n}, ARRAY[60]), array_fill(true, ARRAY[60]),
+       r.row_samples, r.session_ids, r.wait_event_ids, r.states, r.texts, r.texts,
+       r.cmdtypes, r.queryids, r.blockers, r.blockerpids, r.blocker_states,
+       r.blocker_usesysids, r.blocking_pids
+FROM generate_series(0, 1439) m
+CROSS JOIN LATERAL (SELECT '{day} 00:00+00'::timestamptz + m * interval '1 min' AS t) x
+CROSS JOIN (
+  SELECT array_agg(i ORDER BY w.s, i) AS row_samples,
+         array_agg(w.s ORDER BY w.s, i) AS session_ids,
+         array_agg(w.w ORDER BY w.s, i) AS wait_event_ids,
+         array_agg('active'::text ORDER BY w.s, i) AS states,
+         array_agg(1 + w.s % 10 ORDER BY w.s, i) AS texts,
+         array_agg('SELECT'::text ORDER BY w.s, i) AS cmdtypes,
+         array_agg(1000 + w.s % 10::int8 ORDER BY w.s, i) AS queryids,
+         array_agg(CASE WHEN w.w = 3 THEN 1 ELSE 0 END ORDER BY w.s, i) AS blockers,
+         array_agg(CASE WHEN w.w = 3 THEN 10001 END ORDER BY w.s, i) AS blockerpids,
+         array_agg(CASE WHEN w.w = 3 THEN 'active' END ORDER BY w.s, i) AS blocker_states,
+         array_agg(CASE WHEN w.w = 3 THEN 10::oid END ORDER BY w.s, i) AS blocker_usesysids,
+         array_agg(CASE WHEN w.w = 3 THEN '{{10001}}' END ORDER BY w.s, i) AS blocking_pids
+    FROM bench_w w, generate_series(1, 60) i) r;
 """
 
 # server k: its partitions, s1's samples and rollups under its own id
@@ -84,8 +96,10 @@ SELECT {k}, 's{k}', 'pull', '', pulled_until, rolled_until, hours_rolled_until,
        retention, minute_retention, hour_retention
 FROM pgsentinel_fleet_server WHERE server_id = 1;
 SELECT pgsentinel_fleet_partitions({k}, '{day}', '{day}');
-INSERT INTO pgsentinel_fleet_sample SELECT {k}, feed, sample_time, sample_id, sample_period,
-       weight, active_sessions FROM pgsentinel_fleet_sample WHERE server_id = 1;
+INSERT INTO pgsentinel_fleet_batch (server_id, feed, first_time, last_time, sample_ids,
+       sample_us, sample_periods, weights, active_sessions, sample_blocked)
+SELECT {k}, feed, first_time, last_time, sample_ids, sample_us, sample_periods, weights,
+       active_sessions, sample_blocked FROM pgsentinel_fleet_batch WHERE server_id = 1;
 """
 ROLLUPS = ["minute", "minute_observed", "session_minute", "blocking_minute",
            "hour", "hour_observed", "session_hour", "blocking_hour"]
@@ -135,7 +149,7 @@ def main():
         cl.psql(DATA_SQL.format(day=DAY, n=args.sessions))
         cl.psql("VACUUM ANALYZE")
         load_s = time.time() - t
-        rows = int(cl.psql("SELECT sum(cardinality(activity_ids)) FROM pgsentinel_fleet_sample"))
+        rows = int(cl.psql("SELECT sum(cardinality(row_samples)) FROM pgsentinel_fleet_batch"))
         t = time.time()
         rolls = 0
         while True:

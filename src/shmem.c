@@ -39,11 +39,14 @@
  *	  pending_sample_time, which the sampler stores with the sample)
  *	  together in shared mode, so that it never takes a sample whose waiting
  *	  rows it cannot know of.
- *	- The archiver's latch and the text area's head as of its last step
- *	  (archiver.latch, archiver.text_head) are written by the archiver under
- *	  the exclusive lock; the sampler reads them, and writes
- *	  archiver.text_woken (where it last woke the archiver), only in its own
- *	  exclusive hold, and calls SetLatch() after releasing it.
+ *	- The archiver's latch and the heads of the text area and the rings as
+ *	  of its last step (archiver.latch, archiver.text_head, ash_head,
+ *	  statements_head) are written by the archiver under the exclusive lock;
+ *	  the sampler (texts, ASH ring) and the statements worker (statements
+ *	  ring) read them, and write where they last woke the archiver
+ *	  (archiver.text_woken, ash_woken, statements_woken) and archiver.wake,
+ *	  only in their own exclusive hold, and call SetLatch() after releasing
+ *	  it; the archiver reads and clears archiver.wake under the lock.
  *	- statements.request_taken_seq, the last request the statements worker
  *	  took, is an atomic written by that worker under the lock and read by
  *	  the sampler without it (a stale value only makes it carry a request

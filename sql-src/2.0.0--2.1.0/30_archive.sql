@@ -64,8 +64,8 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- (or xact_start, or first_time).  The blocker arrays are NULL when no
 -- row of the batch waited for another session.  weight: the seconds of
 -- one session's time each row of a sample stands for (period x
--- keep_one_in); active_sessions: the rows of active sessions the sample
--- had in the ring.  A batch never spans two UTC days: the partitions are
+-- keep_one_in); active_sessions: the sample's rows of active sessions
+-- archived.  A batch never spans two UTC days: the partitions are
 -- by day on first_time.
 CREATE TABLE pgsentinel_archive_batch (
     first_time timestamptz NOT NULL,

@@ -8,8 +8,8 @@
 
 -- A statement text as {template, literal values}, and back (the rule that
 -- makes the pair exact: src/archive/text_template.c).  The archive keeps
--- the template among the day's texts and the values in the row's
--- activity; its views read the text back with pgsentinel_text_fill().
+-- the template among the day's texts and the values with the row (in its
+-- batch); its views read the text back with pgsentinel_text_fill().
 CREATE FUNCTION pgsentinel_text_split(text)
 RETURNS text[]
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
@@ -110,7 +110,7 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
        pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
        pg_catalog.replace($sql$
 -- texts as templates, once per day; the literal values cut out of a
--- row's texts go with its activity
+-- row's texts go with the row
  split AS MATERIALIZED (
   SELECT x.day, x.text, %1$I.pgsentinel_text_split(x.text) AS parts
     FROM (SELECT DISTINCT x.day, t.text

@@ -274,12 +274,13 @@ SELECT o.bucket, o.samples, o.observed, o.peak
 -- The statements of the archived rows, with their top-level text, for
 -- the reports that read only rollups for a statement (which keep its query
 -- id, not its text); hidden as in pgsentinel_ash_archive.  A reader names
--- the days it reads with batch_start (pgsentinel_archive_samples).
+-- the batches it reads with batch_start and batch_end
+-- (pgsentinel_archive_samples); activity_id is the row's sample id.
 CREATE VIEW pgsentinel_activity_archive AS
 SELECT pg_catalog.timezone('UTC', r.batch_start)::pg_catalog.date AS day,
        r.sample_id AS activity_id, r.datname, r.usesysid, r.usename,
        r.application_name, r.queryid, r.query_start, r.top_level_query,
-       r.batch_start
+       r.batch_start, r.batch_end
   FROM pgsentinel_archive_rows r;
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,

@@ -7,6 +7,30 @@
 -- share of the DB time, its aas, the three waits it spent the most time
 -- in (wait_profile) and a description: the last text of a statement, who
 -- a session was.
+
+-- The latest top-level text of statement qid among the archive's rows
+-- of [since, until) (of a database, role, application if given), for the
+-- reports that read a statement from the rollups only (which keep its
+-- query id, not its text).
+CREATE FUNCTION pgsentinel_statement_text_in(qid bigint, since timestamptz,
+                                             until timestamptz, dbname text,
+                                             username text, application text)
+RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+SELECT a.top_level_query FROM pgsentinel_activity_archive a
+ WHERE a.queryid OPERATOR(pg_catalog.=) qid
+   AND a.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
+   AND a.batch_start OPERATOR(pg_catalog.<) until
+   AND a.batch_end OPERATOR(pg_catalog.>=) since
+   AND (a.query_start IS NULL OR a.query_start OPERATOR(pg_catalog.<) until)
+   AND (dbname IS NULL OR a.datname OPERATOR(pg_catalog.=) dbname)
+   AND (username IS NULL OR a.usename OPERATOR(pg_catalog.=) username)
+   AND (application IS NULL OR a.application_name OPERATOR(pg_catalog.=) application)
+ ORDER BY a.day DESC, a.query_start DESC NULLS LAST, a.activity_id DESC
+ LIMIT 1;
+END;
+
 CREATE FUNCTION pgsentinel_top(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -82,18 +106,13 @@ SELECT x.rank, x.key,
             THEN pgsentinel_fleet_statement_text(server, x.key::pg_catalog.int8, since, until,
                                                  dbname, username, application)
             WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
-            THEN (SELECT a.top_level_query FROM pgsentinel_activity_archive a
-                   WHERE a.queryid OPERATOR(pg_catalog.=) x.key::pg_catalog.int8
-                     AND a.day OPERATOR(pg_catalog.>=) pg_catalog.timezone('UTC', since)::pg_catalog.date
-                     AND a.day OPERATOR(pg_catalog.<=) pg_catalog.timezone('UTC', until)::pg_catalog.date
-                     AND a.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
-                     AND a.batch_start OPERATOR(pg_catalog.<) until
-                     AND (a.query_start IS NULL OR a.query_start OPERATOR(pg_catalog.<) until)
-                     AND (dbname IS NULL OR a.datname OPERATOR(pg_catalog.=) dbname)
-                     AND (username IS NULL OR a.usename OPERATOR(pg_catalog.=) username)
-                     AND (application IS NULL OR a.application_name OPERATOR(pg_catalog.=) application)
-                   ORDER BY a.day DESC, a.query_start DESC NULLS LAST, a.activity_id DESC
-                   LIMIT 1)
+            -- (the window's last hour read first, the rest only if the
+            -- statement is not there: each batch read is decoded whole)
+            THEN coalesce(pgsentinel_statement_text_in(x.key::pg_catalog.int8,
+                              greatest(since, until OPERATOR(pg_catalog.-) interval '1 hour'),
+                              until, dbname, username, application),
+                          pgsentinel_statement_text_in(x.key::pg_catalog.int8, since, until,
+                                                       dbname, username, application))
             ELSE x.description END,
        x.db_time, x.aas, x.pct,
        (SELECT pg_catalog.string_agg(pg_catalog.format('%s %s%%', coalesce(w.wait, '?'),

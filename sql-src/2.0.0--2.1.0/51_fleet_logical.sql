@@ -136,7 +136,14 @@ BEGIN
                   SELECT x.j, k.nsi
                     FROM unnest(($3).row_samples) WITH ORDINALITY AS x(si, j)
                     JOIN k ON k.si = x.si)
-                INSERT INTO %1$I.pgsentinel_fleet_batch
+                INSERT INTO %1$I.pgsentinel_fleet_batch (server_id, feed, first_time,
+                         last_time, sample_ids, sample_us, sample_periods, weights,
+                         active_sessions, sample_blocked, row_samples, session_ids,
+                         wait_event_ids, states, xact_us, query_us, change_us,
+                         backend_xids, backend_xmins, top_level_query_ids,
+                         top_level_query_values, query_ids, query_values, cmdtypes,
+                         queryids, nested_queryids, blockers, blockerpids,
+                         blocker_states, blocker_usesysids, blocking_pids)
                   SELECT $1, $2, ($3).first_time, ($3).last_time,
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_ids) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_us) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),

@@ -286,7 +286,7 @@ BEGIN
 
     IF old.server_id IS NOT NULL THEN
         srv := old.server_id;
-        EXECUTE format('SELECT max(x.last_time) FROM %I.pgsentinel_fleet_batch x WHERE x.server_id = $1', s)
+        EXECUTE format('SELECT x.last_time FROM %I.pgsentinel_fleet_batch x WHERE x.server_id = $1 ORDER BY x.first_time DESC LIMIT 1', s)
             INTO newest USING srv;
         EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_statement_delta x WHERE x.server_id = $1', s)
             INTO newest_statement USING srv;

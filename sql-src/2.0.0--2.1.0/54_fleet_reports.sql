@@ -21,10 +21,14 @@ DECLARE
 BEGIN
     -- the last sample of the batches that end before, or of the one that
     -- spans before
-    EXECUTE format('SELECT greatest((SELECT max(x.last_time) FROM %1$I.pgsentinel_fleet_batch x
-                                      WHERE x.server_id = $1 AND x.last_time < $2),
+    -- (batches by their first time, newest first: the primary key)
+    EXECUTE format('SELECT greatest((SELECT x.last_time FROM %1$I.pgsentinel_fleet_batch x
+                                      WHERE x.server_id = $1 AND x.first_time < $2
+                                        AND x.last_time < $2
+                                      ORDER BY x.first_time DESC LIMIT 1),
                                     (SELECT max(y.sample_time) FROM %1$I.pgsentinel_fleet_sample_archive y
                                       WHERE y.server_id = $1 AND y.batch_start < $2
+                                        AND y.batch_start >= date_trunc(''day'', $2, ''UTC'')
                                         AND y.batch_end >= $2 AND y.sample_time < $2))',
                    (SELECT n.nspname FROM pg_extension e
                       JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -68,7 +72,7 @@ SELECT f.name AS server, b.server_id, b.first_time AS batch_start,
 -- A batch's rows are read with the batch, then joined to their sessions,
 -- waits and texts by key (as pgsentinel_archive_rows).
 CREATE VIEW pgsentinel_fleet_ash AS
-SELECT f.name AS server, u.server_id, u.sample_time AS ash_time, u.sample_id,
+SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
        se.datid, se.datname, se.pid, se.leader_pid, se.usesysid, se.usename,
        se.application_name, se.client_addr, se.client_hostname, se.client_port,
        se.backend_start, u.xact_start, u.query_start, u.state_change,

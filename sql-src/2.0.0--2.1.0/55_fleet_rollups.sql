@@ -7,8 +7,8 @@
 --
 -- When: a server's minute is rolled up once every row of it is in the
 -- repository.  A pulled server's rows are whole up to its watermark
--- (pulled_until: a pull stores samples in time order, each with its
--- activities, sessions and texts).  A subscribed server's arrive a
+-- (pulled_until: a pull stores samples in time order, as batches with
+-- their sessions and texts).  A subscribed server's arrive a
 -- source step at a time, in the order of the source's commits, each with
 -- what its samples point to -- except during a subscription's initial
 -- copy, whose tables are copied apart: its rows are whole once every
@@ -22,7 +22,7 @@
 -- another node, whose part commits first, the roll replaces what a lost
 -- one left in its range); a roll
 -- reads the rows of [rolled_until, hi) only, whatever feed brought them,
--- and a sample is stored once per server (a re-copy adds none), so no
+-- and a batch is stored once per server (a re-copy adds none), so no
 -- row is rolled up twice.  A row that arrives for a time already rolled
 -- up (a source whose clock went back) is in the rows, not the rollups.
 
@@ -115,13 +115,15 @@ BEGIN
                             -- ($1, not x.server_id: known when planned, the
                             -- other servers' partitions, on other nodes
                             -- maybe, are not opened)
-                            ELSE (SELECT max(m.last_time) FROM %1$I.pgsentinel_fleet_batch m
-                                   WHERE m.server_id = $1) END AS whole
+                            ELSE (SELECT m.last_time FROM %1$I.pgsentinel_fleet_batch m
+                                   WHERE m.server_id = $1
+                                   ORDER BY m.first_time DESC LIMIT 1) END AS whole
                   FROM %1$I.pgsentinel_fleet_server x
                  WHERE x.server_id = $1 FOR UPDATE OF x$q$, s)
                 INTO lo, hlo, whole USING f.server_id;
             EXECUTE format('SELECT min(m.sample_time) FROM %I.pgsentinel_fleet_sample_archive m
                              WHERE m.server_id = $1 AND m.sample_time >= $2
+                               AND m.batch_start >= date_trunc(''day'', $2, ''UTC'')
                                AND m.batch_end >= $2', s)
                 INTO nxt USING f.server_id, coalesce(lo, '-infinity');
             lo := coalesce(lo, date_trunc('minute', nxt, 'UTC'));

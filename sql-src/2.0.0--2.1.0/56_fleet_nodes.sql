@@ -302,14 +302,15 @@ BEGIN
             -- the days its sources' backlog fills), within its retention
             EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
                 USING n.node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s'; DO %s$r$,
-                                     quote_literal(format($b$DECLARE srv record; newest date; BEGIN
+                                     quote_literal(format($b$DECLARE srv record; newest pg_catalog.date; BEGIN
                 -- (the newest day read in a statement of its own: a table
                 -- that one reads cannot be attached to in the same one)
                 FOR srv IN SELECT * FROM ROWS FROM (pg_catalog.unnest(%1$L::pg_catalog.int4[]),
                                                     pg_catalog.unnest(%2$L::pg_catalog.interval[])) AS v(id, r) LOOP
-                    SELECT pg_catalog.timezone('UTC', pg_catalog.max(y.last_time))::pg_catalog.date INTO newest
+                    SELECT pg_catalog.timezone('UTC', y.last_time)::pg_catalog.date INTO newest
                       FROM %5$I.pgsentinel_fleet_batch y
-                     WHERE y.server_id OPERATOR(pg_catalog.=) srv.id;
+                     WHERE y.server_id OPERATOR(pg_catalog.=) srv.id
+                     ORDER BY y.first_time DESC LIMIT 1;
                     PERFORM %5$I.pgsentinel_fleet_partitions(srv.id,
                                 GREATEST(LEAST(%6$L::pg_catalog.date, newest),
                                          pg_catalog.timezone('UTC', pg_catalog.now() OPERATOR(pg_catalog.-) srv.r)::pg_catalog.date),

@@ -55,17 +55,29 @@ typedef struct PgsArchiverShared
 	int64		bytes;			/* the archive's tables, measured now and then */
 
 	/*
-	 * The archiver's latch (NULL while none runs), the text area's head as
-	 * of its last step, and where the sampler last woke it: the sampler
-	 * wakes it when a quarter of the area has been written since its last
-	 * step, so that the texts of rows not archived yet are archived before
-	 * new texts overwrite them (one role's flood of unique texts would
-	 * otherwise evict everybody's).  Protected by lock.
+	 * The archiver's latch (NULL while none runs), and for each area it
+	 * archives from (the text area, the ASH ring, the statements ring) the
+	 * area's head as of its last step and where the area's writer last woke
+	 * it: the writer wakes it (pgs_archiver_wake_due()) when a quarter of
+	 * the area has been written since its last step, before the interval
+	 * is up, so that what is not archived yet is archived before it is
+	 * overwritten (one role's flood of unique texts would otherwise evict
+	 * everybody's texts; a busy minute would lap the rings).  wake says
+	 * that a writer woke it: the archiver archives at once and clears it.
+	 * Protected by lock; the writer calls SetLatch() after releasing it.
 	 */
 	Latch	   *latch;
+	bool		wake;
 	uint64		text_head;
 	uint64		text_woken;
+	uint64		ash_head;
+	uint64		ash_woken;
+	uint64		statements_head;
+	uint64		statements_woken;
 } PgsArchiverShared;
+
+extern Latch *pgs_archiver_wake_due(uint64 written, uint64 size,
+									uint64 head, uint64 *woken);
 
 /* The result of one archiving step (archive_step.c). */
 typedef struct PgsArchiveStepResult

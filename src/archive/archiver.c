@@ -72,7 +72,10 @@
 #define ARCHIVE_BUSY_RETRY_MS	(60 * 1000)
 /* Shorter than the default 1 s: the archiver detects a deadlock first. */
 #define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
-/* a repository's fleet tick: at most this long apart */
+/*
+ * At most this long apart: a repository's fleet ticks, and the archiving
+ * tries after a failure (or before the extension exists)
+ */
 #define FLEET_TICK_MS			(5 * 1000)
 
 /* The sampler's view of the worker. */
@@ -416,6 +419,8 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				/* the texts this step can read are those written before */
 				uint64		text_head =
 					pg_atomic_read_u64(&pgs_state->text.head);
+				uint64		ash_head =
+					pgs_ring_written(&pgs_state->sampler.ash);
 
 				pgs_db_work_begin();
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
@@ -448,6 +453,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				if (r.last_sample_time != 0)
 					pgs_state->archiver.last_sample_time = r.last_sample_time;
 				pgs_state->archiver.text_head = text_head;
+				pgs_state->archiver.ash_head = ash_head;
 				pgs_state->archiver.last_time = GetCurrentTimestamp();
 				pgs_unlock_exclusive();
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
@@ -476,6 +482,9 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				pgs_archive_statements_step(schema, oldest_kept, &sr);
 				pgs_db_work_commit();
 				*statements_written = sr.ring_written;
+				(void) pgs_lock_exclusive();
+				pgs_state->archiver.statements_head = sr.ring_written;
+				pgs_unlock_exclusive();
 			}
 
 			{
@@ -517,6 +526,26 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 	return ok;
 }
 
+/*
+ * Called by an area's writer under the exclusive lock, after writing: the
+ * archiver's latch to set (after releasing the lock) when a quarter of the
+ * area (size, in the units of written) has been written since the
+ * archiver's last step (head) and since the writer last woke it (*woken,
+ * moved on), else NULL.
+ */
+Latch *
+pgs_archiver_wake_due(uint64 written, uint64 size, uint64 head, uint64 *woken)
+{
+	uint64		quarter = Max(size / 4, 1);
+
+	if (pgs_state->archiver.latch == NULL ||
+		written - head < quarter || written - *woken < quarter)
+		return NULL;
+	*woken = written;
+	pgs_state->archiver.wake = true;
+	return pgs_state->archiver.latch;
+}
+
 /* Entry point of the archiver, launched by the sampler. */
 void
 pgsentinel_archiver_main(Datum main_arg)
@@ -528,7 +557,7 @@ pgsentinel_archiver_main(Datum main_arg)
 	/* the statements ring's rows written as of the last statements step */
 	uint64		statements_written = PG_UINT64_MAX;
 	TimestampTz archive_at = 0;
-	bool		woken = false;
+	bool		woken;
 	int64		wait_ms;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -539,6 +568,9 @@ pgsentinel_archiver_main(Datum main_arg)
 	pgs_state->archiver.pid = MyProcPid;
 	pgs_state->archiver.latch = MyLatch;
 	pgs_state->archiver.text_head = pg_atomic_read_u64(&pgs_state->text.head);
+	pgs_state->archiver.ash_head = pgs_ring_written(&pgs_state->sampler.ash);
+	pgs_state->archiver.statements_head =
+		pgs_ring_written(&pgs_state->statements.ring);
 	pgs_unlock_exclusive();
 	on_shmem_exit(archiver_exit, (Datum) 0);
 
@@ -565,6 +597,7 @@ pgsentinel_archiver_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			partitions_due = true;	/* retention may have changed */
+			archive_at = 0;		/* and the interval: archive now */
 		}
 		if (!pgs_archive_enable)
 			proc_exit(0);		/* the sampler launches us again when on */
@@ -586,22 +619,31 @@ pgsentinel_archiver_main(Datum main_arg)
 		 * a shorter period of its own (fleet.c): its pulls are due every
 		 * pull_interval, whatever the batches' length.
 		 */
+		(void) pgs_lock_exclusive();
+		woken = pgs_state->archiver.wake;
+		pgs_state->archiver.wake = false;
+		pgs_unlock_exclusive();
 		if (woken || now >= archive_at)
 		{
-			(void) archive_cycle(&partitions_due, &busy_retry, &size_due,
-								 &statements_written);
+			bool		ok = archive_cycle(&partitions_due, &busy_retry,
+										   &size_due, &statements_written);
+
+			/* (what failed, or found no extension yet, is tried again soon) */
 			archive_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													 pgs_archive_interval_ms);
+													 ok ? pgs_archive_interval_ms :
+													 Min(pgs_archive_interval_ms,
+														 FLEET_TICK_MS));
 		}
 		if (!ShutdownRequestPending)
 			pgs_fleet_tick();
 
+		/* (rounded up: a wait of 0 would run the loop once for nothing) */
 		now = GetCurrentTimestamp();
 		wait_ms = Min((int64) Min(pgs_archive_interval_ms, FLEET_TICK_MS),
-					  Max((int64) 0, (archive_at - now) / 1000));
-		woken = (WaitLatch(MyLatch,
-						   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						   wait_ms, pgs_worker_wait_event()) & WL_LATCH_SET) != 0;
+					  Max((int64) 0, (archive_at - now + 999) / 1000));
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 wait_ms, pgs_worker_wait_event());
 		ResetLatch(MyLatch);
 	}
 }

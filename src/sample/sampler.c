@@ -505,19 +505,18 @@ publish_sample(const AshRow *rows, int nrows, int nactive,
 	if (lock_wait_us > pgs_state->sampler.max_lock_wait_us)
 		pgs_state->sampler.max_lock_wait_us = lock_wait_us;
 
-	/* a quarter of the text area written since the archiver's last step */
-	if (pgs_state->archiver.latch != NULL)
-	{
-		uint64		head = pg_atomic_read_u64(&pgs_state->text.head);
-		uint64		quarter = pgs_state->text.size / 4;
-
-		if (head - pgs_state->archiver.text_head >= quarter &&
-			head - pgs_state->archiver.text_woken >= quarter)
-		{
-			wake_archiver = pgs_state->archiver.latch;
-			pgs_state->archiver.text_woken = head;
-		}
-	}
+	/* a quarter of the text area or of the ring not archived yet */
+	wake_archiver =
+		pgs_archiver_wake_due(pg_atomic_read_u64(&pgs_state->text.head),
+							  pgs_state->text.size,
+							  pgs_state->archiver.text_head,
+							  &pgs_state->archiver.text_woken);
+	if (wake_archiver == NULL)
+		wake_archiver =
+			pgs_archiver_wake_due(pgs_ring_written(&pgs_state->sampler.ash),
+								  pgs_state->sampler.ash.capacity,
+								  pgs_state->archiver.ash_head,
+								  &pgs_state->archiver.ash_woken);
 	pgs_unlock_exclusive();
 
 	if (wake_archiver != NULL)

@@ -68,6 +68,7 @@
 #include "guc.h"
 #include "pgsentinel.h"
 #include "statements/pgssh.h"
+#include "archive/archive.h"
 #include "store/ring.h"
 
 #define RECHECK_MS		5000
@@ -364,13 +365,23 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 static void
 publish_rows(int n, int64 elapsed_us)
 {
+	Latch	   *wake_archiver;
+
 	(void) pgs_lock_exclusive();
 	pgs_ring_append(&pgs_state->statements.ring, batch, (uint64) n);
 	pgs_state->statements.samples++;
 	pgs_state->statements.last_us = elapsed_us;
 	if (elapsed_us > pgs_state->statements.max_us)
 		pgs_state->statements.max_us = elapsed_us;
+	/* a quarter of the ring not archived yet */
+	wake_archiver =
+		pgs_archiver_wake_due(pgs_ring_written(&pgs_state->statements.ring),
+							  pgs_state->statements.ring.capacity,
+							  pgs_state->archiver.statements_head,
+							  &pgs_state->archiver.statements_woken);
 	pgs_unlock_exclusive();
+	if (wake_archiver != NULL)
+		SetLatch(wake_archiver);
 }
 
 /*
