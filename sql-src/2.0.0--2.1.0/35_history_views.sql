@@ -54,8 +54,9 @@ SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
 -- The rows of a batch (30_archive.sql) given its columns, each with its
 -- sample's time, id, period, weight and whether a row of the sample was
 -- blocked (sweight: the weight of the sample, whatever the row's state),
--- their times read back; sessions, waits and texts as their ids.  The
--- archive's views and the fleet's read batches through it.
+-- their times read back; sessions, waits and texts as their ids
+-- (src/archive/batch_rows.c).  The archive's views and the fleet's read
+-- batches through it.
 CREATE FUNCTION pgsentinel_batch_rows(
     first_time timestamptz, sample_ids bigint[], sample_us bigint[],
     sample_periods double precision[], weights double precision[],
@@ -75,45 +76,8 @@ RETURNS TABLE (sample_time timestamptz, sample_id bigint,
                query_id integer, query_values text, cmdtype text, queryid bigint,
                nested_queryid bigint, blockers integer, blockerpid integer,
                blocker_state text, blocker_usesysid oid, blocking_pids text)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT pgsentinel_us_after(first_time, s.us), s.sample_id, s.sample_period,
-       s.weight, s.blocked, r.session_id, r.wait_event_id, r.state,
-       t.xact_start, t.query_start, t.state_change, r.backend_xid,
-       r.backend_xmin, r.top_level_query_id, r.top_level_query_values,
-       r.query_id, r.query_values, r.cmdtype, r.queryid, r.nested_queryid,
-       r.blockers, r.blockerpid, r.blocker_state, r.blocker_usesysid,
-       r.blocking_pids
-  FROM ROWS FROM (pg_catalog.unnest(sample_ids), pg_catalog.unnest(sample_us),
-                  pg_catalog.unnest(sample_periods), pg_catalog.unnest(weights),
-                  pg_catalog.unnest(sample_blocked)) WITH ORDINALITY
-       AS s(sample_id, us, sample_period, weight, blocked, si)
-  JOIN ROWS FROM (pg_catalog.unnest(row_samples), pg_catalog.unnest(session_ids),
-                  pg_catalog.unnest(wait_event_ids), pg_catalog.unnest(states),
-                  pg_catalog.unnest(xact_us), pg_catalog.unnest(query_us),
-                  pg_catalog.unnest(change_us), pg_catalog.unnest(backend_xids),
-                  pg_catalog.unnest(backend_xmins),
-                  pg_catalog.unnest(top_level_query_ids),
-                  pg_catalog.unnest(top_level_query_values),
-                  pg_catalog.unnest(query_ids), pg_catalog.unnest(query_values),
-                  pg_catalog.unnest(cmdtypes), pg_catalog.unnest(queryids),
-                  pg_catalog.unnest(nested_queryids), pg_catalog.unnest(blockers),
-                  pg_catalog.unnest(blockerpids), pg_catalog.unnest(blocker_states),
-                  pg_catalog.unnest(blocker_usesysids),
-                  pg_catalog.unnest(blocking_pids))
-       AS r(si, session_id, wait_event_id, state, xact_us, query_us, change_us,
-            backend_xid, backend_xmin, top_level_query_id, top_level_query_values,
-            query_id, query_values, cmdtype, queryid, nested_queryid, blockers,
-            blockerpid, blocker_state, blocker_usesysid, blocking_pids)
-    ON r.si OPERATOR(pg_catalog.=) s.si::pg_catalog.int4
- CROSS JOIN LATERAL (SELECT pgsentinel_us_after(first_time, r.xact_us) AS xact_start) t1
- CROSS JOIN LATERAL (SELECT pgsentinel_us_after(coalesce(t1.xact_start, first_time),
-                                                r.query_us) AS query_start) t2
- CROSS JOIN LATERAL (SELECT t1.xact_start, t2.query_start,
-                            pgsentinel_us_after(coalesce(t2.query_start,
-                                                                    t1.xact_start, first_time),
-                                                r.change_us) AS state_change) t;
-END;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_batch_rows';
 
 -- The archive's samples and rows read out of their batches
 -- (30_archive.sql), with the batch's first and last sample times

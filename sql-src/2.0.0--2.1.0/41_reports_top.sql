@@ -106,9 +106,13 @@ SELECT x.rank, x.key,
             THEN pgsentinel_fleet_statement_text(server, x.key::pg_catalog.int8, since, until,
                                                  dbname, username, application)
             WHEN x.description IS NULL AND dimension OPERATOR(pg_catalog.=) 'statement'
-            -- (the window's last hour read first, the rest only if the
-            -- statement is not there: each batch read is decoded whole)
+            -- (the window's last five minutes read first, then its last
+            -- hour, the rest only if the statement is not there: each batch
+            -- read is decoded whole)
             THEN coalesce(pgsentinel_statement_text_in(x.key::pg_catalog.int8,
+                              greatest(since, until OPERATOR(pg_catalog.-) interval '5 minutes'),
+                              until, dbname, username, application),
+                          pgsentinel_statement_text_in(x.key::pg_catalog.int8,
                               greatest(since, until OPERATOR(pg_catalog.-) interval '1 hour'),
                               until, dbname, username, application),
                           pgsentinel_statement_text_in(x.key::pg_catalog.int8, since, until,
