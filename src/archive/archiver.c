@@ -613,8 +613,9 @@ pgsentinel_archiver_main(Datum main_arg)
 			partitions_due = true;
 
 		/*
-		 * Archive every interval, or when the sampler wakes us (texts about
-		 * to be overwritten, a reload): each archiving writes one batch, so
+		 * Archive every interval, or when woken (pgs_archiver_wake_due():
+		 * texts or ring rows about to be overwritten; a reload sets
+		 * archive_at back): each archiving writes one batch, so
 		 * the interval is what a batch spans.  A repository's fleet ticks on
 		 * a shorter period of its own (fleet.c): its pulls are due every
 		 * pull_interval, whatever the batches' length.
