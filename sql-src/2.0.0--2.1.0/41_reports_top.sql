@@ -8,8 +8,9 @@
 -- in (wait_profile) and a description: the last text of a statement, who
 -- a session was.
 
--- The latest top-level text of statement qid among the archive's rows
--- of [since, until) (of a database, role, application if given), for the
+-- A top-level text of statement qid among the archive's rows of [since,
+-- until), that of the latest day and query start among them (of a
+-- database, role, application if given), for the
 -- reports that read a statement from the rollups only (which keep its
 -- query id, not its text).
 CREATE FUNCTION pgsentinel_statement_text_in(qid bigint, since timestamptz,
@@ -20,6 +21,7 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 SELECT a.top_level_query FROM pgsentinel_activity_archive a
  WHERE a.queryid OPERATOR(pg_catalog.=) qid
+   AND a.top_level_query IS NOT NULL
    AND a.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
    AND a.batch_start OPERATOR(pg_catalog.<) until
    AND a.batch_end OPERATOR(pg_catalog.>=) since
@@ -109,12 +111,14 @@ SELECT x.rank, x.key,
             -- (the window's last five minutes read first, then its last
             -- hour, the rest only if the statement is not there: each batch
             -- read is decoded whole)
-            THEN coalesce(pgsentinel_statement_text_in(x.key::pg_catalog.int8,
-                              greatest(since, until OPERATOR(pg_catalog.-) interval '5 minutes'),
-                              until, dbname, username, application),
-                          pgsentinel_statement_text_in(x.key::pg_catalog.int8,
-                              greatest(since, until OPERATOR(pg_catalog.-) interval '1 hour'),
-                              until, dbname, username, application),
+            THEN coalesce(CASE WHEN until OPERATOR(pg_catalog.-) since OPERATOR(pg_catalog.>) interval '5 minutes'
+                               THEN pgsentinel_statement_text_in(x.key::pg_catalog.int8,
+                                        until OPERATOR(pg_catalog.-) interval '5 minutes',
+                                        until, dbname, username, application) END,
+                          CASE WHEN until OPERATOR(pg_catalog.-) since OPERATOR(pg_catalog.>) interval '1 hour'
+                               THEN pgsentinel_statement_text_in(x.key::pg_catalog.int8,
+                                        until OPERATOR(pg_catalog.-) interval '1 hour',
+                                        until, dbname, username, application) END,
                           pgsentinel_statement_text_in(x.key::pg_catalog.int8, since, until,
                                                        dbname, username, application))
             ELSE x.description END,

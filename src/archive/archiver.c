@@ -73,8 +73,9 @@
 /* Shorter than the default 1 s: the archiver detects a deadlock first. */
 #define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
 /*
- * At most this long apart: a repository's fleet ticks, and the archiving
- * tries after a failure (or before the extension exists)
+ * At most this long apart: a repository's fleet ticks; and the first try
+ * after a failed archiving (or before the extension exists), the next ones
+ * twice as far apart each, up to the interval
  */
 #define FLEET_TICK_MS			(5 * 1000)
 
@@ -334,11 +335,13 @@ archive_bytes(Oid nspid)
 /*
  * One cycle.  Returns false when it could not archive (the state says
  * why).  After a partitions pass that left expired partitions in use,
- * *busy_retry is when to try them again (0 otherwise).
+ * *busy_retry is when to try them again (0 otherwise).  *more: the ring
+ * still holds samples to archive (the cycle stopped after its most
+ * steps).
  */
 static bool
 archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
-			  TimestampTz *size_due, uint64 *statements_written)
+			  TimestampTz *size_due, uint64 *statements_written, bool *more)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	/* what outlives the cycle's transactions, freed whatever happens */
@@ -458,6 +461,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				pgs_unlock_exclusive();
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
 					 !ShutdownRequestPending);
+			*more = r.more;
 
 			/*
 			 * The statements history, with its own watermark, in a
@@ -559,6 +563,7 @@ pgsentinel_archiver_main(Datum main_arg)
 	TimestampTz archive_at = 0;
 	bool		woken;
 	int64		wait_ms;
+	int			retry_ms = FLEET_TICK_MS;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, pgs_db_worker_sigterm);
@@ -626,14 +631,29 @@ pgsentinel_archiver_main(Datum main_arg)
 		pgs_unlock_exclusive();
 		if (woken || now >= archive_at)
 		{
+			bool		more = false;
 			bool		ok = archive_cycle(&partitions_due, &busy_retry,
-										   &size_due, &statements_written);
+										   &size_due, &statements_written,
+										   &more);
 
-			/* (what failed, or found no extension yet, is tried again soon) */
-			archive_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													 ok ? pgs_archive_interval_ms :
-													 Min(pgs_archive_interval_ms,
-														 FLEET_TICK_MS));
+			/*
+			 * A backlog left goes on at once (the ring's writers wake us only
+			 * for what they write after our last step); what failed, or
+			 * found no extension yet, is tried again soon, then less often.
+			 */
+			now = GetCurrentTimestamp();
+			if (ok)
+			{
+				retry_ms = FLEET_TICK_MS;
+				archive_at = more ? now :
+					TimestampTzPlusMilliseconds(now, pgs_archive_interval_ms);
+			}
+			else
+			{
+				archive_at = TimestampTzPlusMilliseconds(now,
+														 Min(retry_ms, pgs_archive_interval_ms));
+				retry_ms = Min(retry_ms * 2, pgs_archive_interval_ms);
+			}
 		}
 		if (!ShutdownRequestPending)
 			pgs_fleet_tick();

@@ -133,6 +133,35 @@ enum
 	NUM_COLS
 };
 
+/* The type of each result column. */
+static const Oid col_types[NUM_COLS] = {
+	[COL_SAMPLE_TIME] = TIMESTAMPTZOID,
+	[COL_SAMPLE_ID] = INT8OID,
+	[COL_SAMPLE_PERIOD] = FLOAT8OID,
+	[COL_SWEIGHT] = FLOAT8OID,
+	[COL_BLOCKED_SAMPLE] = BOOLOID,
+	[COL_SESSION_ID] = INT4OID,
+	[COL_WAIT_EVENT_ID] = INT4OID,
+	[COL_STATE] = TEXTOID,
+	[COL_XACT_START] = TIMESTAMPTZOID,
+	[COL_QUERY_START] = TIMESTAMPTZOID,
+	[COL_STATE_CHANGE] = TIMESTAMPTZOID,
+	[COL_BACKEND_XID] = XIDOID,
+	[COL_BACKEND_XMIN] = XIDOID,
+	[COL_TOP_LEVEL_QUERY_ID] = INT4OID,
+	[COL_TOP_LEVEL_QUERY_VALUES] = TEXTOID,
+	[COL_QUERY_ID] = INT4OID,
+	[COL_QUERY_VALUES] = TEXTOID,
+	[COL_CMDTYPE] = TEXTOID,
+	[COL_QUERYID] = INT8OID,
+	[COL_NESTED_QUERYID] = INT8OID,
+	[COL_BLOCKERS] = INT4OID,
+	[COL_BLOCKERPID] = INT4OID,
+	[COL_BLOCKER_STATE] = TEXTOID,
+	[COL_BLOCKER_USESYSID] = OIDOID,
+	[COL_BLOCKING_PIDS] = TEXTOID,
+};
+
 static void
 split_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 {
@@ -177,6 +206,9 @@ after(TimestampTz t, int64 us)
 {
 	TimestampTz r;
 
+	/* (infinity stays infinity, as with an interval added) */
+	if (TIMESTAMP_NOT_FINITE(t))
+		return t;
 	if (pg_add_s64_overflow(t, us, &r) || !IS_VALID_TIMESTAMP(r))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -205,6 +237,10 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 	if (rsinfo->setDesc->natts != NUM_COLS)
 		elog(ERROR, "pgsentinel_batch_rows: the declared result has %d columns, not %d",
 			 rsinfo->setDesc->natts, NUM_COLS);
+	for (int c = 0; c < NUM_COLS; c++)
+		if (TupleDescAttr(rsinfo->setDesc, c)->atttypid != col_types[c])
+			elog(ERROR, "pgsentinel_batch_rows: result column %d is not of the expected type",
+				 c + 1);
 
 	for (int a = ARG_SAMPLE_IDS; a < NUM_ARGS; a++)
 	{
@@ -230,9 +266,10 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		if (!element(&cols[ARG_ROW_SAMPLES], j, &d))
 			continue;
-		si = DatumGetInt32(d) - 1;	/* 1-based in the batch */
-		if (si < 0 || si >= nsamples)
+		/* 1-based in the batch */
+		if (DatumGetInt32(d) < 1 || DatumGetInt32(d) > nsamples)
 			continue;
+		si = DatumGetInt32(d) - 1;
 
 		memset(nulls, 0, sizeof(nulls));
 		/* the sample */
