@@ -39,12 +39,15 @@ workload -- pgbench read-write -c 20 -j 2 (scale 10), pgbench -S -c 20 -j 2,
 cluster (autovacuum on, checkpoint_timeout 1 h so that no checkpoint falls in
 the window; whether one did is reported), at one sample a second, every sample
 kept:
-  - pgsentinel: sampling_period 1, keep_one_in 1, archive interval 5 s, with
+  - pgsentinel: sampling_period 1, keep_one_in 1, archive interval
+    --archive-interval (default 1 min, the server default), with
     pg_stat_statements created (so its statements history is archived too);
   - pg_ash: psql calls ash.take_sample() at each whole second and
     ash.rollup_minute() at each whole minute, as its pg_cron jobs would.
-After --warmup seconds (pgsentinel: and the archive caught up), over a window
-of --seconds (pgsentinel: ended once the archive caught up again):
+After --warmup seconds (pgsentinel: and the archive caught up; the window then
+put within one UTC hour, so that it holds no hour rollup, written once an
+hour), over a window of --seconds (pgsentinel: ended once the archive caught
+up again):
   - session rows per sample; disk per session-row, per sample and per day
     (every relation of the system: tables, partitions, indexes, TOAST,
     sequences, rollups included; difference of sizes between the two ends);
@@ -245,14 +248,20 @@ FROM generate_series(0, 1439) m,
      LATERAL (SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp)
                      + m * interval '1 min' AS t) x;
 -- a day of minute rollups, 200 combinations (wait event x statement) a minute
-SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%L) TO (%L)',
-              'pgsentinel_rollup_minute_' || to_char(d, 'YYYYMMDD'),
+SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_minute_batch FOR VALUES FROM (%L) TO (%L)',
+              'pgsentinel_rollup_minute_batch_' || to_char(d, 'YYYYMMDD'),
               timezone('UTC', d::timestamp), timezone('UTC', d::timestamp + interval '1 day'))
 FROM (SELECT timezone('UTC', now())::date - 1 AS d) x \\gexec
-INSERT INTO pgsentinel_rollup_minute (bucket, wait_event_type, wait_event, queryid, db_time, rows)
+INSERT INTO pgsentinel_rollup_minute_batch (bucket, datname, usesysid, usename, application_name,
+       backend_type, wait_event_type, wait_event, queryid, db_time, rows)
 SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp) + m * interval '1 min',
-       'IO', 'Event' || w, q, 60.0 * {n} / 200, 60
-FROM generate_series(0, 1439) m, generate_series(1, 20) w, generate_series(1, 10) q;
+       array_fill(NULL::text, ARRAY[200]), array_fill(NULL::oid, ARRAY[200]),
+       array_fill(NULL::text, ARRAY[200]), array_fill(NULL::text, ARRAY[200]),
+       array_fill(NULL::text, ARRAY[200]), array_fill('IO'::text, ARRAY[200]),
+       (SELECT array_agg('Event' || w ORDER BY w, q) FROM generate_series(1, 20) w, generate_series(1, 10) q),
+       (SELECT array_agg(q::int8 ORDER BY w, q) FROM generate_series(1, 20) w, generate_series(1, 10) q),
+       array_fill(60.0 * {n} / 200, ARRAY[200]), array_fill(60::int8, ARRAY[200])
+FROM generate_series(0, 1439) m;
 -- a year of hourly rollups, 200 combinations (wait event x statement) an hour
 INSERT INTO pgsentinel_rollup_hour_observed
 SELECT h, 3600, 3600 FROM generate_series(date_trunc('hour', now()) - interval '365 days',
@@ -546,6 +555,13 @@ def busy_pgsentinel(args, workload):
         cl.wait("(SELECT archive_state FROM pgsentinel_status()) = 'ok'")
         time.sleep(args.warmup)
         caught_up(cl)
+        # the window within one hour: the step that closes an hour writes
+        # its hour rollups, once an hour, which a window of minutes would
+        # count as every sample's (pg_ash's loop rolls up no hour either)
+        left = 3600 - time.time() % 3600
+        if left < args.seconds + 60:
+            time.sleep(left + 15)
+            caught_up(cl)
         pids = dict(zip(("sampler", "statements worker", "archiver"), map(int, cl.psql(
             "SELECT concat_ws(' ', worker_pid, coalesce(pgssh_worker_pid, 0), archive_worker_pid)"
             " FROM pgsentinel_status()").split())))

@@ -13,10 +13,10 @@ ON CONFLICT DO NOTHING;
 SELECT format('CREATE TABLE IF NOT EXISTS bench_b_%1$s PARTITION OF pgsentinel_archive_batch FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_se_%1$s PARTITION OF pgsentinel_archive_session FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_t_%1$s PARTITION OF pgsentinel_archive_text FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_rm_%1$s PARTITION OF pgsentinel_rollup_minute FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_rm_%1$s PARTITION OF pgsentinel_rollup_minute_batch FOR VALUES FROM (%2$L) TO (%3$L);
                CREATE TABLE IF NOT EXISTS bench_om_%1$s PARTITION OF pgsentinel_rollup_minute_observed FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_sm_%1$s PARTITION OF pgsentinel_rollup_session_minute FOR VALUES FROM (%2$L) TO (%3$L);
-               CREATE TABLE IF NOT EXISTS bench_bm_%1$s PARTITION OF pgsentinel_rollup_blocking_minute FOR VALUES FROM (%2$L) TO (%3$L);',
+               CREATE TABLE IF NOT EXISTS bench_sm_%1$s PARTITION OF pgsentinel_rollup_session_minute_batch FOR VALUES FROM (%2$L) TO (%3$L);
+               CREATE TABLE IF NOT EXISTS bench_bm_%1$s PARTITION OF pgsentinel_rollup_blocking_minute_batch FOR VALUES FROM (%2$L) TO (%3$L);',
               to_char(d, 'YYYYMMDD'), d::date, (d + interval '1 day')::date)
 FROM generate_series(timestamptz '2021-03-01 00:00+00', timestamptz '2021-03-01 00:00+00' + (:days - 1) * interval '1 day', interval '1 day') d
 \gexec
@@ -118,13 +118,17 @@ SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
                                a.query_id, a.cmdtype, a.queryid, u.blocker, u.blockerpid,
                                u.blocker_state, u.blocker_usesysid, u.blocking_pids) x
          GROUP BY x.m) r ON r.m = b.m;
--- The rollups, as the archiver sums the same rows (src/archive/archive_step.c).
-INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
-       application_name, backend_type, wait_event_type, wait_event, queryid,
-       db_time, rows)
-SELECT date_trunc('minute', s.sample_time, 'UTC'), a.datname, a.usesysid, a.usename,
+-- The rollups, as the archiver sums the same rows (src/archive/archive_step.c),
+-- a minute's rows as one batch.
+INSERT INTO pgsentinel_rollup_minute_batch
+SELECT r.bucket, array_agg(r.datname), array_agg(r.usesysid), array_agg(r.usename),
+       array_agg(r.application_name), array_agg(r.backend_type),
+       array_agg(r.wait_event_type), array_agg(r.wait_event), array_agg(r.queryid),
+       array_agg(r.db_time), array_agg(r.rows)
+FROM (
+SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.datname, a.usesysid, a.usename,
        a.application_name, a.backend_type, w.wait_event_type, w.wait_event,
-       a.queryid, sum(s.weight), count(*)
+       a.queryid, sum(s.weight) AS db_time, count(*) AS rows
 FROM bench_old_sample s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
@@ -136,7 +140,8 @@ JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE s.sample_time >= '2021-03-01 00:00+00'
   AND s.sample_time < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) r
+GROUP BY r.bucket;
 INSERT INTO pgsentinel_rollup_hour (bucket, datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
        db_time, rows)
@@ -147,12 +152,16 @@ FROM pgsentinel_rollup_minute
 WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
-INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
-       usename, application_name, client_addr, backend_type, wait_event_type,
-       wait_event, db_time, rows, last_time)
-SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
+INSERT INTO pgsentinel_rollup_session_minute_batch
+SELECT r.bucket, array_agg(r.pid), array_agg(r.datname), array_agg(r.usesysid),
+       array_agg(r.usename), array_agg(r.application_name), array_agg(r.client_addr),
+       array_agg(r.backend_type), array_agg(r.wait_event_type), array_agg(r.wait_event),
+       array_agg(r.db_time), array_agg(r.rows), array_agg(r.last_time)
+FROM (
+SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.pid, a.datname, a.usesysid,
        a.usename, a.application_name, a.client_addr, a.backend_type,
-       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
+       w.wait_event_type, w.wait_event, sum(s.weight) AS db_time, count(*) AS rows,
+       max(s.sample_time) AS last_time
 FROM bench_old_sample s
 CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
 JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
@@ -164,7 +173,8 @@ JOIN (SELECT x.*, se.datid, se.datname, se.pid, se.usesysid, se.usename,
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE s.sample_time >= '2021-03-01 00:00+00'
   AND s.sample_time < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10) r
+GROUP BY r.bucket;
 INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
        usename, application_name, client_addr, backend_type, wait_event_type,
        wait_event, db_time, rows, last_time)
@@ -197,8 +207,15 @@ WITH j AS MATERIALIZED (
     INSERT INTO pgsentinel_rollup_blocking_hour
     SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'hour') b
 )
-INSERT INTO pgsentinel_rollup_blocking_minute
-SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'minute') b$q$,
+INSERT INTO pgsentinel_rollup_blocking_minute_batch
+SELECT b.bucket, array_agg(b.kind), array_agg(b.root_pid), array_agg(b.pid),
+       array_agg(b.key_usesysid), array_agg(b.depth), array_agg(b.blocked_by::text),
+       array_agg(b.samples), array_agg(b.db_time), array_agg(b.last_time),
+       array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
+       array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
+       array_agg(b.first_time), array_agg(b.application_name), array_agg(b.client_addr),
+       array_agg(b.xact_start)
+FROM j, pgsentinel_blocking_parts(j.rows, 'minute') b GROUP BY b.bucket$q$,
               h, h + interval '1 hour')
 FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      timestamptz '2021-03-01 00:00+00' + :days * interval '1 day' - interval '1 hour',
@@ -217,7 +234,7 @@ WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1;
 VACUUM ANALYZE pgsentinel_archive_batch, pgsentinel_archive_session, pgsentinel_archive_text,
-    pgsentinel_rollup_minute, pgsentinel_rollup_hour,
+    pgsentinel_rollup_minute_batch, pgsentinel_rollup_hour,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour_observed,
     pgsentinel_rollup_session_hour, pgsentinel_rollup_blocking_hour,
-    pgsentinel_rollup_session_minute, pgsentinel_rollup_blocking_minute;
+    pgsentinel_rollup_session_minute_batch, pgsentinel_rollup_blocking_minute_batch;

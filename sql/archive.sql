@@ -250,6 +250,7 @@ SELECT * FROM pgs_rollup_diff;
 COMMIT;
 -- the tables themselves stay closed
 SELECT count(*) FROM pgsentinel_rollup_minute;
+SELECT count(*) FROM pgsentinel_rollup_minute_batch;
 RESET ROLE;
 DROP VIEW pgs_rollup_diff;
 DROP ROLE regress_pgs_rollup_reader;
@@ -285,13 +286,13 @@ END $$;
 -- to 10:00.  It closes 10:00 alone, and a second step closes nothing.
 BEGIN;
 LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
-CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute
+CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute_batch
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
 CREATE TABLE pgs_t_mo PARTITION OF pgsentinel_rollup_minute_observed
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
-CREATE TABLE pgs_t_ms PARTITION OF pgsentinel_rollup_session_minute
+CREATE TABLE pgs_t_ms PARTITION OF pgsentinel_rollup_session_minute_batch
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
-CREATE TABLE pgs_t_mb PARTITION OF pgsentinel_rollup_blocking_minute
+CREATE TABLE pgs_t_mb PARTITION OF pgsentinel_rollup_blocking_minute_batch
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-01-02 00:00+00');
 CREATE TABLE pgs_t_h PARTITION OF pgsentinel_rollup_hour
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
@@ -301,20 +302,30 @@ CREATE TABLE pgs_t_hs PARTITION OF pgsentinel_rollup_session_hour
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
 CREATE TABLE pgs_t_hb PARTITION OF pgsentinel_rollup_blocking_hour
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
-INSERT INTO pgsentinel_rollup_minute VALUES
-  ('2030-01-01 10:05+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 1.5, 3),
-  ('2030-01-01 10:06+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 2.0, 4),
-  ('2030-01-01 10:06+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 0.25, 1),
-  ('2030-01-01 10:59+00', 'db', 10, 'u', 'app', 'client backend', 'IO', 'DataFileRead', 42, 0.5, 1),
-  ('2030-01-01 11:02+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 9.0, 9);
+-- (a minute's rows as batches: 10:06 has two, as when rows came late)
+INSERT INTO pgsentinel_rollup_minute_batch VALUES
+  ('2030-01-01 10:05+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{1.5}', '{3}'),
+  ('2030-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{2.0}', '{4}'),
+  ('2030-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{0.25}', '{1}'),
+  ('2030-01-01 10:59+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{IO}', '{DataFileRead}', '{42}', '{0.5}', '{1}'),
+  ('2030-01-01 11:02+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{9.0}', '{9}');
 INSERT INTO pgsentinel_rollup_minute_observed VALUES
   ('2030-01-01 10:05+00', 60, 60.0, 3), ('2030-01-01 10:06+00', 60, 59.5, 5),
   ('2030-01-01 11:02+00', 60, 60.0, 9);
-INSERT INTO pgsentinel_rollup_session_minute VALUES
-  ('2030-01-01 10:05+00', 100, 'db', 10, 'u', 'app', '10.0.0.1', 'client backend', 'Lock', 'tuple', 1.5, 3, '2030-01-01 10:05:58+00'),
-  ('2030-01-01 10:06+00', 100, 'db', 10, 'u', 'app', '10.0.0.1', 'client backend', 'Lock', 'tuple', 2.0, 4, '2030-01-01 10:06:30+00'),
-  ('2030-01-01 11:02+00', 100, 'db', 10, 'u', 'app', '10.0.0.1', 'client backend', 'Lock', 'tuple', 9.0, 9, '2030-01-01 11:02:30+00');
-INSERT INTO pgsentinel_rollup_blocking_minute VALUES
+INSERT INTO pgsentinel_rollup_session_minute_batch VALUES
+  ('2030-01-01 10:05+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{1.5}', '{3}', '{"2030-01-01 10:05:58+00"}'),
+  ('2030-01-01 10:06+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{2.0}', '{4}', '{"2030-01-01 10:06:30+00"}'),
+  ('2030-01-01 11:02+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{9.0}', '{9}', '{"2030-01-01 11:02:30+00"}');
+INSERT INTO pgsentinel_rollup_blocking_minute_batch
+SELECT v.bucket::timestamptz, array_agg(v.kind::"char"), array_agg(v.root_pid),
+       array_agg(v.pid), array_agg(v.key_usesysid::oid), array_agg(v.depth),
+       array_agg(v.blocked_by::int4[]::text), array_agg(v.samples),
+       array_agg(v.db_time), array_agg(v.last_time::timestamptz),
+       array_agg(v.usesysid::oid), array_agg(v.usename), array_agg(v.state),
+       array_agg(v.wait_event_type), array_agg(v.wait_event), array_agg(v.query),
+       array_agg(v.first_time::timestamptz), array_agg(v.application_name),
+       array_agg(v.client_addr), array_agg(v.xact_start::timestamptz)
+  FROM (VALUES
   ('2030-01-01 10:05+00', 'b', 7, 100, NULL, 1, '{7}', 3, 1.5, '2030-01-01 10:05:58+00',
    10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 1', '2030-01-01 10:05:01+00',
    'app', '10.0.0.1', '2030-01-01 10:05:00+00'),
@@ -325,7 +336,11 @@ INSERT INTO pgsentinel_rollup_blocking_minute VALUES
    NULL, NULL, NULL, NULL, NULL, NULL, '2030-01-01 10:06:01+00', NULL, NULL, NULL),
   ('2030-01-01 11:02+00', 'b', 7, 100, NULL, 1, '{9}', 9, 9.0, '2030-01-01 11:02:30+00',
    10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 3', '2030-01-01 11:02:01+00',
-   'app', '10.0.0.1', '2030-01-01 11:02:00+00');
+   'app', '10.0.0.1', '2030-01-01 11:02:00+00'))
+    v(bucket, kind, root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
+      last_time, usesysid, usename, state, wait_event_type, wait_event, query, first_time,
+      application_name, client_addr, xact_start)
+ GROUP BY v.bucket;
 UPDATE pgsentinel_archive_state
    SET rolled_until = '2030-01-01 11:05+00', hours_rolled_until = '2030-01-01 10:00+00';
 SELECT pg_temp.pgs_step();
@@ -351,7 +366,7 @@ ROLLBACK;
 -- hour closed, and no later minute)
 BEGIN;
 LOCK TABLE pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE;
-CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute
+CREATE TABLE pgs_t_m PARTITION OF pgsentinel_rollup_minute_batch
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 CREATE TABLE pgs_t_mo PARTITION OF pgsentinel_rollup_minute_observed
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
@@ -360,9 +375,9 @@ CREATE TABLE pgs_t_h PARTITION OF pgsentinel_rollup_hour
 CREATE TABLE pgs_t_ho PARTITION OF pgsentinel_rollup_hour_observed
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 DELETE FROM pgsentinel_rollup_minute_observed;
-INSERT INTO pgsentinel_rollup_minute VALUES
-  ('2020-01-01 10:05+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 1.5, 3),
-  ('2020-01-01 10:06+00', 'db', 10, 'u', 'app', 'client backend', 'Lock', 'tuple', 42, 2.0, 4);
+INSERT INTO pgsentinel_rollup_minute_batch VALUES
+  ('2020-01-01 10:05+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{1.5}', '{3}'),
+  ('2020-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{2.0}', '{4}');
 INSERT INTO pgsentinel_rollup_minute_observed VALUES
   ('2020-01-01 10:05+00', 60, 60.0, 3), ('2020-01-01 10:06+00', 60, 59.5, 5);
 INSERT INTO pgsentinel_rollup_hour VALUES
@@ -530,13 +545,19 @@ DROP ROLE regress_pgs_defacl;
 CREATE ROLE regress_pgs_bob;
 CREATE ROLE regress_pgs_alice;
 SELECT date_trunc('minute', now()) AS bucket, 'regress_pgs_bob'::regrole::oid AS bob \gset
-INSERT INTO pgsentinel_rollup_minute
-SELECT :'bucket', 'postgres', :bob, 'regress_pgs_bob', 'app', 'client backend', t, e, q, 1.5, 3
+INSERT INTO pgsentinel_rollup_minute_batch
+SELECT :'bucket', array_agg('postgres'::text), array_agg(:bob::oid),
+       array_agg('regress_pgs_bob'::text), array_agg('app'::text),
+       array_agg('client backend'::text), array_agg(t), array_agg(e),
+       array_agg(q::int8), array_agg(1.5::float8), array_agg(3::int8)
   FROM (VALUES ('IO', 'DataFileRead', 11), ('Lock', 'tuple', 12), ('LWLock', 'WALWrite', 13),
                (NULL, NULL, 14)) v(t, e, q);
-INSERT INTO pgsentinel_rollup_session_minute
-SELECT :'bucket', 4242, 'postgres', :bob, 'regress_pgs_bob', 'app', '192.0.2.1',
-       'client backend', t, e, 2.0, 4, now()
+INSERT INTO pgsentinel_rollup_session_minute_batch
+SELECT :'bucket', array_agg(4242), array_agg('postgres'::text), array_agg(:bob::oid),
+       array_agg('regress_pgs_bob'::text), array_agg('app'::text),
+       array_agg('192.0.2.1'::text), array_agg('client backend'::text), array_agg(t),
+       array_agg(e), array_agg(2.0::float8),
+       array_agg(4::int8), array_agg(now())
   FROM (VALUES ('IO', 'DataFileRead'), ('Lock', 'tuple'), (NULL, NULL)) v(t, e);
 SET ROLE regress_pgs_alice;
 SELECT count(*) AS rows, sum(db_time) AS db_time, sum(rows) AS samples_rows,
@@ -547,8 +568,8 @@ SELECT count(*) AS rows, sum(db_time) AS db_time, count(wait_event) AS waits_sho
   FROM pgsentinel_ash_session_minute WHERE usename = 'regress_pgs_bob';
 RESET ROLE;
 SELECT count(*) AS rows_for_a_superuser FROM pgsentinel_ash_minute WHERE usename = 'regress_pgs_bob';
-DELETE FROM pgsentinel_rollup_minute WHERE usesysid = :bob;
-DELETE FROM pgsentinel_rollup_session_minute WHERE usesysid = :bob;
+DELETE FROM pgsentinel_rollup_minute_batch WHERE :bob = ANY (usesysid);
+DELETE FROM pgsentinel_rollup_session_minute_batch WHERE :bob = ANY (usesysid);
 DROP ROLE regress_pgs_bob, regress_pgs_alice;
 
 -- 10. The archive's statements are the extension's: the texts' ids, one per

@@ -136,7 +136,7 @@ FROM pgsentinel_archive_statement_text WHERE queryid = :qid;
 -- 2. The archiver held back (a lock on its table): the combined view
 -- shows the ring's deltas; once it catches up, the archive's, the same.
 BEGIN;
-LOCK TABLE pgsentinel_archive_statement_delta IN EXCLUSIVE MODE;
+LOCK TABLE pgsentinel_archive_statement_batch IN EXCLUSIVE MODE;
 SELECT coalesce(max(sample_id), 0) AS a2 FROM pg_stat_statements_history \gset
 SELECT pgs_stmt_work(1), 2;
 SELECT queryid AS qid2 FROM pg_stat_statements
@@ -225,7 +225,7 @@ WHERE queryid = :qid3 AND toplevel AND sample_id > :a3 AND reset;
 -- archived has no text anywhere: it is looked for once that day (a map row
 -- without a text), not read from pg_stat_statements at every step.
 BEGIN;
-LOCK TABLE pgsentinel_archive_statement_delta IN EXCLUSIVE MODE;
+LOCK TABLE pgsentinel_archive_statement_batch IN EXCLUSIVE MODE;
 SELECT pgs_stmt_work(1), 4, 4, 4;
 SELECT queryid AS qid4 FROM pg_stat_statements
 WHERE query = 'SELECT pgs_stmt_work($1), $2, $3, $4' AND toplevel \gset

@@ -281,7 +281,7 @@ SELECT to_char(current_date - 40, 'YYYYMMDD') AS old_day \gset
 SELECT fleet_ext.dblink_connect('fleet_holder', :'here' || ' dbname=' || current_database());
 SELECT fleet_ext.dblink_exec('fleet_holder', format(
          'BEGIN; LOCK TABLE ONLY %1$I.pgsentinel_fleet_batch_%2$s, %1$I.pgsentinel_fleet_session_%2$s,
-                 %1$I.pgsentinel_fleet_text_%2$s, %1$I.pgsentinel_fleet_statement_delta_%2$s,
+                 %1$I.pgsentinel_fleet_text_%2$s, %1$I.pgsentinel_fleet_statement_batch_%2$s,
                  %1$I.pgsentinel_fleet_statement_text_%2$s IN ROW EXCLUSIVE MODE',
          current_schema(), server_id))
   FROM pgsentinel_fleet_server WHERE name = 'self';
@@ -340,7 +340,7 @@ SELECT (SELECT pulled_until FROM pgsentinel_fleet_server WHERE name = 'self')
 -- removed with its history: its partitions go
 SELECT pgsentinel_fleet_remove('self', keep_history => false);
 SELECT count(*) FROM pgsentinel_fleet_status;
-SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(batch|session|text|wait_event|statement_delta|statement_text)_[0-9]';
+SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_(batch|session|text|wait_event|statement_batch|statement_text)_[0-9]';
 SELECT count(*) FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[0-9]+_';
 SELECT pgsentinel_fleet_remove('self');
 

@@ -45,7 +45,7 @@ CREATE TABLE pgs_rep_se PARTITION OF pgsentinel_archive_session
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
 CREATE TABLE pgs_rep_t PARTITION OF pgsentinel_archive_text
     FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
-CREATE TABLE pgs_rep_rm PARTITION OF pgsentinel_rollup_minute
+CREATE TABLE pgs_rep_rm PARTITION OF pgsentinel_rollup_minute_batch
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 CREATE TABLE pgs_rep_om PARTITION OF pgsentinel_rollup_minute_observed
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
@@ -57,9 +57,9 @@ CREATE TABLE pgs_rep_sh PARTITION OF pgsentinel_rollup_session_hour
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 CREATE TABLE pgs_rep_bh PARTITION OF pgsentinel_rollup_blocking_hour
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
-CREATE TABLE pgs_rep_sm PARTITION OF pgsentinel_rollup_session_minute
+CREATE TABLE pgs_rep_sm PARTITION OF pgsentinel_rollup_session_minute_batch
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
-CREATE TABLE pgs_rep_bm PARTITION OF pgsentinel_rollup_blocking_minute
+CREATE TABLE pgs_rep_bm PARTITION OF pgsentinel_rollup_blocking_minute_batch
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 INSERT INTO pgsentinel_archive_wait_event VALUES
     (9001, 'CPU', 'CPU'), (9002, 'IO', 'DataFileRead'),
@@ -258,26 +258,31 @@ SELECT x.activity_id, x.state, x.queryid, y.pid, y.datname, y.usesysid,
        y.usename, y.application_name, y.client_addr, y.backend_type
   FROM pgs_rep_a x JOIN pgs_rep_se y ON y.session_id = x.session_id;
 -- The rollups, summed from those rows as the archiver sums its rows
--- (src/archive/archive_step.c).
-INSERT INTO pgsentinel_rollup_minute (bucket, datname, usesysid, usename,
-       application_name, backend_type, wait_event_type, wait_event, queryid,
-       db_time, rows)
-SELECT date_trunc('minute', s.sample_time, 'UTC'), a.datname, a.usesysid, a.usename,
-       a.application_name, a.backend_type, w.wait_event_type, w.wait_event,
-       a.queryid, sum(s.weight), count(*)
-FROM pgs_rep_s s
-CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgs_rep_av a ON a.activity_id = u.activity_id
-LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
-WHERE pgsentinel_load_weight(a.state, 1) > 0
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+-- (src/archive/archive_step.c), a minute's rows as one batch.
+INSERT INTO pgsentinel_rollup_minute_batch
+SELECT r.bucket, array_agg(r.datname), array_agg(r.usesysid), array_agg(r.usename),
+       array_agg(r.application_name), array_agg(r.backend_type),
+       array_agg(r.wait_event_type), array_agg(r.wait_event), array_agg(r.queryid),
+       array_agg(r.db_time), array_agg(r.rows)
+FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.datname, a.usesysid,
+             a.usename, a.application_name, a.backend_type, w.wait_event_type,
+             w.wait_event, a.queryid, sum(s.weight) AS db_time, count(*) AS rows
+      FROM pgs_rep_s s
+      CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+      JOIN pgs_rep_av a ON a.activity_id = u.activity_id
+      LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+      WHERE pgsentinel_load_weight(a.state, 1) > 0
+      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) r
+GROUP BY r.bucket;
 INSERT INTO pgsentinel_rollup_hour (bucket, datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
        db_time, rows)
 SELECT date_trunc('hour', bucket, 'UTC'), datname, usesysid, usename,
        application_name, backend_type, wait_event_type, wait_event, queryid,
        sum(db_time), sum(rows)
-FROM pgs_rep_rm GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+FROM pgsentinel_rollup_minute
+WHERE bucket >= '2020-01-01' AND bucket < '2020-01-02'
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 INSERT INTO pgsentinel_rollup_session_hour (bucket, pid, datname, usesysid,
        usename, application_name, client_addr, backend_type, wait_event_type,
        wait_event, db_time, rows, last_time)
@@ -290,18 +295,22 @@ JOIN pgs_rep_av a ON a.activity_id = u.activity_id
 LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
-INSERT INTO pgsentinel_rollup_session_minute (bucket, pid, datname, usesysid,
-       usename, application_name, client_addr, backend_type, wait_event_type,
-       wait_event, db_time, rows, last_time)
-SELECT date_trunc('minute', s.sample_time, 'UTC'), a.pid, a.datname, a.usesysid,
-       a.usename, a.application_name, a.client_addr, a.backend_type,
-       w.wait_event_type, w.wait_event, sum(s.weight), count(*), max(s.sample_time)
-FROM pgs_rep_s s
-CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
-JOIN pgs_rep_av a ON a.activity_id = u.activity_id
-LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
-WHERE pgsentinel_load_weight(a.state, 1) > 0
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+INSERT INTO pgsentinel_rollup_session_minute_batch
+SELECT r.bucket, array_agg(r.pid), array_agg(r.datname), array_agg(r.usesysid),
+       array_agg(r.usename), array_agg(r.application_name), array_agg(r.client_addr),
+       array_agg(r.backend_type), array_agg(r.wait_event_type), array_agg(r.wait_event),
+       array_agg(r.db_time), array_agg(r.rows), array_agg(r.last_time)
+FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.pid, a.datname,
+             a.usesysid, a.usename, a.application_name, a.client_addr, a.backend_type,
+             w.wait_event_type, w.wait_event, sum(s.weight) AS db_time, count(*) AS rows,
+             max(s.sample_time) AS last_time
+      FROM pgs_rep_s s
+      CROSS JOIN LATERAL unnest(s.activity_ids, s.wait_event_ids) AS u(activity_id, wait_event_id)
+      JOIN pgs_rep_av a ON a.activity_id = u.activity_id
+      LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
+      WHERE pgsentinel_load_weight(a.state, 1) > 0
+      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10) r
+GROUP BY r.bucket;
 INSERT INTO pgsentinel_rollup_blocking_hour
 SELECT * FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
@@ -317,8 +326,15 @@ SELECT * FROM pgsentinel_blocking_parts((
                'blocker_usesysid', x.blocker_usesysid))
     FROM pgsentinel_ash_archive x
     WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'hour');
-INSERT INTO pgsentinel_rollup_blocking_minute
-SELECT * FROM pgsentinel_blocking_parts((
+INSERT INTO pgsentinel_rollup_blocking_minute_batch
+SELECT p.bucket, array_agg(p.kind), array_agg(p.root_pid), array_agg(p.pid),
+       array_agg(p.key_usesysid), array_agg(p.depth), array_agg(p.blocked_by::text),
+       array_agg(p.samples), array_agg(p.db_time), array_agg(p.last_time),
+       array_agg(p.usesysid), array_agg(p.usename), array_agg(p.state),
+       array_agg(p.wait_event_type), array_agg(p.wait_event), array_agg(p.query),
+       array_agg(p.first_time), array_agg(p.application_name), array_agg(p.client_addr),
+       array_agg(p.xact_start)
+FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
@@ -331,7 +347,8 @@ SELECT * FROM pgsentinel_blocking_parts((
                'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                'blocker_usesysid', x.blocker_usesysid))
     FROM pgsentinel_ash_archive x
-    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'minute');
+    WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'minute') p
+GROUP BY p.bucket;
 INSERT INTO pgsentinel_rollup_minute_observed (bucket, samples, observed, peak)
 SELECT date_trunc('minute', sample_time, 'UTC'), count(*), sum(weight), max(active_sessions)
 FROM pgs_rep_s GROUP BY 1;
@@ -639,27 +656,39 @@ WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 13:00', '2020-01-01 16:00')$$) AS blocking_changed;
 UPDATE pgs_rep_bh SET db_time = db_time - 1
 WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
-UPDATE pgs_rep_sm SET db_time = db_time + 1
-WHERE bucket = '2020-01-01 14:49' AND pid = 105;
+UPDATE pgs_rep_sm
+   SET db_time = (SELECT array_agg(u.d + CASE u.p WHEN 105 THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, pid) WITH ORDINALITY u(d, p, i))
+WHERE bucket = '2020-01-01 14:49';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 14:00:10', '2020-01-01 14:50:50', 'session')$$) AS session_minute_changed;
-UPDATE pgs_rep_sm SET db_time = db_time - 1
-WHERE bucket = '2020-01-01 14:49' AND pid = 105;
-UPDATE pgs_rep_bm SET db_time = db_time + 1
-WHERE bucket = '2020-01-01 14:20' AND kind = 'b';
+UPDATE pgs_rep_sm
+   SET db_time = (SELECT array_agg(u.d - CASE u.p WHEN 105 THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, pid) WITH ORDINALITY u(d, p, i))
+WHERE bucket = '2020-01-01 14:49';
+UPDATE pgs_rep_bm
+   SET db_time = (SELECT array_agg(u.d + CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
+WHERE bucket = '2020-01-01 14:20';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS blocking_minute_changed;
-UPDATE pgs_rep_bm SET db_time = db_time - 1
-WHERE bucket = '2020-01-01 14:20' AND kind = 'b';
+UPDATE pgs_rep_bm
+   SET db_time = (SELECT array_agg(u.d - CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
+WHERE bucket = '2020-01-01 14:20';
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgs_rep_rh SET db_time = db_time + 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 13:00', '2020-01-01 16:00')$$) AS hour_changed;
 UPDATE pgs_rep_rh SET db_time = db_time - 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
-UPDATE pgs_rep_rm SET db_time = db_time + 1
-WHERE bucket = '2020-01-01 14:49' AND wait_event = 'CPU';
+UPDATE pgs_rep_rm
+   SET db_time = (SELECT array_agg(u.d + CASE u.w WHEN 'CPU' THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, wait_event) WITH ORDINALITY u(d, w, i))
+WHERE bucket = '2020-01-01 14:49';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS minute_changed;
-UPDATE pgs_rep_rm SET db_time = db_time - 1
-WHERE bucket = '2020-01-01 14:49' AND wait_event = 'CPU';
+UPDATE pgs_rep_rm
+   SET db_time = (SELECT array_agg(u.d - CASE u.w WHEN 'CPU' THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, wait_event) WITH ORDINALITY u(d, w, i))
+WHERE bucket = '2020-01-01 14:49';
 -- Past the split point the history is the ring's: no rollup is read there.
 -- (The split point moves on as the ring turns: it is read after the pieces.)
 CREATE TEMP TABLE pgs_pieces AS
@@ -817,9 +846,22 @@ DROP ROLE regress_pgs_fleet_stats;
 -- texts' joins after the statement's row is found (joined to the deltas
 -- by server and day first, they made a product of both: minutes).
 BEGIN;
-INSERT INTO pgsentinel_fleet_statement_delta (server_id, feed, ash_time, prev_ash_time,
-       sample_id, queryid, calls, rows, exec_ms, userid, dbid, toplevel, reset)
-SELECT :rep_srv, 0, x.t, x.t - interval '10 s', g, 1000 + g % 5, 1, 1, 1.0, 10, 1, true, false
+INSERT INTO pgsentinel_fleet_statement_batch (server_id, feed, first_time, last_time,
+       ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans, plan_ms,
+       shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written,
+       temp_blks_read, temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
+SELECT :rep_srv, 0, min(x.t), max(x.t),
+       array_agg(pgsentinel_us_between('2020-01-01 10:01', x.t) ORDER BY g),
+       array_fill(10000000::int8, ARRAY[200]), array_agg(g::int8 ORDER BY g),
+       array_agg(1000 + g % 5::int8 ORDER BY g), array_fill(1::int8, ARRAY[200]),
+       array_fill(1::int8, ARRAY[200]), array_fill(1.0::float8, ARRAY[200]),
+       array_fill(NULL::int8, ARRAY[200]), array_fill(NULL::float8, ARRAY[200]),
+       array_fill(NULL::int8, ARRAY[200]), array_fill(NULL::int8, ARRAY[200]),
+       array_fill(NULL::int8, ARRAY[200]), array_fill(NULL::int8, ARRAY[200]),
+       array_fill(NULL::int8, ARRAY[200]), array_fill(NULL::int8, ARRAY[200]),
+       array_fill(NULL::int8, ARRAY[200]), array_fill(10::oid, ARRAY[200]),
+       array_fill(1::oid, ARRAY[200]), array_fill(true, ARRAY[200]),
+       array_fill(false, ARRAY[200])
 FROM generate_series(1, 200) g,
      LATERAL (SELECT '2020-01-01 10:00'::timestamptz + g * interval '1 min') x(t);
 INSERT INTO pgsentinel_fleet_statement_text (server_id, feed, day, queryid, dbid, userid, text_id)
@@ -854,11 +896,15 @@ WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'Dat
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 13:00', '2020-01-01 16:00', server => 'pgs_rep_copy')$$) AS fleet_hour_changed;
 UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time - 1
 WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
-UPDATE pgsentinel_fleet_rollup_blocking_minute SET db_time = db_time + 1
-WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20' AND kind = 'b';
+UPDATE pgsentinel_fleet_rollup_blocking_minute_batch
+   SET db_time = (SELECT array_agg(u.d + CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50', server => 'pgs_rep_copy')$$) AS fleet_blocking_minute_changed;
-UPDATE pgsentinel_fleet_rollup_blocking_minute SET db_time = db_time - 1
-WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20' AND kind = 'b';
+UPDATE pgsentinel_fleet_rollup_blocking_minute_batch
+   SET db_time = (SELECT array_agg(u.d - CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
+                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20';
 SELECT pgsentinel_fleet_remove('pgs_rep_copy', keep_history => false);
 SELECT count(*) AS copy_tables_left FROM pg_class WHERE relname ~ ('^pgsentinel_fleet_.*_' || :rep_srv || '(_|$)');
 

@@ -344,17 +344,18 @@ $node->safe_psql('postgres', qq{
 	CREATE TABLE pgsentinel_archive_text_$old (LIKE pgsentinel_archive_text);
 	ALTER TABLE pgsentinel_archive_text ATTACH PARTITION pgsentinel_archive_text_$old
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
-	CREATE TABLE pgsentinel_archive_statement_delta_$old PARTITION OF pgsentinel_archive_statement_delta
+	CREATE TABLE pgsentinel_archive_statement_batch_$old PARTITION OF pgsentinel_archive_statement_batch
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
 	CREATE TABLE pgsentinel_archive_statement_text_$old PARTITION OF pgsentinel_archive_statement_text
 	  FOR VALUES FROM (to_date('$old', 'YYYYMMDD')) TO (to_date('$old', 'YYYYMMDD') + 1);
-	CREATE TABLE pgsentinel_rollup_minute_$old PARTITION OF pgsentinel_rollup_minute
+	CREATE TABLE pgsentinel_rollup_minute_batch_$old PARTITION OF pgsentinel_rollup_minute_batch
 	  FOR VALUES FROM (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp))
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
 	INSERT INTO pgsentinel_archive_text VALUES (to_date('$old', 'YYYYMMDD'), 1, 0, 'old text');
-	INSERT INTO pgsentinel_rollup_minute (bucket, db_time, rows)
-	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp), 1, 1)});
+	INSERT INTO pgsentinel_rollup_minute_batch
+	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp), '{NULL}', '{NULL}',
+	          '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{1}', '{1}')});
 my $before_reader = $node->safe_psql('postgres',
 	'SELECT last_sample_id FROM pgsentinel_archive_state');
 # a reload makes the archiver look after its partitions at once
@@ -362,7 +363,7 @@ $node->reload;
 ok( $node->poll_query_until('postgres', qq{
 		SELECT to_regclass('pgsentinel_archive_batch_$tomorrow') IS NOT NULL
 		   AND (SELECT count(*) FROM pg_class
-		         WHERE relname IN ('pgsentinel_archive_statement_delta_$old',
+		         WHERE relname IN ('pgsentinel_archive_statement_batch_$old',
 		                           'pgsentinel_archive_statement_text_$old')) = 0
 		   AND (SELECT last_sample_id > $before_reader FROM pgsentinel_archive_state)}),
 	'with a reader holding the archive, a day is made, others dropped, archiving goes on');
@@ -388,13 +389,13 @@ pgs_stop_bg($reader);
 # once nobody holds them, the archiver's next try (a minute after it left
 # them, no reload) drops them
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_batch_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_statement_delta_$old', 'pgsentinel_archive_statement_text_$old')"),
+		"SELECT count(*) = 0 FROM pg_class WHERE relname IN ('pgsentinel_archive_batch_$old', 'pgsentinel_archive_text_$old', 'pgsentinel_archive_statement_batch_$old', 'pgsentinel_archive_statement_text_$old')"),
 	'raw partitions past retention dropped, texts and statements included');
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pgsentinel_archive_text WHERE text = 'old text'"),
 	'0', 'the old texts are gone');
 is( $node->safe_psql('postgres',
-		"SELECT count(*) FROM pgsentinel_rollup_minute_$old"),
+		"SELECT count(*) FROM pgsentinel_rollup_minute_batch_$old"),
 	'1', 'the minute rollups of that day stay');
 
 # 8b. On a repository the archive's parents have DEFAULT partitions (the

@@ -53,7 +53,7 @@ BEGIN
 END $$;
 CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_batch
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
-CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_statement_delta
+CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_archive_statement_batch
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
 });
 
@@ -171,7 +171,7 @@ is($node->safe_psql('postgres',
 # --- 3. in the middle of the statements step --------------------------------
 
 $node->safe_psql('postgres',
-	"INSERT INTO public.hold VALUES ('pgsentinel_archive_statement_delta')");
+	"INSERT INTO public.hold VALUES ('pgsentinel_archive_statement_batch')");
 $node->safe_psql('postgres',
 	join('', map { "SELECT pg_sleep(0.05) /* archived statement */;\n" } 1 .. 10));
 ok(archiver_waits('pgsentinel archive statements', 'PgSleep'),
@@ -207,9 +207,9 @@ SELECT pgsentinel_fleet_partitions(901, '2021-03-01', '2021-03-01');
 INSERT INTO pgsentinel_fleet_wait_event VALUES (901, 0, 1, 'CPU', 'CPU');
 INSERT INTO pgsentinel_fleet_session (server_id, feed, day, session_id, hash, pid, backend_type)
 VALUES (901, 0, '2021-03-01', 1, 1, 4242, 'client backend');
-CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_fleet_rollup_minute
+CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_fleet_rollup_minute_batch
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
-INSERT INTO public.hold VALUES ('pgsentinel_fleet_rollup_minute');
+INSERT INTO public.hold VALUES ('pgsentinel_fleet_rollup_minute_batch');
 INSERT INTO pgsentinel_fleet_batch (server_id, feed, first_time, last_time, sample_ids,
                                     sample_us, sample_periods, weights, active_sessions,
                                     sample_blocked, row_samples, session_ids, wait_event_ids,

@@ -332,12 +332,12 @@ is( $repo->safe_psql('postgres', qq{
 my $p1sub = $repo->safe_psql('postgres',
 	"SELECT subscription FROM pgsentinel_fleet_status WHERE name = 'p1'");
 $p1->safe_psql('postgres',
-	'ALTER PUBLICATION pgsentinel_fleet DROP TABLE pgsentinel_archive_statement_delta, pgsentinel_archive_statement_text');
+	'ALTER PUBLICATION pgsentinel_fleet DROP TABLE pgsentinel_archive_statement_batch, pgsentinel_archive_statement_text');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION");
 $p1->safe_psql('postgres', 'SELECT pgsentinel_fleet_publish(); SELECT pgsentinel_fleet_publish()');
 is( $p1->safe_psql('postgres',
 		"SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pgsentinel_fleet' AND tablename LIKE '%statement%'"),
-	'pgsentinel_archive_statement_delta,pgsentinel_archive_statement_text',
+	'pgsentinel_archive_statement_batch,pgsentinel_archive_statement_text',
 	'pgsentinel_fleet_publish() adds the statements\' tables to an existing publication');
 $repo->safe_psql('postgres', "ALTER SUBSCRIPTION $p1sub REFRESH PUBLICATION WITH (copy_data = true)");
 ok( $repo->poll_query_until('postgres', qq{
@@ -363,7 +363,7 @@ is( $repo->safe_psql('postgres', q{
 		          FROM pgsentinel_fleet_statement_delta)
 		       + (SELECT count(*) - count(DISTINCT (server_id, feed, day, queryid, dbid, userid))
 		          FROM pgsentinel_fleet_statement_text)
-		       + (SELECT count(*) FROM pgsentinel_archive_statement_delta_fleet)
+		       + (SELECT count(*) FROM pgsentinel_archive_statement_batch_fleet)
 		       + (SELECT count(*) FROM pgsentinel_archive_statement_text_fleet)}),
 	'0', 'no statement delta nor text twice; nothing left in the landing partitions');
 

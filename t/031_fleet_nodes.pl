@@ -158,10 +158,10 @@ is( sample_list($a, "(SELECT * FROM pgsentinel_fleet_sample_archive WHERE server
 	sample_list($src, 'pgsentinel_sample_archive'),
 	'node A reads them through its foreign partition');
 my $tables = join(',',
-	qw(batch rollup_blocking_hour rollup_blocking_minute rollup_hour
-	  rollup_hour_observed rollup_minute rollup_minute_observed rollup_session_hour
-	  rollup_session_minute session statement_delta statement_text text
-	  wait_event));
+	qw(batch rollup_blocking_hour rollup_blocking_minute_batch rollup_hour
+	  rollup_hour_observed rollup_minute_batch rollup_minute_observed
+	  rollup_session_hour rollup_session_minute_batch session statement_batch
+	  statement_text text wait_event));
 for my $id (2, 3)
 {
 	is( $a->safe_psql('postgres', qq{
@@ -258,7 +258,7 @@ ok( $src->poll_query_until('postgres',
 	'the source archived its statements');
 my $stmt_upto = $src->safe_psql('postgres', 'SELECT max(ash_time) FROM pgsentinel_archive_statement_delta');
 ok( $b->poll_query_until('postgres',
-		"SELECT coalesce(max(ash_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_statement_delta_2"),
+		"SELECT coalesce(max(last_time) >= '$stmt_upto', false) FROM pgsentinel_fleet_statement_batch_2"),
 	'node B receives the source\'s statement deltas');
 is( $a->safe_psql('postgres', qq{
 		SELECT sum(calls) FROM pgsentinel_fleet_statements

@@ -139,11 +139,10 @@ CREATE INDEX ON pgsentinel_archive_text (day, hash);
 -- sample of the bucket archived (peak).  Average active sessions of a
 -- bucket = db_time / observed.  usesysid is kept for the views
 -- (36_rollup_views.sql), which hide of other roles' time what
--- pg_stat_activity hides.  A minute's rows are written once, by the step
--- that closes the minute (31_archive_step.sql): the minute tables have no
--- key to keep unique, only a BRIN index on the bucket (their readers sum
--- the rows of a group); an hour's rows are added to once a minute, by key.
-CREATE TABLE pgsentinel_rollup_minute (
+-- pg_stat_activity hides.  An hour's rows are added to once a minute, by
+-- key; a minute's are written once, by the step that closes the minute
+-- (31_archive_step.sql), as one batch: below.
+CREATE TABLE pgsentinel_rollup_hour (
     bucket timestamptz NOT NULL,
     datname text,
     usesysid oid,
@@ -154,22 +153,17 @@ CREATE TABLE pgsentinel_rollup_minute (
     wait_event text,
     queryid bigint,
     db_time double precision NOT NULL,
-    rows bigint NOT NULL
+    rows bigint NOT NULL,
+    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
+                               application_name, backend_type,
+                               wait_event_type, wait_event, queryid)
 ) PARTITION BY RANGE (bucket);
-CREATE INDEX ON pgsentinel_rollup_minute USING brin (bucket)
-    WITH (pages_per_range = 16);
 
 CREATE TABLE pgsentinel_rollup_minute_observed (
     bucket timestamptz NOT NULL PRIMARY KEY,
     samples bigint NOT NULL,
     observed double precision NOT NULL,
     peak integer
-) PARTITION BY RANGE (bucket);
-
-CREATE TABLE pgsentinel_rollup_hour (LIKE pgsentinel_rollup_minute,
-    UNIQUE NULLS NOT DISTINCT (bucket, datname, usesysid, usename,
-                               application_name, backend_type,
-                               wait_event_type, wait_event, queryid)
 ) PARTITION BY RANGE (bucket);
 
 CREATE TABLE pgsentinel_rollup_hour_observed (
@@ -232,23 +226,157 @@ CREATE TABLE pgsentinel_rollup_blocking_hour (
     UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
 ) PARTITION BY RANGE (bucket);
 
-CREATE TABLE pgsentinel_rollup_session_minute (LIKE pgsentinel_rollup_session_hour)
-    PARTITION BY RANGE (bucket);
-CREATE INDEX ON pgsentinel_rollup_session_minute USING brin (bucket)
+-- The minute rollups, a minute's rows as one row (a batch, as the samples
+-- are kept): each column but bucket is an array, element i of every array
+-- the minute's i-th row.  The rows of a minute repeat their names, waits
+-- and texts from one to the next, so that the arrays, compressed by TOAST,
+-- take a fraction of the rows' bytes, and a minute is one heap tuple to
+-- write and log.  blocked_by, an array itself, is kept as its text.  A
+-- minute has more than one batch where rows came late (the step rolls
+-- them up as extra rows of their minute): the readers sum a group's rows,
+-- through the views below, which show the rows the batches hold.  No key,
+-- a BRIN index on the bucket.
+CREATE TABLE pgsentinel_rollup_minute_batch (
+    bucket timestamptz NOT NULL,
+    datname text[] NOT NULL,
+    usesysid oid[] NOT NULL,
+    usename text[] NOT NULL,
+    application_name text[] NOT NULL,
+    backend_type text[] NOT NULL,
+    wait_event_type text[] NOT NULL,
+    wait_event text[] NOT NULL,
+    queryid bigint[] NOT NULL,
+    db_time double precision[] NOT NULL,
+    rows bigint[] NOT NULL
+) PARTITION BY RANGE (bucket);
+CREATE INDEX ON pgsentinel_rollup_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
 
-CREATE TABLE pgsentinel_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_hour)
-    PARTITION BY RANGE (bucket);
-CREATE INDEX ON pgsentinel_rollup_blocking_minute USING brin (bucket)
+CREATE TABLE pgsentinel_rollup_session_minute_batch (
+    bucket timestamptz NOT NULL,
+    pid integer[] NOT NULL,
+    datname text[] NOT NULL,
+    usesysid oid[] NOT NULL,
+    usename text[] NOT NULL,
+    application_name text[] NOT NULL,
+    client_addr text[] NOT NULL,
+    backend_type text[] NOT NULL,
+    wait_event_type text[] NOT NULL,
+    wait_event text[] NOT NULL,
+    db_time double precision[] NOT NULL,
+    rows bigint[] NOT NULL,
+    last_time timestamptz[] NOT NULL
+) PARTITION BY RANGE (bucket);
+CREATE INDEX ON pgsentinel_rollup_session_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
+
+CREATE TABLE pgsentinel_rollup_blocking_minute_batch (
+    bucket timestamptz NOT NULL,
+    kind "char"[] NOT NULL,
+    root_pid integer[] NOT NULL,
+    pid integer[] NOT NULL,
+    key_usesysid oid[] NOT NULL,
+    depth integer[] NOT NULL,
+    blocked_by text[] NOT NULL,
+    samples bigint[] NOT NULL,
+    db_time double precision[] NOT NULL,
+    last_time timestamptz[] NOT NULL,
+    usesysid oid[] NOT NULL,
+    usename text[] NOT NULL,
+    state text[] NOT NULL,
+    wait_event_type text[] NOT NULL,
+    wait_event text[] NOT NULL,
+    query text[] NOT NULL,
+    first_time timestamptz[] NOT NULL,
+    application_name text[] NOT NULL,
+    client_addr text[] NOT NULL,
+    xact_start timestamptz[] NOT NULL
+) PARTITION BY RANGE (bucket);
+CREATE INDEX ON pgsentinel_rollup_blocking_minute_batch USING brin (bucket)
+    WITH (pages_per_range = 16);
+
+-- The minute rollups' rows, in the columns of the hour's (the minute's
+-- readers and writers of old: the reports' views, the step reading a
+-- closed hour's minutes back).
+CREATE VIEW pgsentinel_rollup_minute AS
+SELECT b.bucket, u.datname, u.usesysid, u.usename, u.application_name,
+       u.backend_type, u.wait_event_type, u.wait_event, u.queryid,
+       u.db_time, u.rows
+  FROM pgsentinel_rollup_minute_batch b,
+       ROWS FROM (pg_catalog.unnest(b.datname),
+                  pg_catalog.unnest(b.usesysid),
+                  pg_catalog.unnest(b.usename),
+                  pg_catalog.unnest(b.application_name),
+                  pg_catalog.unnest(b.backend_type),
+                  pg_catalog.unnest(b.wait_event_type),
+                  pg_catalog.unnest(b.wait_event),
+                  pg_catalog.unnest(b.queryid),
+                  pg_catalog.unnest(b.db_time),
+                  pg_catalog.unnest(b.rows))
+           AS u(datname, usesysid, usename, application_name, backend_type,
+                wait_event_type, wait_event, queryid, db_time, rows);
+
+CREATE VIEW pgsentinel_rollup_session_minute AS
+SELECT b.bucket, u.pid, u.datname, u.usesysid, u.usename, u.application_name,
+       u.client_addr, u.backend_type, u.wait_event_type, u.wait_event,
+       u.db_time, u.rows, u.last_time
+  FROM pgsentinel_rollup_session_minute_batch b,
+       ROWS FROM (pg_catalog.unnest(b.pid),
+                  pg_catalog.unnest(b.datname),
+                  pg_catalog.unnest(b.usesysid),
+                  pg_catalog.unnest(b.usename),
+                  pg_catalog.unnest(b.application_name),
+                  pg_catalog.unnest(b.client_addr),
+                  pg_catalog.unnest(b.backend_type),
+                  pg_catalog.unnest(b.wait_event_type),
+                  pg_catalog.unnest(b.wait_event),
+                  pg_catalog.unnest(b.db_time),
+                  pg_catalog.unnest(b.rows),
+                  pg_catalog.unnest(b.last_time))
+           AS u(pid, datname, usesysid, usename, application_name, client_addr,
+                backend_type, wait_event_type, wait_event, db_time, rows,
+                last_time);
+
+CREATE VIEW pgsentinel_rollup_blocking_minute AS
+SELECT b.bucket, u.kind, u.root_pid, u.pid, u.key_usesysid, u.depth,
+       u.blocked_by::pg_catalog.int4[] AS blocked_by, u.samples, u.db_time,
+       u.last_time, u.usesysid, u.usename, u.state, u.wait_event_type,
+       u.wait_event, u.query, u.first_time, u.application_name,
+       u.client_addr, u.xact_start
+  FROM pgsentinel_rollup_blocking_minute_batch b,
+       ROWS FROM (pg_catalog.unnest(b.kind),
+                  pg_catalog.unnest(b.root_pid),
+                  pg_catalog.unnest(b.pid),
+                  pg_catalog.unnest(b.key_usesysid),
+                  pg_catalog.unnest(b.depth),
+                  pg_catalog.unnest(b.blocked_by),
+                  pg_catalog.unnest(b.samples),
+                  pg_catalog.unnest(b.db_time),
+                  pg_catalog.unnest(b.last_time),
+                  pg_catalog.unnest(b.usesysid),
+                  pg_catalog.unnest(b.usename),
+                  pg_catalog.unnest(b.state),
+                  pg_catalog.unnest(b.wait_event_type),
+                  pg_catalog.unnest(b.wait_event),
+                  pg_catalog.unnest(b.query),
+                  pg_catalog.unnest(b.first_time),
+                  pg_catalog.unnest(b.application_name),
+                  pg_catalog.unnest(b.client_addr),
+                  pg_catalog.unnest(b.xact_start))
+           AS u(kind, root_pid, pid, key_usesysid, depth, blocked_by, samples,
+                db_time, last_time, usesysid, usename, state, wait_event_type,
+                wait_event, query, first_time, application_name, client_addr,
+                xact_start);
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_batch, pgsentinel_archive_session,
-    pgsentinel_archive_text, pgsentinel_rollup_minute,
+    pgsentinel_archive_text, pgsentinel_rollup_minute_batch,
     pgsentinel_rollup_minute_observed, pgsentinel_rollup_hour,
     pgsentinel_rollup_hour_observed, pgsentinel_rollup_session_hour,
-    pgsentinel_rollup_blocking_hour, pgsentinel_rollup_session_minute,
-    pgsentinel_rollup_blocking_minute FROM PUBLIC;
+    pgsentinel_rollup_blocking_hour, pgsentinel_rollup_session_minute_batch,
+    pgsentinel_rollup_blocking_minute_batch, pgsentinel_rollup_minute,
+    pgsentinel_rollup_session_minute, pgsentinel_rollup_blocking_minute
+    FROM PUBLIC;
 
 -- pg_dump keeps the archive: the wait events as a configuration table,
 -- the partitions (not members of the extension) as ordinary tables of the

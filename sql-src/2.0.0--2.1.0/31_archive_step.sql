@@ -328,14 +328,25 @@ LANGUAGE sql IMMUTABLE
 RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
        pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
        pg_catalog.replace(pg_catalog.replace($sql$
+-- A minute's rows as one batch (30_archive.sql): the arrays of one
+-- aggregation, so that element i of each is the same row; the rows in
+-- the order of their names, which repeat in each array and compress.
  roll_minute AS (
-  INSERT INTO %1$I.{rollup}minute AS t (bucket, datname, usesysid,
+  INSERT INTO %1$I.{rollup}minute_batch (bucket, datname, usesysid,
          usename, application_name, backend_type, wait_event_type,
          wait_event, queryid, db_time, rows{server col})
-  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.datname, m.usesysid,
-         m.usename, m.application_name, m.backend_type, m.wait_event_type,
-         m.wait_event, m.queryid, sum(m.weight), count(*){server val}
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9),
+  SELECT m.bucket, array_agg(m.datname), array_agg(m.usesysid),
+         array_agg(m.usename), array_agg(m.application_name),
+         array_agg(m.backend_type), array_agg(m.wait_event_type),
+         array_agg(m.wait_event), array_agg(m.queryid), array_agg(m.db_time),
+         array_agg(m.rows){server val}
+    FROM (SELECT date_trunc('minute', m.ash_time, 'UTC') AS bucket, m.datname,
+                 m.usesysid, m.usename, m.application_name, m.backend_type,
+                 m.wait_event_type, m.wait_event, m.queryid,
+                 sum(m.weight) AS db_time, count(*) AS rows
+            FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+           ORDER BY 1, 2, 4, 5, 6, 9, 7, 8) m
+   GROUP BY m.bucket),
  roll_hour AS (
   INSERT INTO %1$I.{rollup}hour AS t (bucket, datname, usesysid,
          usename, application_name, backend_type, wait_event_type,
@@ -380,14 +391,24 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 {session upsert}),
  roll_session_minute AS (
-  INSERT INTO %1$I.{rollup}session_minute AS t (bucket, pid, datname,
+  INSERT INTO %1$I.{rollup}session_minute_batch (bucket, pid, datname,
          usesysid, usename, application_name, client_addr, backend_type,
          wait_event_type, wait_event, db_time, rows, last_time{server col})
-  SELECT date_trunc('minute', m.ash_time, 'UTC'), m.pid, m.datname,
-         m.usesysid, m.usename, m.application_name, m.client_addr,
-         m.backend_type, m.wait_event_type, m.wait_event,
-         sum(m.weight), count(*), max(m.ash_time){server val}
-    FROM roll_rows m WHERE m.weight > 0 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+  SELECT m.bucket, array_agg(m.pid), array_agg(m.datname),
+         array_agg(m.usesysid), array_agg(m.usename),
+         array_agg(m.application_name), array_agg(m.client_addr),
+         array_agg(m.backend_type), array_agg(m.wait_event_type),
+         array_agg(m.wait_event), array_agg(m.db_time), array_agg(m.rows),
+         array_agg(m.last_time){server val}
+    FROM (SELECT date_trunc('minute', m.ash_time, 'UTC') AS bucket, m.pid,
+                 m.datname, m.usesysid, m.usename, m.application_name,
+                 m.client_addr, m.backend_type, m.wait_event_type,
+                 m.wait_event, sum(m.weight) AS db_time, count(*) AS rows,
+                 max(m.ash_time) AS last_time
+            FROM roll_rows m WHERE m.weight > 0
+           GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+           ORDER BY 1, 2, 3, 5, 6, 7, 8, 9, 10) m
+   GROUP BY m.bucket),
 -- the rows of the samples with a blocked session, found in one pass (a
 -- join of the rows with those samples can be planned as a nested loop
 -- over both)
@@ -439,11 +460,21 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
        %1$I.pgsentinel_blocking_merge(x.parts, 'hour'::text) h
 {blocking upsert}),
  roll_blocking_minute AS (
-  INSERT INTO %1$I.{rollup}blocking_minute AS t (bucket, kind,
+  INSERT INTO %1$I.{rollup}blocking_minute_batch (bucket, kind,
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
          query, first_time, application_name, client_addr, xact_start{server col})
-  SELECT b.*{server val} FROM bl_parts b),
+  SELECT b.bucket, array_agg(b.kind), array_agg(b.root_pid), array_agg(b.pid),
+         array_agg(b.key_usesysid), array_agg(b.depth),
+         array_agg(b.blocked_by::text), array_agg(b.samples),
+         array_agg(b.db_time), array_agg(b.last_time), array_agg(b.usesysid),
+         array_agg(b.usename), array_agg(b.state), array_agg(b.wait_event_type),
+         array_agg(b.wait_event), array_agg(b.query), array_agg(b.first_time),
+         array_agg(b.application_name), array_agg(b.client_addr),
+         array_agg(b.xact_start){server val}
+    FROM (SELECT * FROM bl_parts p
+           ORDER BY p.bucket, p.root_pid, p.kind, p.pid, p.key_usesysid) b
+   GROUP BY b.bucket),
  obs_minute AS (
   INSERT INTO %1$I.{rollup}minute_observed AS t
          (bucket, samples, observed, peak{server col})
@@ -714,12 +745,12 @@ BEGIN ATOMIC
 SELECT * FROM (VALUES ('pgsentinel_archive_batch'::name, 'raw'::text, false),
               ('pgsentinel_archive_session', 'raw', true),
               ('pgsentinel_archive_text', 'raw', true),
-              ('pgsentinel_archive_statement_delta', 'raw', false),
+              ('pgsentinel_archive_statement_batch', 'raw', false),
               ('pgsentinel_archive_statement_text', 'raw', true),
-              ('pgsentinel_rollup_minute', 'minute', false),
+              ('pgsentinel_rollup_minute_batch', 'minute', false),
               ('pgsentinel_rollup_minute_observed', 'minute', false),
-              ('pgsentinel_rollup_session_minute', 'minute', false),
-              ('pgsentinel_rollup_blocking_minute', 'minute', false),
+              ('pgsentinel_rollup_session_minute_batch', 'minute', false),
+              ('pgsentinel_rollup_blocking_minute_batch', 'minute', false),
               ('pgsentinel_rollup_hour', 'hour', false),
               ('pgsentinel_rollup_hour_observed', 'hour', false),
               ('pgsentinel_rollup_session_hour', 'hour', false),

@@ -12,33 +12,80 @@
 -- costs a bit instead of eight bytes); a reset interval has reset = true
 -- and every delta NULL.  The views show the deltas as the helper does.
 
--- One row per statement (userid, dbid, queryid, toplevel, as
--- pg_stat_statements keys it) per reading whose counters moved.
--- prev_ash_time: the statement's previous reading; 8-byte columns first,
--- so that no byte is lost to alignment.
-CREATE TABLE pgsentinel_archive_statement_delta (
-    ash_time timestamptz NOT NULL,
-    prev_ash_time timestamptz NOT NULL,
-    sample_id bigint NOT NULL,
-    queryid bigint NOT NULL,
-    calls bigint,
-    rows bigint,
-    exec_ms double precision,
-    plans bigint,
-    plan_ms double precision,
-    shared_blks_hit bigint,
-    shared_blks_read bigint,
-    shared_blks_dirtied bigint,
-    shared_blks_written bigint,
-    temp_blks_read bigint,
-    temp_blks_written bigint,
-    wal_bytes bigint,
-    userid oid NOT NULL,
-    dbid oid NOT NULL,
-    toplevel boolean NOT NULL,
-    reset boolean NOT NULL
-) PARTITION BY RANGE (ash_time);
-CREATE INDEX ON pgsentinel_archive_statement_delta USING brin (ash_time);
+-- The readings of one archiving step and UTC day whose counters moved, as
+-- one row (a batch, as the samples are kept), one per statement (userid,
+-- dbid, queryid, toplevel, as pg_stat_statements keys it) and reading:
+-- each column but the times an array, element i of every array the
+-- batch's i-th reading, the readings ordered by statement, then time, so
+-- that a statement's ids repeat and compress (TOAST).  ash_us: the
+-- reading's time, in microseconds after first_time; prev_us: the time
+-- from the statement's previous reading to this one.  Partitioned by day
+-- on first_time: a batch never spans two UTC days.
+CREATE TABLE pgsentinel_archive_statement_batch (
+    first_time timestamptz NOT NULL,
+    last_time timestamptz NOT NULL,
+    ash_us bigint[] NOT NULL,
+    prev_us bigint[] NOT NULL,
+    sample_id bigint[] NOT NULL,
+    queryid bigint[] NOT NULL,
+    calls bigint[] NOT NULL,
+    rows bigint[] NOT NULL,
+    exec_ms double precision[] NOT NULL,
+    plans bigint[] NOT NULL,
+    plan_ms double precision[] NOT NULL,
+    shared_blks_hit bigint[] NOT NULL,
+    shared_blks_read bigint[] NOT NULL,
+    shared_blks_dirtied bigint[] NOT NULL,
+    shared_blks_written bigint[] NOT NULL,
+    temp_blks_read bigint[] NOT NULL,
+    temp_blks_written bigint[] NOT NULL,
+    wal_bytes bigint[] NOT NULL,
+    userid oid[] NOT NULL,
+    dbid oid[] NOT NULL,
+    toplevel boolean[] NOT NULL,
+    reset boolean[] NOT NULL
+) PARTITION BY RANGE (first_time);
+CREATE INDEX ON pgsentinel_archive_statement_batch USING brin (first_time);
+
+-- The readings as rows (what pgsentinel_statements_archive shows), with
+-- their batch's first and last reading times, batch_start and batch_end:
+-- a reader of [lo, hi) names its batches with batch_start >=
+-- date_trunc('day', lo, 'UTC') AND batch_start < hi AND batch_end >= lo,
+-- which the planner finds the partitions and blocks of.
+CREATE VIEW pgsentinel_archive_statement_delta AS
+SELECT pgsentinel_us_after(b.first_time, u.ash_us) AS ash_time,
+       pgsentinel_us_after(b.first_time, u.ash_us OPERATOR(pg_catalog.-) u.prev_us)
+           AS prev_ash_time,
+       u.sample_id, u.queryid, u.calls, u.rows, u.exec_ms, u.plans, u.plan_ms,
+       u.shared_blks_hit, u.shared_blks_read, u.shared_blks_dirtied,
+       u.shared_blks_written, u.temp_blks_read, u.temp_blks_written,
+       u.wal_bytes, u.userid, u.dbid, u.toplevel, u.reset,
+       b.first_time AS batch_start, b.last_time AS batch_end
+  FROM pgsentinel_archive_statement_batch b,
+       ROWS FROM (pg_catalog.unnest(b.ash_us),
+                  pg_catalog.unnest(b.prev_us),
+                  pg_catalog.unnest(b.sample_id),
+                  pg_catalog.unnest(b.queryid),
+                  pg_catalog.unnest(b.calls),
+                  pg_catalog.unnest(b.rows),
+                  pg_catalog.unnest(b.exec_ms),
+                  pg_catalog.unnest(b.plans),
+                  pg_catalog.unnest(b.plan_ms),
+                  pg_catalog.unnest(b.shared_blks_hit),
+                  pg_catalog.unnest(b.shared_blks_read),
+                  pg_catalog.unnest(b.shared_blks_dirtied),
+                  pg_catalog.unnest(b.shared_blks_written),
+                  pg_catalog.unnest(b.temp_blks_read),
+                  pg_catalog.unnest(b.temp_blks_written),
+                  pg_catalog.unnest(b.wal_bytes),
+                  pg_catalog.unnest(b.userid),
+                  pg_catalog.unnest(b.dbid),
+                  pg_catalog.unnest(b.toplevel),
+                  pg_catalog.unnest(b.reset))
+           AS u(ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
+                plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+                shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
+                userid, dbid, toplevel, reset);
 
 -- The text of each statement archived on a day, in pgsentinel_archive_text
 -- (the samples' texts: same day partitions, same retention, deduplicated
@@ -53,8 +100,8 @@ CREATE TABLE pgsentinel_archive_statement_text (
     PRIMARY KEY (day, queryid, dbid, userid)
 ) PARTITION BY RANGE (day);
 
-REVOKE ALL ON pgsentinel_archive_statement_delta, pgsentinel_archive_statement_text
-    FROM PUBLIC;
+REVOKE ALL ON pgsentinel_archive_statement_batch, pgsentinel_archive_statement_delta,
+    pgsentinel_archive_statement_text FROM PUBLIC;
 
 -- The statements' archiving step, one statement (src/archive/archive_statements.c
 -- runs it with format(pgsentinel_archive_statements_step_sql(), schema,
@@ -149,30 +196,43 @@ WITH st AS MATERIALIZED (
  kept AS MATERIALIZED (
   SELECT * FROM deltas d WHERE d.was_reset OR NOT d.unchanged),
  ins AS (
-  INSERT INTO %1$I.pgsentinel_archive_statement_delta (ash_time, prev_ash_time,
-         sample_id, queryid, calls, rows, exec_ms, plans, plan_ms,
-         shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+  INSERT INTO %1$I.pgsentinel_archive_statement_batch (first_time, last_time,
+         ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
+         plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
          shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
          userid, dbid, toplevel, reset)
-  SELECT k.ash_time, k.p_time, k.sample_id, k.queryid,
-         nullif(k.calls - k.p_calls, 0), nullif(k.rows - k.p_rows, 0),
-         nullif(k.total_exec_time - k.p_exec, 0),
-         nullif(k.plans - k.p_plans, 0),
-         nullif(k.total_plan_time - k.p_plan, 0),
-         nullif(k.shared_blks_hit - k.p_hit, 0),
-         nullif(k.shared_blks_read - k.p_read, 0),
-         nullif(k.shared_blks_dirtied - k.p_dirtied, 0),
-         nullif(k.shared_blks_written - k.p_written, 0),
-         nullif(k.temp_blks_read - k.p_temp_read, 0),
-         nullif(k.temp_blks_written - k.p_temp_written, 0),
-         nullif(least(k.wal_bytes - k.p_wal_bytes, 9223372036854775807), 0)::int8,
-         k.userid, k.dbid, k.toplevel, false
-    FROM kept k WHERE NOT k.was_reset
-  UNION ALL
-  SELECT k.ash_time, k.p_time, k.sample_id, k.queryid, NULL, NULL, NULL,
-         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-         k.userid, k.dbid, k.toplevel, true
-    FROM kept k WHERE k.was_reset
+  SELECT min(x.first_time), max(x.ash_time),
+         array_agg(%1$I.pgsentinel_us_between(x.first_time, x.ash_time)),
+         array_agg(%1$I.pgsentinel_us_between(x.p_time, x.ash_time)),
+         array_agg(x.sample_id), array_agg(x.queryid), array_agg(x.calls),
+         array_agg(x.rows), array_agg(x.exec_ms), array_agg(x.plans),
+         array_agg(x.plan_ms), array_agg(x.shared_blks_hit),
+         array_agg(x.shared_blks_read), array_agg(x.shared_blks_dirtied),
+         array_agg(x.shared_blks_written), array_agg(x.temp_blks_read),
+         array_agg(x.temp_blks_written), array_agg(x.wal_bytes),
+         array_agg(x.userid), array_agg(x.dbid), array_agg(x.toplevel),
+         array_agg(x.reset)
+    FROM (SELECT y.*, min(y.ash_time) OVER (PARTITION BY y.day) AS first_time
+            FROM (SELECT timezone('UTC', k.ash_time)::date AS day, k.ash_time,
+                         k.p_time, k.sample_id, k.queryid,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.calls - k.p_calls, 0) END AS calls,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.rows - k.p_rows, 0) END AS rows,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.total_exec_time - k.p_exec, 0) END AS exec_ms,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.plans - k.p_plans, 0) END AS plans,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.total_plan_time - k.p_plan, 0) END AS plan_ms,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.shared_blks_hit - k.p_hit, 0) END AS shared_blks_hit,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.shared_blks_read - k.p_read, 0) END AS shared_blks_read,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.shared_blks_dirtied - k.p_dirtied, 0) END AS shared_blks_dirtied,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.shared_blks_written - k.p_written, 0) END AS shared_blks_written,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.temp_blks_read - k.p_temp_read, 0) END AS temp_blks_read,
+                         CASE WHEN NOT k.was_reset THEN nullif(k.temp_blks_written - k.p_temp_written, 0) END AS temp_blks_written,
+                         CASE WHEN NOT k.was_reset
+                              THEN nullif(least(k.wal_bytes - k.p_wal_bytes, 9223372036854775807), 0)::int8 END AS wal_bytes,
+                         k.userid, k.dbid, k.toplevel, k.was_reset AS reset
+                    FROM kept k) y
+           ORDER BY y.day, y.userid, y.dbid, y.queryid, y.toplevel, y.ash_time,
+                    y.sample_id) x
+   GROUP BY x.day
   RETURNING 1),
 -- the statements with no text yet for the day
  missing AS MATERIALIZED (

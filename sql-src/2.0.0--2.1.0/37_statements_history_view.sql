@@ -5,7 +5,12 @@
 -- statements' watermark, the ring's deltas after it, so that no reading
 -- is counted twice (docs/archive.md).  The columns are those of
 -- pg_stat_statements_history_deltas(), then the statement's normalized
--- text and where the row comes from.
+-- text and where the row comes from, then the batch of an archived row
+-- (batch_start, batch_end: its first and last reading times; a reading of
+-- the ring is its own batch, at its time): a reader of a window [lo, hi)
+-- names the batches to read with batch_start >= date_trunc('day', lo,
+-- 'UTC') AND batch_start < hi AND batch_end >= lo, and the ring's rows
+-- pass the same test; without it every batch of the archive is read.
 --
 -- Visibility is pg_stat_statements': every row is shown; its queryid and
 -- text only to a reader with the privileges of pg_read_all_stats or who
@@ -31,7 +36,7 @@ SELECT d.ash_time, d.prev_ash_time, d.sample_id, d.userid, d.dbid,
        CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_written, 0) END AS temp_blks_written,
        CASE WHEN NOT d.reset THEN coalesce(d.wal_bytes, 0)::pg_catalog.numeric END AS wal_bytes,
        CASE WHEN v.visible THEN t.text ELSE '<insufficient privilege>' END AS query,
-       'archive'::pg_catalog.text AS source
+       'archive'::pg_catalog.text AS source, d.batch_start, d.batch_end
   FROM pgsentinel_archive_statement_delta d
   LEFT JOIN pgsentinel_archive_statement_text m
     ON m.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', d.ash_time)::pg_catalog.date
@@ -93,7 +98,7 @@ SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid, toplevel,
        seconds, reset, calls, rows, exec_ms, plans, plan_ms,
        shared_blks_hit, shared_blks_read, shared_blks_dirtied,
        shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
-       query, source
+       query, source, batch_start, batch_end
   FROM pgsentinel_statements_archive
  WHERE NOT pg_catalog.pg_is_in_recovery()
 UNION ALL
@@ -101,7 +106,8 @@ SELECT r.ash_time, r.prev_ash_time, r.sample_id, r.userid, r.dbid,
        r.queryid, r.toplevel, r.seconds, r.reset, r.calls, r.rows,
        r.exec_ms, r.plans, r.plan_ms, r.shared_blks_hit, r.shared_blks_read,
        r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
-       r.temp_blks_written, r.wal_bytes, r.query, 'ring'::pg_catalog.text
+       r.temp_blks_written, r.wal_bytes, r.query, 'ring'::pg_catalog.text,
+       r.ash_time, r.ash_time
   FROM pgsentinel_ring_statements r
  WHERE pg_catalog.pg_is_in_recovery()
     OR NOT EXISTS (SELECT FROM pgsentinel_archive_state st

@@ -206,7 +206,9 @@ BEGIN
                CASE WHEN NOT d.reset THEN coalesce(d.rows, 0) END,
                CASE WHEN NOT d.reset THEN coalesce(d.exec_ms, 0) END
           FROM %I.pgsentinel_fleet_statement_delta d
-         WHERE d.server_id = $1 AND d.prev_ash_time >= $2 AND d.ash_time <= $3$q$, s)
+         WHERE d.server_id = $1 AND d.prev_ash_time >= $2 AND d.ash_time <= $3
+           AND d.batch_start >= pg_catalog.date_trunc('day', $2, 'UTC')
+           AND d.batch_start <= $3 AND d.batch_end >= $2$q$, s)
         USING id, since, until;
 END
 $$;

@@ -187,6 +187,10 @@ WITH t AS (
              WHERE server IS NULL
                AND x.ash_time OPERATOR(pg_catalog.>=) since
                AND x.ash_time OPERATOR(pg_catalog.<) until
+               AND x.batch_start OPERATOR(pg_catalog.>=)
+                   pg_catalog.date_trunc('day', since, 'UTC')
+               AND x.batch_start OPERATOR(pg_catalog.<) until
+               AND x.batch_end OPERATOR(pg_catalog.>=) since
             UNION ALL
             SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
                    y.calls, y.rows, y.exec_ms

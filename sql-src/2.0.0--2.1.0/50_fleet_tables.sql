@@ -91,17 +91,55 @@ CREATE TABLE pgsentinel_fleet_wait_event (
     LIKE pgsentinel_archive_wait_event
 ) PARTITION BY LIST (server_id);
 
--- The statements history (pgsentinel_archive_statement_delta, _statement_text):
--- the source's columns after server_id and feed.  A delta is identified by
--- (server_id, statement, reading time), whatever the feed, as a batch is
--- by its first time: a second copy of the same archive adds nothing.  The
--- texts point into pgsentinel_fleet_text by (server_id, feed, day,
--- text_id), as the batches' rows do.
-CREATE TABLE pgsentinel_fleet_statement_delta (
+-- The statements history (pgsentinel_archive_statement_batch, _statement_text):
+-- the source's columns after server_id and feed.  A batch is identified by
+-- (server_id, first_time), whatever the feed, as a batch of samples is: a
+-- second copy of the same archive adds nothing.  The texts point into
+-- pgsentinel_fleet_text by (server_id, feed, day, text_id), as the
+-- batches' rows do.
+CREATE TABLE pgsentinel_fleet_statement_batch (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_statement_delta
+    LIKE pgsentinel_archive_statement_batch
 ) PARTITION BY LIST (server_id);
+
+-- The readings as rows, as the archive's view shows its own
+-- (32_archive_statements.sql).
+CREATE VIEW pgsentinel_fleet_statement_delta AS
+SELECT b.server_id, b.feed,
+       pgsentinel_us_after(b.first_time, u.ash_us) AS ash_time,
+       pgsentinel_us_after(b.first_time, u.ash_us OPERATOR(pg_catalog.-) u.prev_us)
+           AS prev_ash_time,
+       u.sample_id, u.queryid, u.calls, u.rows, u.exec_ms, u.plans, u.plan_ms,
+       u.shared_blks_hit, u.shared_blks_read, u.shared_blks_dirtied,
+       u.shared_blks_written, u.temp_blks_read, u.temp_blks_written,
+       u.wal_bytes, u.userid, u.dbid, u.toplevel, u.reset,
+       b.first_time AS batch_start, b.last_time AS batch_end
+  FROM pgsentinel_fleet_statement_batch b,
+       ROWS FROM (pg_catalog.unnest(b.ash_us),
+                  pg_catalog.unnest(b.prev_us),
+                  pg_catalog.unnest(b.sample_id),
+                  pg_catalog.unnest(b.queryid),
+                  pg_catalog.unnest(b.calls),
+                  pg_catalog.unnest(b.rows),
+                  pg_catalog.unnest(b.exec_ms),
+                  pg_catalog.unnest(b.plans),
+                  pg_catalog.unnest(b.plan_ms),
+                  pg_catalog.unnest(b.shared_blks_hit),
+                  pg_catalog.unnest(b.shared_blks_read),
+                  pg_catalog.unnest(b.shared_blks_dirtied),
+                  pg_catalog.unnest(b.shared_blks_written),
+                  pg_catalog.unnest(b.temp_blks_read),
+                  pg_catalog.unnest(b.temp_blks_written),
+                  pg_catalog.unnest(b.wal_bytes),
+                  pg_catalog.unnest(b.userid),
+                  pg_catalog.unnest(b.dbid),
+                  pg_catalog.unnest(b.toplevel),
+                  pg_catalog.unnest(b.reset))
+           AS u(ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
+                plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+                shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
+                userid, dbid, toplevel, reset);
 
 CREATE TABLE pgsentinel_fleet_statement_text (
     server_id integer NOT NULL,
@@ -116,13 +154,13 @@ CREATE TABLE pgsentinel_fleet_statement_text (
 -- or month (hours).  pg_read_all_stats may read them: the reports of a
 -- fleet server read them with their caller's rights, and they hold sums of
 -- the rows the fleet's views show whole to it.
-CREATE TABLE pgsentinel_fleet_rollup_minute (LIKE pgsentinel_rollup_minute,
+CREATE TABLE pgsentinel_fleet_rollup_minute_batch (LIKE pgsentinel_rollup_minute_batch,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
 CREATE TABLE pgsentinel_fleet_rollup_minute_observed (LIKE pgsentinel_rollup_minute_observed,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
-CREATE TABLE pgsentinel_fleet_rollup_session_minute (LIKE pgsentinel_rollup_session_minute,
+CREATE TABLE pgsentinel_fleet_rollup_session_minute_batch (LIKE pgsentinel_rollup_session_minute_batch,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
-CREATE TABLE pgsentinel_fleet_rollup_blocking_minute (LIKE pgsentinel_rollup_blocking_minute,
+CREATE TABLE pgsentinel_fleet_rollup_blocking_minute_batch (LIKE pgsentinel_rollup_blocking_minute_batch,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
 CREATE TABLE pgsentinel_fleet_rollup_hour (LIKE pgsentinel_rollup_hour,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
@@ -133,16 +171,93 @@ CREATE TABLE pgsentinel_fleet_rollup_session_hour (LIKE pgsentinel_rollup_sessio
 CREATE TABLE pgsentinel_fleet_rollup_blocking_hour (LIKE pgsentinel_rollup_blocking_hour,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
 
+-- A server's minutes as rows, as the archive's views show its own
+-- (30_archive.sql).
+CREATE VIEW pgsentinel_fleet_rollup_minute AS
+SELECT b.bucket, u.datname, u.usesysid, u.usename, u.application_name,
+       u.backend_type, u.wait_event_type, u.wait_event, u.queryid,
+       u.db_time, u.rows, b.server_id
+  FROM pgsentinel_fleet_rollup_minute_batch b,
+       ROWS FROM (pg_catalog.unnest(b.datname),
+                  pg_catalog.unnest(b.usesysid),
+                  pg_catalog.unnest(b.usename),
+                  pg_catalog.unnest(b.application_name),
+                  pg_catalog.unnest(b.backend_type),
+                  pg_catalog.unnest(b.wait_event_type),
+                  pg_catalog.unnest(b.wait_event),
+                  pg_catalog.unnest(b.queryid),
+                  pg_catalog.unnest(b.db_time),
+                  pg_catalog.unnest(b.rows))
+           AS u(datname, usesysid, usename, application_name, backend_type,
+                wait_event_type, wait_event, queryid, db_time, rows);
+
+CREATE VIEW pgsentinel_fleet_rollup_session_minute AS
+SELECT b.bucket, u.pid, u.datname, u.usesysid, u.usename, u.application_name,
+       u.client_addr, u.backend_type, u.wait_event_type, u.wait_event,
+       u.db_time, u.rows, u.last_time, b.server_id
+  FROM pgsentinel_fleet_rollup_session_minute_batch b,
+       ROWS FROM (pg_catalog.unnest(b.pid),
+                  pg_catalog.unnest(b.datname),
+                  pg_catalog.unnest(b.usesysid),
+                  pg_catalog.unnest(b.usename),
+                  pg_catalog.unnest(b.application_name),
+                  pg_catalog.unnest(b.client_addr),
+                  pg_catalog.unnest(b.backend_type),
+                  pg_catalog.unnest(b.wait_event_type),
+                  pg_catalog.unnest(b.wait_event),
+                  pg_catalog.unnest(b.db_time),
+                  pg_catalog.unnest(b.rows),
+                  pg_catalog.unnest(b.last_time))
+           AS u(pid, datname, usesysid, usename, application_name, client_addr,
+                backend_type, wait_event_type, wait_event, db_time, rows,
+                last_time);
+
+CREATE VIEW pgsentinel_fleet_rollup_blocking_minute AS
+SELECT b.bucket, u.kind, u.root_pid, u.pid, u.key_usesysid, u.depth,
+       u.blocked_by::pg_catalog.int4[] AS blocked_by, u.samples, u.db_time,
+       u.last_time, u.usesysid, u.usename, u.state, u.wait_event_type,
+       u.wait_event, u.query, u.first_time, u.application_name,
+       u.client_addr, u.xact_start, b.server_id
+  FROM pgsentinel_fleet_rollup_blocking_minute_batch b,
+       ROWS FROM (pg_catalog.unnest(b.kind),
+                  pg_catalog.unnest(b.root_pid),
+                  pg_catalog.unnest(b.pid),
+                  pg_catalog.unnest(b.key_usesysid),
+                  pg_catalog.unnest(b.depth),
+                  pg_catalog.unnest(b.blocked_by),
+                  pg_catalog.unnest(b.samples),
+                  pg_catalog.unnest(b.db_time),
+                  pg_catalog.unnest(b.last_time),
+                  pg_catalog.unnest(b.usesysid),
+                  pg_catalog.unnest(b.usename),
+                  pg_catalog.unnest(b.state),
+                  pg_catalog.unnest(b.wait_event_type),
+                  pg_catalog.unnest(b.wait_event),
+                  pg_catalog.unnest(b.query),
+                  pg_catalog.unnest(b.first_time),
+                  pg_catalog.unnest(b.application_name),
+                  pg_catalog.unnest(b.client_addr),
+                  pg_catalog.unnest(b.xact_start))
+           AS u(kind, root_pid, pid, key_usesysid, depth, blocked_by, samples,
+                db_time, last_time, usesysid, usename, state, wait_event_type,
+                wait_event, query, first_time, application_name, client_addr,
+                xact_start);
+
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_batch,
     pgsentinel_fleet_session, pgsentinel_fleet_text,
-    pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta,
-    pgsentinel_fleet_statement_text, pgsentinel_fleet_rollup_minute,
-    pgsentinel_fleet_rollup_minute_observed, pgsentinel_fleet_rollup_session_minute,
-    pgsentinel_fleet_rollup_blocking_minute, pgsentinel_fleet_rollup_hour,
+    pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_batch,
+    pgsentinel_fleet_statement_delta,
+    pgsentinel_fleet_statement_text, pgsentinel_fleet_rollup_minute_batch,
+    pgsentinel_fleet_rollup_minute_observed, pgsentinel_fleet_rollup_session_minute_batch,
+    pgsentinel_fleet_rollup_blocking_minute_batch, pgsentinel_fleet_rollup_hour,
     pgsentinel_fleet_rollup_hour_observed, pgsentinel_fleet_rollup_session_hour,
-    pgsentinel_fleet_rollup_blocking_hour FROM PUBLIC;
+    pgsentinel_fleet_rollup_blocking_hour, pgsentinel_fleet_rollup_minute,
+    pgsentinel_fleet_rollup_session_minute, pgsentinel_fleet_rollup_blocking_minute
+    FROM PUBLIC;
 GRANT SELECT ON pgsentinel_fleet_rollup_minute, pgsentinel_fleet_rollup_minute_observed,
     pgsentinel_fleet_rollup_session_minute, pgsentinel_fleet_rollup_blocking_minute,
+    pgsentinel_fleet_rollup_minute_batch, pgsentinel_fleet_rollup_session_minute_batch,
+    pgsentinel_fleet_rollup_blocking_minute_batch,
     pgsentinel_fleet_rollup_hour, pgsentinel_fleet_rollup_hour_observed,
     pgsentinel_fleet_rollup_session_hour, pgsentinel_fleet_rollup_blocking_hour
     TO pg_read_all_stats;
@@ -153,8 +268,8 @@ GRANT SELECT ON pgsentinel_fleet_rollup_minute, pgsentinel_fleet_rollup_minute_o
 -- pgsentinel_fleet_statements joins: the views show their rows whole to
 -- pg_read_all_stats already.
 GRANT SELECT ON pgsentinel_fleet_batch, pgsentinel_fleet_session,
-    pgsentinel_fleet_text, pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_delta
-    TO pg_read_all_stats;
+    pgsentinel_fleet_text, pgsentinel_fleet_wait_event, pgsentinel_fleet_statement_batch,
+    pgsentinel_fleet_statement_delta TO pg_read_all_stats;
 
 -- The fleet's partitioned tables: each server has its own partition of
 -- each (server_key: its key there), partitioned by range_column in
@@ -172,14 +287,14 @@ SELECT * FROM (VALUES
     ('pgsentinel_fleet_session', 'PRIMARY KEY (server_id, feed, day, session_id)', 'day', 'day', 'raw'),
     ('pgsentinel_fleet_text', 'PRIMARY KEY (server_id, feed, day, text_id)', 'day', 'day', 'raw'),
     ('pgsentinel_fleet_wait_event', 'PRIMARY KEY (server_id, feed, wait_event_id)', NULL, NULL, NULL),
-    ('pgsentinel_fleet_statement_delta',
-     'PRIMARY KEY (server_id, ash_time, queryid, dbid, userid, toplevel)', 'ash_time', 'day', 'raw'),
+    ('pgsentinel_fleet_statement_batch',
+     'PRIMARY KEY (server_id, first_time)', 'first_time', 'day', 'raw'),
     ('pgsentinel_fleet_statement_text',
      'PRIMARY KEY (server_id, feed, day, queryid, dbid, userid)', 'day', 'day', 'raw'),
-    ('pgsentinel_fleet_rollup_minute', NULL, 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_minute_batch', NULL, 'bucket', 'day', 'minute'),
     ('pgsentinel_fleet_rollup_minute_observed', 'PRIMARY KEY (server_id, bucket)', 'bucket', 'day', 'minute'),
-    ('pgsentinel_fleet_rollup_session_minute', NULL, 'bucket', 'day', 'minute'),
-    ('pgsentinel_fleet_rollup_blocking_minute', NULL, 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_session_minute_batch', NULL, 'bucket', 'day', 'minute'),
+    ('pgsentinel_fleet_rollup_blocking_minute_batch', NULL, 'bucket', 'day', 'minute'),
     ('pgsentinel_fleet_rollup_hour', NULL, 'bucket', 'month', 'hour'),
     ('pgsentinel_fleet_rollup_hour_observed', 'PRIMARY KEY (server_id, bucket)', 'bucket', 'month', 'hour'),
     ('pgsentinel_fleet_rollup_session_hour', NULL, 'bucket', 'month', 'hour'),

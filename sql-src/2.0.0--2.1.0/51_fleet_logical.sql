@@ -40,13 +40,13 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
         EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_batch, '
                        '%1$I.pgsentinel_archive_session, %1$I.pgsentinel_archive_text, '
-                       '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_statement_delta, '
+                       '%1$I.pgsentinel_archive_wait_event, %1$I.pgsentinel_archive_statement_batch, '
                        '%1$I.pgsentinel_archive_statement_text '
                        'WITH (publish = ''insert'', publish_via_partition_root = true)', s);
     END IF;
     FOREACH t IN ARRAY ARRAY['pgsentinel_archive_batch', 'pgsentinel_archive_session',
                              'pgsentinel_archive_text', 'pgsentinel_archive_wait_event',
-                             'pgsentinel_archive_statement_delta', 'pgsentinel_archive_statement_text'] LOOP
+                             'pgsentinel_archive_statement_batch', 'pgsentinel_archive_statement_text'] LOOP
         IF NOT EXISTS (SELECT FROM pg_publication_rel r
                          JOIN pg_publication p ON p.oid = r.prpubid
                         WHERE p.pubname = 'pgsentinel_fleet'
@@ -106,8 +106,8 @@ BEGIN
     IF too_old IS NOT NULL THEN
         IF TG_ARGV[0] = 'batch' THEN
             d := timezone('UTC', NEW.first_time)::date;
-        ELSIF TG_ARGV[0] = 'statement_delta' THEN
-            d := timezone('UTC', NEW.ash_time)::date;
+        ELSIF TG_ARGV[0] = 'statement_batch' THEN
+            d := timezone('UTC', NEW.first_time)::date;
         ELSIF TG_ARGV[0] <> 'wait_event' THEN
             d := NEW.day;
         END IF;
@@ -205,18 +205,53 @@ BEGIN
                                  ($3).wait_event
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
-    ELSIF TG_ARGV[0] = 'statement_delta' THEN
-        IF NEW.ash_time <= after THEN
+    ELSIF TG_ARGV[0] = 'statement_batch' THEN
+        -- (of a batch that ends after accept_after, the readings after it)
+        IF NEW.last_time <= after THEN
             RETURN NULL;
         END IF;
-        d := timezone('UTC', NEW.ash_time)::date;
-        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_delta_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
+        d := timezone('UTC', NEW.first_time)::date;
+        IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
         END IF;
-        EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_delta
-                          SELECT $1, $2, ($3).*
-                        ON CONFLICT DO NOTHING', s)
-            USING srv, fd, NEW;
+        IF NEW.first_time <= after THEN
+            -- (first_time stays: the times are counted from it)
+            EXECUTE format($q$
+                WITH k AS (
+                  SELECT x.j
+                    FROM unnest(($3).ash_us) WITH ORDINALITY AS x(us, j)
+                   WHERE %1$I.pgsentinel_us_after(($3).first_time, x.us) > $4)
+                INSERT INTO %1$I.pgsentinel_fleet_statement_batch (server_id, feed,
+                         first_time, last_time, ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans, plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
+                  SELECT $1, $2, ($3).first_time, ($3).last_time,
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).ash_us) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).prev_us) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).sample_id) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).queryid) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).calls) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).rows) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).exec_ms) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).plans) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).plan_ms) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).shared_blks_hit) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).shared_blks_read) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).shared_blks_dirtied) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).shared_blks_written) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).temp_blks_read) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).temp_blks_written) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).wal_bytes) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).userid) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).dbid) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).toplevel) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
+                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).reset) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))
+                ON CONFLICT DO NOTHING$q$, s)
+                USING srv, fd, NEW, after;
+        ELSE
+            EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_batch
+                              SELECT $1, $2, ($3).*
+                            ON CONFLICT DO NOTHING', s)
+                USING srv, fd, NEW;
+        END IF;
     ELSIF TG_ARGV[0] = 'statement_text' THEN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
@@ -242,15 +277,15 @@ CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_tex
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('text');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_wait_event
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('wait_event');
-CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_delta
-    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_delta');
+CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_batch
+    FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_batch');
 CREATE TRIGGER pgsentinel_fleet_redirect BEFORE INSERT ON pgsentinel_archive_statement_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_redirect('statement_text');
 ALTER TABLE pgsentinel_archive_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_session ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
-ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
+ALTER TABLE pgsentinel_archive_statement_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 ALTER TABLE pgsentinel_archive_statement_text ENABLE REPLICA TRIGGER pgsentinel_fleet_redirect;
 
 -- A source adds its own rows and nothing else.  Its publication is its
@@ -310,9 +345,9 @@ CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_arc
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_wait_event
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_statement_delta
+CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_statement_batch
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
-CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_statement_delta
+CREATE TRIGGER pgsentinel_fleet_refuse_truncate BEFORE TRUNCATE ON pgsentinel_archive_statement_batch
     FOR EACH STATEMENT EXECUTE FUNCTION pgsentinel_fleet_refuse();
 CREATE TRIGGER pgsentinel_fleet_refuse BEFORE UPDATE OR DELETE ON pgsentinel_archive_statement_text
     FOR EACH ROW EXECUTE FUNCTION pgsentinel_fleet_refuse();
@@ -326,8 +361,8 @@ ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refu
 ALTER TABLE pgsentinel_archive_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_wait_event ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
-ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
-ALTER TABLE pgsentinel_archive_statement_delta ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
+ALTER TABLE pgsentinel_archive_statement_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
+ALTER TABLE pgsentinel_archive_statement_batch ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 ALTER TABLE pgsentinel_archive_statement_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse;
 ALTER TABLE pgsentinel_archive_statement_text ENABLE REPLICA TRIGGER pgsentinel_fleet_refuse_truncate;
 

@@ -288,7 +288,7 @@ BEGIN
         srv := old.server_id;
         EXECUTE format('SELECT x.last_time FROM %I.pgsentinel_fleet_batch x WHERE x.server_id = $1 ORDER BY x.first_time DESC LIMIT 1', s)
             INTO newest USING srv;
-        EXECUTE format('SELECT max(x.ash_time) FROM %I.pgsentinel_fleet_statement_delta x WHERE x.server_id = $1', s)
+        EXECUTE format('SELECT max(x.last_time) FROM %I.pgsentinel_fleet_statement_batch x WHERE x.server_id = $1', s)
             INTO newest_statement USING srv;
     ELSE
         EXECUTE format('SELECT nextval(%L)', quote_ident(s) || '.pgsentinel_fleet_server_server_id_seq')
@@ -315,7 +315,7 @@ BEGIN
             -- landing partitions for the days the repository has no partition
             -- of: the trigger moves every row out of them
             FOREACH sub IN ARRAY ARRAY['pgsentinel_archive_batch', 'pgsentinel_archive_session',
-                                       'pgsentinel_archive_text', 'pgsentinel_archive_statement_delta',
+                                       'pgsentinel_archive_text', 'pgsentinel_archive_statement_batch',
                                        'pgsentinel_archive_statement_text'] LOOP
                 IF to_regclass(format('%I.%I', s, sub || '_fleet')) IS NULL THEN
                     EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I DEFAULT', s, sub || '_fleet', s, sub);
@@ -453,7 +453,7 @@ BEGIN
                     SELECT * FROM %I.dblink($1, $r$
                         SELECT pg_catalog.to_char(pg_catalog.timezone('UTC', LEAST(
                                    (SELECT pg_catalog.min(x.first_time) FROM %I.pgsentinel_archive_batch x),
-                                   (SELECT pg_catalog.min(x.ash_time) FROM %I.pgsentinel_archive_statement_delta x))),
+                                   (SELECT pg_catalog.min(x.first_time) FROM %I.pgsentinel_archive_statement_batch x))),
                                    'YYYY-MM-DD')
                     $r$) AS t(d text)$q$, dbl, probe.schema, probe.schema)
                     INTO first_day USING conninfo;

@@ -105,35 +105,43 @@ WITH d AS MATERIALIZED (
   ON CONFLICT DO NOTHING
   RETURNING 1),
  ins AS (
-  INSERT INTO %1$I.pgsentinel_fleet_statement_delta (server_id, feed, ash_time,
-         prev_ash_time, sample_id, queryid, calls, rows, exec_ms, plans,
-         plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-         shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
-         userid, dbid, toplevel, reset)
-  SELECT $1, 0, x.ash_time, x.prev_ash_time, x.sample_id, x.queryid,
-         CASE WHEN NOT x.reset THEN nullif(x.calls, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.rows, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.exec_ms, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.plans, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.plan_ms, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_hit, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_read, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_dirtied, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.shared_blks_written, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.temp_blks_read, 0) END,
-         CASE WHEN NOT x.reset THEN nullif(x.temp_blks_written, 0) END,
-         CASE WHEN NOT x.reset
-              THEN nullif(least(x.wal_bytes, 9223372036854775807), 0)::int8 END,
-         x.userid, x.dbid, x.toplevel, x.reset
-    FROM d x
+  INSERT INTO %1$I.pgsentinel_fleet_statement_batch (server_id, feed,
+         first_time, last_time, ash_us, prev_us, sample_id, queryid, calls,
+         rows, exec_ms, plans, plan_ms, shared_blks_hit, shared_blks_read,
+         shared_blks_dirtied, shared_blks_written, temp_blks_read,
+         temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
+  SELECT $1, 0, min(x.first_time), max(x.ash_time),
+         array_agg(%1$I.pgsentinel_us_between(x.first_time, x.ash_time)),
+         array_agg(%1$I.pgsentinel_us_between(x.prev_ash_time, x.ash_time)),
+         array_agg(x.sample_id), array_agg(x.queryid),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.calls, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.rows, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.exec_ms, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.plans, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.plan_ms, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_hit, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_read, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_dirtied, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_written, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.temp_blks_read, 0) END),
+         array_agg(CASE WHEN NOT x.reset THEN nullif(x.temp_blks_written, 0) END),
+         array_agg(CASE WHEN NOT x.reset
+                        THEN nullif(least(x.wal_bytes, 9223372036854775807), 0)::int8 END),
+         array_agg(x.userid), array_agg(x.dbid), array_agg(x.toplevel),
+         array_agg(x.reset)
+    FROM (SELECT y.*, min(y.ash_time) OVER (PARTITION BY y.day) AS first_time
+            FROM d y
+           ORDER BY y.day, y.userid, y.dbid, y.queryid, y.toplevel, y.ash_time,
+                    y.sample_id) x
+   GROUP BY x.day
   ON CONFLICT DO NOTHING
-  RETURNING 1),
+  RETURNING cardinality(ash_us) AS n),
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
      SET statements_pulled_until = coalesce((SELECT max(x.ash_time) FROM d x), f.statements_pulled_until)
    WHERE f.server_id = $1
   RETURNING 1)
-SELECT (SELECT count(*) FROM d)::int8, (SELECT count(*) FROM ins)::int8,
+SELECT (SELECT count(*) FROM d)::int8, (SELECT coalesce(sum(i.n), 0) FROM ins i)::int8,
        (SELECT count(*) FROM map)::int8
 $sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_statements_sql() FROM PUBLIC;
@@ -241,7 +249,7 @@ BEGIN
                  WHERE t.relnamespace = $2 AND t.relkind = 'p'
                    AND t.relname IN ('pgsentinel_fleet_batch', 'pgsentinel_fleet_session',
                                      'pgsentinel_fleet_text', 'pgsentinel_fleet_wait_event',
-                                     'pgsentinel_fleet_statement_delta',
+                                     'pgsentinel_fleet_statement_batch',
                                      'pgsentinel_fleet_statement_text')
                    AND x.isleaf AND c.relnamespace = $2 AND c.relowner = t.relowner
                    AND (c.relname = t.relname || '_' || $3

@@ -136,7 +136,7 @@ SELECT a.server, a.server_id, NULL::pg_catalog.int8 AS feed,
 -- statement's row was found: reduced to inner joins, the planner may join
 -- the day's texts to the deltas by server and day alone first (the
 -- estimates of a node's foreign partitions are guesses), a product of
--- both.
+-- both.  batch_start, batch_end: as in pgsentinel_statements_archive.
 CREATE VIEW pgsentinel_fleet_statements AS
 SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
        d.sample_id, d.userid, d.dbid, d.queryid, d.toplevel,
@@ -154,7 +154,8 @@ SELECT f.name AS server, d.server_id, d.ash_time, d.prev_ash_time,
        CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_read, 0) END AS temp_blks_read,
        CASE WHEN NOT d.reset THEN coalesce(d.temp_blks_written, 0) END AS temp_blks_written,
        CASE WHEN NOT d.reset THEN coalesce(d.wal_bytes, 0)::pg_catalog.numeric END AS wal_bytes,
-       CASE WHEN m.text_id IS NOT NULL THEN t.text END AS query
+       CASE WHEN m.text_id IS NOT NULL THEN t.text END AS query,
+       d.batch_start, d.batch_end
   FROM pgsentinel_fleet_statement_delta d
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) d.server_id
   LEFT JOIN pgsentinel_fleet_statement_text m
