@@ -50,7 +50,10 @@ hour), over a window of --seconds (pgsentinel: ended once the archive caught
 up again):
   - session rows per sample; disk per session-row, per sample and per day
     (every relation of the system: tables, partitions, indexes, TOAST,
-    sequences, rollups included; difference of sizes between the two ends);
+    sequences, rollups included; difference of the main forks' sizes between
+    the two ends: the free-space and visibility maps, a few pages a relation
+    whatever it holds, are reported apart, as a window of minutes would count
+    a new partition's maps as every sample's);
   - the system's WAL per sample and per day, separated from the workload's
     with pg_waldump: the records of every transaction that wrote one of the
     system's relations (by relfilenode), subtransactions and commit records
@@ -413,13 +416,14 @@ rels AS (
   SELECT tab, 'TOAST', reltoastrelid FROM base WHERE reltoastrelid <> 0
   UNION ALL
   SELECT b.tab, 'TOAST', i.indexrelid FROM base b JOIN pg_index i ON i.indrelid = b.reltoastrelid)
-SELECT tab, part, coalesce(pg_relation_filenode(oid), 0),
-       pg_relation_size(oid, 'main') + pg_relation_size(oid, 'fsm') + pg_relation_size(oid, 'vm')
+SELECT tab, part, coalesce(pg_relation_filenode(oid), 0), pg_relation_size(oid, 'main'),
+       pg_relation_size(oid, 'fsm') + pg_relation_size(oid, 'vm')
   FROM rels"""
 
 
 def relations(cl, system):
-    """[(table, part, relfilenode, bytes)]: every relation of the system; a
+    """[(table, part, relfilenode, bytes, map bytes)]: every relation of the
+    system, its main fork, and its free-space and visibility maps apart; a
     partition counts under its partitioned table, an index partition under its
     parent index; pg_ash's numbered slots (sample_0, query_map_1) as _N."""
     def norm(name):
@@ -427,8 +431,8 @@ def relations(cl, system):
     prefix = "ash." if system == "pg_ash" else ""
     out = []
     for line in cl.psql(RELS_SQL.format(filter=SYSTEM_RELS[system])).splitlines():
-        tab, part, node, size = line.split("|")
-        out.append((prefix + norm(tab), norm(part), int(node), int(size)))
+        tab, part, node, size, maps = line.split("|")
+        out.append((prefix + norm(tab), norm(part), int(node), int(size), int(maps)))
     return out
 
 
@@ -459,19 +463,20 @@ def point(cl, system, extra):
 
 def window(system, p0, p1, samples, rows, cl):
     """What is common to both systems: sizes, WAL, checkpoints over the window."""
-    sizes = {}
+    sizes, maps = {}, 0
     for sign, p in ((-1, p0), (1, p1)):
-        for tab, part, _, size in p["rels"]:
+        for tab, part, _, size, m in p["rels"]:
             sizes[(tab, part)] = sizes.get((tab, part), 0) + sign * size
+            maps += sign * m
     nodes = {}
     for p in (p0, p1):
-        nodes.update({node: tab for tab, _, node, _ in p["rels"]})
+        nodes.update({node: tab for tab, _, node, _, _ in p["rels"]})
     wal = wal_split(cl, p0["lsn"], p1["lsn"], p0["dboid"], nodes)
     return {"system": system, "samples": samples, "rows": rows,
             "seconds": p1["time"] - p0["time"],
-            "bytes": sum(sizes.values()),
+            "bytes": sum(sizes.values()), "map_bytes": maps,
             "sizes": [[t, part, b] for (t, part), b in sorted(sizes.items())],
-            "end_sizes": [[t, part, b] for t, part, _, b in p1["rels"]],
+            "end_sizes": [[t, part, b] for t, part, _, b, _ in p1["rels"]],
             "checkpoints": p1["ckpts"] - p0["ckpts"],
             "checkpoint_moved": p1["ckpt_lsn"] != p0["ckpt_lsn"], **wal}
 

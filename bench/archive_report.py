@@ -120,7 +120,9 @@ def window_notes(res):
                    f"{r['samples']} samples, {r['rows']:,} session rows; cluster WAL "
                    f"{human(r['wal_lsn'])} by LSN ({r['wal_records_n']:,} records, "
                    f"{human(r['wal_records_all'])} without page headers), of which the "
-                   f"system's {human(r['wal'])} (the rest: {others_text(r)}); checkpoints "
+                   f"system's {human(r['wal'])} (the rest: {others_text(r)}); its "
+                   f"free-space and visibility maps grew {human(r.get('map_bytes', 0))} "
+                   f"(not in the disk figures); checkpoints "
                    f"in the window: {r['checkpoints']}; load average after: "
                    f"{r['load_after'][0]:.2f}.")
     return out

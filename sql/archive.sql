@@ -86,7 +86,9 @@ CREATE TEMP VIEW archive_rows AS
          backend_type, blockers, blockerpid, blocker_state, sample_id,
          blocking_pids, sample_period, blocker_usesysid, weight
   FROM pgsentinel_ash_archive;
-SELECT count(*) > 0 AS rows_archived
+-- (a nested statement's rows: their text stored apart from the top-level one)
+SELECT count(*) > 0 AS rows_archived,
+       bool_and(query <> top_level_query) AS nested_rows
 FROM archive_rows WHERE sample_id BETWEEN :a AND :b AND pid = pg_backend_pid();
 SELECT count(*) AS rows_that_differ FROM (
     (SELECT * FROM ring_rows WHERE sample_id BETWEEN :a AND :b
@@ -487,6 +489,24 @@ SELECT count(*) >= 20 AS in_its_samples,
   FROM pgsentinel_ash_archive
  WHERE pid = pg_backend_pid() AND top_level_query = 'SELECT pg_sleep(0.5);'
    AND ash_time >= date_trunc('day', now(), 'UTC');
+-- every column as the ring has it (a top-level statement's rows: their
+-- text stored once, for both columns)
+CREATE TEMP VIEW sleep_rows AS
+  SELECT sample_id FROM ring_rows
+   WHERE pid = pg_backend_pid() AND top_level_query = 'SELECT pg_sleep(0.5);';
+SELECT (SELECT count(*) > 0 AND bool_and(query = top_level_query) FROM ring_rows
+         WHERE sample_id IN (SELECT sample_id FROM sleep_rows)
+           AND pid = pg_backend_pid()) AS top_level_rows,
+       count(*) AS top_level_rows_that_differ FROM (
+    (SELECT * FROM ring_rows WHERE sample_id IN (SELECT sample_id FROM sleep_rows)
+                               AND pid = pg_backend_pid()
+     EXCEPT ALL SELECT * FROM archive_rows WHERE sample_id IN (SELECT sample_id FROM sleep_rows)
+                                             AND pid = pg_backend_pid())
+    UNION ALL
+    (SELECT * FROM archive_rows WHERE sample_id IN (SELECT sample_id FROM sleep_rows)
+                                  AND pid = pg_backend_pid()
+     EXCEPT ALL SELECT * FROM ring_rows WHERE sample_id IN (SELECT sample_id FROM sleep_rows)
+                                          AND pid = pg_backend_pid())) d;
 SELECT array_agg(DISTINCT top_level_query ORDER BY top_level_query) AS texts_read_back,
        (SELECT count(*) FROM pgsentinel_archive_text t
          WHERE t.text = E'SELECT pgs_stay_active(\x01);'

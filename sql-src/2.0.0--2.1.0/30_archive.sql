@@ -61,12 +61,14 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- to little: row_samples[j] is the index of the row's sample.  Times are
 -- microseconds: sample_us after first_time; xact_us after first_time,
 -- query_us after xact_start (or first_time), change_us after query_start
--- (or xact_start, or first_time).  The blocker arrays are NULL when no
--- row of the batch waited for another session.  weight: the seconds of
--- one session's time each row of a sample stands for (period x
--- keep_one_in); active_sessions: the sample's rows of active sessions
--- archived.  A batch never spans two UTC days: the partitions are
--- by day on first_time.
+-- (or xact_start, or first_time).  A row's statement text the same as
+-- its top-level one (template and values) is not stored twice: query_ids
+-- holds 0 (no text's id) and query_values NULL.  The blocker arrays are
+-- NULL when no row of the batch waited for another session.  weight: the
+-- seconds of one session's time each row of a sample stands for (period
+-- x keep_one_in); active_sessions: the sample's rows of active sessions
+-- archived.  A batch never spans two UTC days: the partitions are by day
+-- on first_time.
 CREATE TABLE pgsentinel_archive_batch (
     first_time timestamptz NOT NULL,
     last_time timestamptz NOT NULL,

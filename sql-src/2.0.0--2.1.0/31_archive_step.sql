@@ -251,8 +251,14 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          array_agg(m.top_level_query_id ORDER BY m.session_id, b.si) AS top_level_query_ids,
          array_agg(m.top_level_query_values ORDER BY m.session_id, b.si)
              AS top_level_query_values,
-         array_agg(m.query_id ORDER BY m.session_id, b.si) AS query_ids,
-         array_agg(m.query_values ORDER BY m.session_id, b.si) AS query_values,
+         array_agg(CASE WHEN m.query_id = m.top_level_query_id
+                         AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
+                        THEN 0 ELSE m.query_id END
+                   ORDER BY m.session_id, b.si) AS query_ids,
+         array_agg(CASE WHEN m.query_id = m.top_level_query_id
+                         AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
+                        THEN NULL ELSE m.query_values END
+                   ORDER BY m.session_id, b.si) AS query_values,
          array_agg(m.cmdtype ORDER BY m.session_id, b.si) AS cmdtypes,
          array_agg(m.queryid ORDER BY m.session_id, b.si) AS queryids,
          array_agg(m.nested_queryid ORDER BY m.session_id, b.si) AS nested_queryids,

@@ -314,6 +314,14 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		put(&cols[ARG_TOP_LEVEL_QUERY_VALUES], j, values, nulls, COL_TOP_LEVEL_QUERY_VALUES);
 		put(&cols[ARG_QUERY_IDS], j, values, nulls, COL_QUERY_ID);
 		put(&cols[ARG_QUERY_VALUES], j, values, nulls, COL_QUERY_VALUES);
+		/* query id 0: the statement is the top-level one (30_archive.sql) */
+		if (!nulls[COL_QUERY_ID] && DatumGetInt32(values[COL_QUERY_ID]) == 0)
+		{
+			values[COL_QUERY_ID] = values[COL_TOP_LEVEL_QUERY_ID];
+			nulls[COL_QUERY_ID] = nulls[COL_TOP_LEVEL_QUERY_ID];
+			values[COL_QUERY_VALUES] = values[COL_TOP_LEVEL_QUERY_VALUES];
+			nulls[COL_QUERY_VALUES] = nulls[COL_TOP_LEVEL_QUERY_VALUES];
+		}
 		put(&cols[ARG_CMDTYPES], j, values, nulls, COL_CMDTYPE);
 		put(&cols[ARG_QUERYIDS], j, values, nulls, COL_QUERYID);
 		put(&cols[ARG_NESTED_QUERYIDS], j, values, nulls, COL_NESTED_QUERYID);
