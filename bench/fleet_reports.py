@@ -101,7 +101,7 @@ INSERT INTO pgsentinel_fleet_batch (server_id, feed, first_time, last_time, samp
 SELECT {k}, feed, first_time, last_time, sample_ids, sample_us, sample_periods, weights,
        active_sessions, sample_blocked FROM pgsentinel_fleet_batch WHERE server_id = 1;
 """
-ROLLUPS = ["minute", "minute_observed", "session_minute", "blocking_minute",
+ROLLUPS = ["minute_batch", "minute_observed", "session_minute_batch", "blocking_minute_batch",
            "hour", "hour_observed", "session_hour", "blocking_hour"]
 
 CALLS = [
