@@ -86,9 +86,10 @@ CREATE TEMP VIEW archive_rows AS
          backend_type, blockers, blockerpid, blocker_state, sample_id,
          blocking_pids, sample_period, blocker_usesysid, weight
   FROM pgsentinel_ash_archive;
--- (a nested statement's rows: their text stored apart from the top-level one)
+-- (a nested statement's rows among them: their text stored apart from the
+-- top-level one)
 SELECT count(*) > 0 AS rows_archived,
-       bool_and(query <> top_level_query) AS nested_rows
+       count(*) FILTER (WHERE query <> top_level_query) > 0 AS nested_rows
 FROM archive_rows WHERE sample_id BETWEEN :a AND :b AND pid = pg_backend_pid();
 SELECT count(*) AS rows_that_differ FROM (
     (SELECT * FROM ring_rows WHERE sample_id BETWEEN :a AND :b
