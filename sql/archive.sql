@@ -483,10 +483,17 @@ SELECT pgs_wait_archived(:b);
 SELECT pg_sleep(0.5);
 SELECT max(sample_id) AS b FROM pgsentinel_samples() \gset
 SELECT pgs_wait_archived(:b);
+-- (as the ring has them: a sample taken as the statement began may not
+-- have its snapshot or query id yet)
 SELECT count(*) >= 20 AS in_its_samples,
        count(DISTINCT (xact_start, query_start, state_change, state,
                        backend_xid::text, backend_xmin::text, query, cmdtype,
-                       queryid, nested_queryid)) = 1 AS same_in_each
+                       queryid, nested_queryid))
+       = (SELECT count(DISTINCT (xact_start, query_start, state_change, state,
+                                 backend_xid::text, backend_xmin::text, query, cmdtype,
+                                 queryid, nested_queryid))
+            FROM ring_rows WHERE pid = pg_backend_pid()
+             AND top_level_query = 'SELECT pg_sleep(0.5);') AS same_in_each
   FROM pgsentinel_ash_archive
  WHERE pid = pg_backend_pid() AND top_level_query = 'SELECT pg_sleep(0.5);'
    AND ash_time >= date_trunc('day', now(), 'UTC');
