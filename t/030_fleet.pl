@@ -403,9 +403,21 @@ wait_repo('s1', $after, 'pulled after the promotion');
 
 # It switches to logical: what it archived as a standby's copy (the old
 # primary's samples) is not taken as its own.
+$repo->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('s1')");
+# A pull takes the statements ring's readings up to its newest, which can be
+# past the newest sample it took (the rings are read one after the other):
+# made so here, by forgetting the repository's last seconds of s1's samples.
+# The switch to logical must not take those readings again from s1's archive.
+my $s1_id = $repo->safe_psql('postgres', "SELECT server_id FROM pgsentinel_fleet_status WHERE name = 's1'");
+$repo->safe_psql('postgres', qq{
+	DELETE FROM pgsentinel_fleet_batch
+	 WHERE server_id = $s1_id
+	   AND first_time > (SELECT max(last_time) - interval '3 seconds'
+	                       FROM pgsentinel_fleet_statement_batch WHERE server_id = $s1_id)});
 my $pulled = $repo->safe_psql('postgres',
 	"SELECT max(sample_time) FROM pgsentinel_fleet_sample_archive WHERE server = 's1'");
-$repo->safe_psql('postgres', "SELECT pgsentinel_fleet_remove('s1')");
+my $stmt_pulled = $repo->safe_psql('postgres',
+	"SELECT max(last_time) FROM pgsentinel_fleet_statement_batch WHERE server_id = $s1_id");
 my $before = sample_list($repo, 'pgsentinel_fleet_sample_archive', '-infinity', $pulled, "server = 's1'");
 $repo->safe_psql('postgres',
 	"SELECT pgsentinel_fleet_add('s1', \$\$" . $s1->connstr('postgres') . "\$\$, 'logical')");
@@ -426,6 +438,14 @@ is( sample_list($repo, 'pgsentinel_fleet_sample_archive', "$pulled", $s1_upto, "
 is( $repo->safe_psql('postgres',
 		'SELECT count(*) - count(DISTINCT (server_id, sample_time)) FROM pgsentinel_fleet_sample_archive'),
 	'0', 'still no sample twice');
+cmp_ok( $s1->safe_psql('postgres', qq{
+		SELECT count(*) FROM pgsentinel_archive_statement_delta
+		 WHERE ash_time > '$pulled' AND ash_time <= '$stmt_pulled'}),
+	'>', 0, 's1 archived statement readings the pull had taken past its newest sample');
+is( $repo->safe_psql('postgres', q{
+		SELECT count(*) - count(DISTINCT (server_id, ash_time, queryid, dbid, userid, toplevel))
+		  FROM pgsentinel_fleet_statement_delta}),
+	'0', 'no statement reading twice either (a pull took readings past accept_after)');
 
 # Removed with its history: the rows stay, the subscription and slot go.
 my $p2sub = $repo->safe_psql('postgres',

@@ -79,6 +79,7 @@ DECLARE
     srv integer;
     fd bigint;
     after timestamptz;
+    stmt_after timestamptz;
     here boolean;
     too_old date;
     d date;
@@ -86,7 +87,9 @@ BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
-    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after, f.node IS NULL,
+    EXECUTE format('SELECT f.server_id, f.feed, f.accept_after,
+                           GREATEST(f.accept_after, f.statements_pulled_until),
+                           f.node IS NULL,
                            CASE WHEN f.node IS NOT NULL
                                 THEN pg_catalog.timezone(''UTC'', pg_catalog.now() OPERATOR(pg_catalog.-) f.retention)::pg_catalog.date
                            END
@@ -95,7 +98,7 @@ BEGIN
                      WHERE p.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
                        AND f.method OPERATOR(pg_catalog.=) ''logical''
                      LIMIT 1', s)
-        INTO srv, fd, after, here, too_old;
+        INTO srv, fd, after, stmt_after, here, too_old;
     IF srv IS NULL THEN
         RETURN NEW;
     END IF;
@@ -206,15 +209,18 @@ BEGIN
                         ON CONFLICT DO NOTHING', s)
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'statement_batch' THEN
-        -- (of a batch that ends after accept_after, the readings after it)
-        IF NEW.last_time <= after THEN
+        -- (of a batch that ends after accept_after, the readings after it,
+        -- and after the last reading a pull took before: a server switched
+        -- from pull to logical has its readings pulled past accept_after,
+        -- the newest sample, when keep_one_in > 1)
+        IF NEW.last_time <= stmt_after THEN
             RETURN NULL;
         END IF;
         d := timezone('UTC', NEW.first_time)::date;
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
         END IF;
-        IF NEW.first_time <= after THEN
+        IF NEW.first_time <= stmt_after THEN
             -- (first_time stays: the times are counted from it)
             EXECUTE format($q$
                 WITH k AS (
@@ -245,7 +251,7 @@ BEGIN
                          (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).toplevel) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
                          (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).reset) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))
                 ON CONFLICT DO NOTHING$q$, s)
-                USING srv, fd, NEW, after;
+                USING srv, fd, NEW, stmt_after;
         ELSE
             EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_batch
                               SELECT $1, $2, ($3).*

@@ -437,6 +437,8 @@ BEGIN
                    feed = excluded.feed, accept_after = excluded.accept_after,
                    foreign_server = excluded.foreign_server,
                    pull_interval = excluded.pull_interval, pulled_until = excluded.pulled_until,
+                   statements_pulled_until = greatest(f.statements_pulled_until,
+                                                      excluded.statements_pulled_until),
                    keep_one_in = excluded.keep_one_in, retention = excluded.retention,
                    last_pull = NULL, last_error = NULL, removed = NULL$q$, s)
             USING srv, name, method, conninfo, sysid, probe.version,
