@@ -242,9 +242,10 @@ SELECT t, t + interval '59 s',
        (SELECT array_agg(i * 1000000::int8 ORDER BY i) FROM generate_series(0, 59) i),
        array_fill(1::float8, ARRAY[60]), array_fill(1::float8, ARRAY[60]),
        array_fill({n}, ARRAY[60]), array_fill(false, ARRAY[60]),
-       (SELECT array_agg(i ORDER BY i, k) FROM generate_series(1, 60) i, generate_series(1, {n}) k),
-       array_fill(1, ARRAY[60 * {n}]),
-       (SELECT array_agg((m * 60 + i - 1) % 3 + 1 ORDER BY i, k)
+       (SELECT pgsentinel_pack(array_agg(i ORDER BY i, k))
+          FROM generate_series(1, 60) i, generate_series(1, {n}) k),
+       pgsentinel_pack(array_fill(1, ARRAY[60 * {n}])),
+       (SELECT pgsentinel_pack(array_agg((m * 60 + i - 1) % 3 + 1 ORDER BY i, k))
           FROM generate_series(1, 60) i, generate_series(1, {n}) k),
        array_fill('active'::text, ARRAY[60 * {n}])
 FROM generate_series(0, 1439) m,

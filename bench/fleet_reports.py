@@ -72,15 +72,15 @@ SELECT 1, 0, t, t + interval '59 s',
 FROM generate_series(0, 1439) m
 CROSS JOIN LATERAL (SELECT '{day} 00:00+00'::timestamptz + m * interval '1 min' AS t) x
 CROSS JOIN (
-  SELECT array_agg(i ORDER BY w.s, i) AS row_samples,
-         array_agg(w.s ORDER BY w.s, i) AS session_ids,
-         array_agg(w.w ORDER BY w.s, i) AS wait_event_ids,
+  SELECT pgsentinel_pack(array_agg(i ORDER BY w.s, i)) AS row_samples,
+         pgsentinel_pack(array_agg(w.s ORDER BY w.s, i)) AS session_ids,
+         pgsentinel_pack(array_agg(w.w ORDER BY w.s, i)) AS wait_event_ids,
          array_agg('active'::text ORDER BY w.s, i) AS states,
-         array_agg(1 + w.s % 10 ORDER BY w.s, i) AS texts,
+         pgsentinel_pack(array_agg(1 + w.s % 10 ORDER BY w.s, i)) AS texts,
          array_agg('SELECT'::text ORDER BY w.s, i) AS cmdtypes,
          array_agg(1000 + w.s % 10::int8 ORDER BY w.s, i) AS queryids,
-         array_agg(CASE WHEN w.w = 3 THEN 1 ELSE 0 END ORDER BY w.s, i) AS blockers,
-         array_agg(CASE WHEN w.w = 3 THEN 10001 END ORDER BY w.s, i) AS blockerpids,
+         pgsentinel_pack(array_agg(CASE WHEN w.w = 3 THEN 1 ELSE 0 END ORDER BY w.s, i)) AS blockers,
+         pgsentinel_pack(array_agg(CASE WHEN w.w = 3 THEN 10001 END ORDER BY w.s, i)) AS blockerpids,
          array_agg(CASE WHEN w.w = 3 THEN 'active' END ORDER BY w.s, i) AS blocker_states,
          array_agg(CASE WHEN w.w = 3 THEN 10::oid END ORDER BY w.s, i) AS blocker_usesysids,
          array_agg(CASE WHEN w.w = 3 THEN '{{10001}}' END ORDER BY w.s, i) AS blocking_pids
@@ -149,7 +149,7 @@ def main():
         cl.psql(DATA_SQL.format(day=DAY, n=args.sessions))
         cl.psql("VACUUM ANALYZE")
         load_s = time.time() - t
-        rows = int(cl.psql("SELECT sum(cardinality(row_samples)) FROM pgsentinel_fleet_batch"))
+        rows = int(cl.psql("SELECT sum(cardinality(pgsentinel_unpack(row_samples))) FROM pgsentinel_fleet_batch"))
         t = time.time()
         rolls = 0
         while True:

@@ -673,3 +673,34 @@ SELECT string_agg(p.relname, ', ' ORDER BY p.relname) AS todays_to_drop
                                              'public'::regnamespace) x
   JOIN pg_class p ON p.oid = x.parent
  WHERE x.ddl LIKE '%\_' || to_char(timezone('UTC', now()), 'YYYYMMDD');
+
+-- The batches' integer row arrays are packed (src/archive/packed_ints.c):
+-- every value reads back exactly, the NULLs where they were; an element
+-- like the one before takes a byte.
+SELECT pgsentinel_unpack(pgsentinel_pack(
+         '{-9223372036854775808,9223372036854775807,0,NULL,-1,1,NULL,42}'::int8[])) AS int8_back,
+       pgsentinel_unpack(pgsentinel_pack('{2147483647,-2147483648,NULL}'::int4[])) AS int4_back,
+       pgsentinel_unpack(pgsentinel_pack('{4294967295,0,3}'::xid[])) AS xid_back,
+       pgsentinel_unpack(pgsentinel_pack('{NULL,NULL}'::int8[])) AS nulls_back,
+       pgsentinel_unpack(pgsentinel_pack('{}'::int8[])) AS empty_back,
+       pgsentinel_pack('{}'::int8[]) AS empty_packed,
+       pgsentinel_pack('{1,2,3,3,2}'::int4[]) AS small_packed;
+SELECT octet_length(pgsentinel_pack(array_agg(i::int8 * 1000000))) AS seconds_apart,
+       octet_length(pgsentinel_pack(array_agg(7))) AS the_same,
+       octet_length(pgsentinel_pack(array_agg(CASE WHEN i % 2 = 0 THEN i END))) AS half_null
+  FROM generate_series(1, 1000) i;
+-- What pgsentinel_pack() did not write is an error, never a read past the
+-- end; a multidimensional array is refused.
+SELECT pgsentinel_unpack('\x');
+SELECT pgsentinel_unpack('\x03');
+SELECT pgsentinel_unpack('\x0180');
+SELECT pgsentinel_unpack('\x01ffffffffffffffffff7f');
+SELECT pgsentinel_unpack('\x027f');
+SELECT pgsentinel_unpack('\x0201010000');
+SELECT pgsentinel_pack('{{1,2},{3,4}}'::int8[]);
+-- A batch whose session ids are out of range for integer: an error too.
+SELECT count(*) FROM pgsentinel_batch_rows(
+    '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{3000000000}'::int8[]),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL);

@@ -232,23 +232,24 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
        ARRAY[s.blockers IS NOT NULL], r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
-       SELECT array_agg(1 ORDER BY a.session_id), array_agg(a.session_id ORDER BY a.session_id),
-              array_agg(u.w ORDER BY a.session_id), array_agg(a.state ORDER BY a.session_id),
-              array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id),
-              array_agg(pgsentinel_us_between(coalesce(a.xact_start, s.sample_time), a.query_start)
-                        ORDER BY a.session_id),
-              array_agg(pgsentinel_us_between(coalesce(a.query_start, a.xact_start, s.sample_time),
-                                              a.state_change) ORDER BY a.session_id),
-              array_agg(a.backend_xid ORDER BY a.session_id),
-              array_agg(a.backend_xmin ORDER BY a.session_id),
-              array_agg(a.top_level_query_id ORDER BY a.session_id),
+       SELECT pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.session_id ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(u.w ORDER BY a.session_id)), array_agg(a.state ORDER BY a.session_id),
+              pgsentinel_pack(array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(pgsentinel_us_between(coalesce(a.xact_start, s.sample_time), a.query_start)
+                        ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(pgsentinel_us_between(coalesce(a.query_start, a.xact_start, s.sample_time),
+                                              a.state_change) ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.backend_xid ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.backend_xmin ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.top_level_query_id ORDER BY a.session_id)),
               array_agg(a.top_level_query_values ORDER BY a.session_id),
-              array_agg(a.query_id ORDER BY a.session_id),
+              pgsentinel_pack(array_agg(a.query_id ORDER BY a.session_id)),
               array_agg(a.query_values ORDER BY a.session_id),
               array_agg(a.cmdtype ORDER BY a.session_id),
               array_agg(a.queryid ORDER BY a.session_id),
               array_agg(a.nested_queryid ORDER BY a.session_id),
-              s.blockers, s.blockerpids, s.blocker_states, s.blocker_usesysids, s.blocking_pids
+              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids
          FROM unnest(s.activity_ids, s.wait_event_ids) u(a, w)
          JOIN pgs_rep_a a ON a.activity_id = u.a) r ON true;
 

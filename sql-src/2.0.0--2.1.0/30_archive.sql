@@ -68,7 +68,23 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- seconds of one session's time each row of a sample stands for (period
 -- x keep_one_in); active_sessions: the sample's rows of active sessions
 -- archived.  A batch never spans two UTC days: the partitions are by day
--- on first_time.
+-- on first_time.  The integer row arrays (the bytea columns) are packed by
+-- pgsentinel_pack(): each element as its difference from the one before,
+-- in as few bytes as it needs (src/archive/packed_ints.c has the format);
+-- pgsentinel_unpack() reads one back as bigint[].
+CREATE FUNCTION pgsentinel_pack(bigint[]) RETURNS bytea
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_pack';
+CREATE FUNCTION pgsentinel_pack(integer[]) RETURNS bytea
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_pack';
+CREATE FUNCTION pgsentinel_pack(xid[]) RETURNS bytea
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_pack';
+CREATE FUNCTION pgsentinel_unpack(bytea) RETURNS bigint[]
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
+
 CREATE TABLE pgsentinel_archive_batch (
     first_time timestamptz NOT NULL,
     last_time timestamptz NOT NULL,
@@ -78,24 +94,24 @@ CREATE TABLE pgsentinel_archive_batch (
     weights double precision[] NOT NULL,
     active_sessions integer[] NOT NULL,
     sample_blocked boolean[] NOT NULL,
-    row_samples integer[],
-    session_ids integer[],
-    wait_event_ids integer[],
+    row_samples bytea,
+    session_ids bytea,
+    wait_event_ids bytea,
     states text[],
-    xact_us bigint[],
-    query_us bigint[],
-    change_us bigint[],
-    backend_xids xid[],
-    backend_xmins xid[],
-    top_level_query_ids integer[],
+    xact_us bytea,
+    query_us bytea,
+    change_us bytea,
+    backend_xids bytea,
+    backend_xmins bytea,
+    top_level_query_ids bytea,
     top_level_query_values text[],
-    query_ids integer[],
+    query_ids bytea,
     query_values text[],
     cmdtypes text[],
     queryids bigint[],
     nested_queryids bigint[],
-    blockers integer[],
-    blockerpids integer[],
+    blockers bytea,
+    blockerpids bytea,
     blocker_states text[],
     blocker_usesysids oid[],
     blocking_pids text[]

@@ -233,28 +233,30 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
       ON p.sample_id = k.sample_id AND p.sample_time = k.sample_time),
  batch_rows AS MATERIALIZED (
   SELECT b.day, b.first_time,
-         array_agg(b.si ORDER BY m.session_id, b.si) AS row_samples,
-         array_agg(m.session_id ORDER BY m.session_id, b.si) AS session_ids,
-         array_agg(m.wait_event_id ORDER BY m.session_id, b.si) AS wait_event_ids,
+         %1$I.pgsentinel_pack(array_agg(b.si ORDER BY m.session_id, b.si)) AS row_samples,
+         %1$I.pgsentinel_pack(array_agg(m.session_id ORDER BY m.session_id, b.si)) AS session_ids,
+         %1$I.pgsentinel_pack(array_agg(m.wait_event_id ORDER BY m.session_id, b.si))
+             AS wait_event_ids,
          array_agg(m.state ORDER BY m.session_id, b.si) AS states,
-         array_agg(%1$I.pgsentinel_us_between(b.first_time, m.xact_start)
-                   ORDER BY m.session_id, b.si) AS xact_us,
-         array_agg(%1$I.pgsentinel_us_between(coalesce(m.xact_start, b.first_time),
+         %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(b.first_time, m.xact_start)
+                   ORDER BY m.session_id, b.si)) AS xact_us,
+         %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(coalesce(m.xact_start, b.first_time),
                                               m.query_start)
-                   ORDER BY m.session_id, b.si) AS query_us,
-         array_agg(%1$I.pgsentinel_us_between(coalesce(m.query_start, m.xact_start,
+                   ORDER BY m.session_id, b.si)) AS query_us,
+         %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(coalesce(m.query_start, m.xact_start,
                                                        b.first_time),
                                               m.state_change)
-                   ORDER BY m.session_id, b.si) AS change_us,
-         array_agg(m.backend_xid ORDER BY m.session_id, b.si) AS backend_xids,
-         array_agg(m.backend_xmin ORDER BY m.session_id, b.si) AS backend_xmins,
-         array_agg(m.top_level_query_id ORDER BY m.session_id, b.si) AS top_level_query_ids,
+                   ORDER BY m.session_id, b.si)) AS change_us,
+         %1$I.pgsentinel_pack(array_agg(m.backend_xid ORDER BY m.session_id, b.si)) AS backend_xids,
+         %1$I.pgsentinel_pack(array_agg(m.backend_xmin ORDER BY m.session_id, b.si)) AS backend_xmins,
+         %1$I.pgsentinel_pack(array_agg(m.top_level_query_id ORDER BY m.session_id, b.si))
+             AS top_level_query_ids,
          array_agg(m.top_level_query_values ORDER BY m.session_id, b.si)
              AS top_level_query_values,
-         array_agg(CASE WHEN m.query_id = m.top_level_query_id
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN m.query_id = m.top_level_query_id
                          AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
                         THEN 0 ELSE m.query_id END
-                   ORDER BY m.session_id, b.si) AS query_ids,
+                   ORDER BY m.session_id, b.si)) AS query_ids,
          array_agg(CASE WHEN m.query_id = m.top_level_query_id
                          AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
                         THEN NULL ELSE m.query_values END
@@ -263,9 +265,9 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          array_agg(m.queryid ORDER BY m.session_id, b.si) AS queryids,
          array_agg(m.nested_queryid ORDER BY m.session_id, b.si) AS nested_queryids,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockers ORDER BY m.session_id, b.si) END AS blockers,
+           %1$I.pgsentinel_pack(array_agg(m.blockers ORDER BY m.session_id, b.si)) END AS blockers,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blockerpid ORDER BY m.session_id, b.si) END AS blockerpids,
+           %1$I.pgsentinel_pack(array_agg(m.blockerpid ORDER BY m.session_id, b.si)) END AS blockerpids,
          CASE WHEN bool_or(m.blockers > 0) THEN
            array_agg(m.blocker_state ORDER BY m.session_id, b.si) END AS blocker_states,
          CASE WHEN bool_or(m.blockers > 0) THEN

@@ -60,12 +60,12 @@ SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
 CREATE FUNCTION pgsentinel_batch_rows(
     first_time timestamptz, sample_ids bigint[], sample_us bigint[],
     sample_periods double precision[], weights double precision[],
-    sample_blocked boolean[], row_samples integer[], session_ids integer[],
-    wait_event_ids integer[], states text[], xact_us bigint[], query_us bigint[],
-    change_us bigint[], backend_xids xid[], backend_xmins xid[],
-    top_level_query_ids integer[], top_level_query_values text[],
-    query_ids integer[], query_values text[], cmdtypes text[], queryids bigint[],
-    nested_queryids bigint[], blockers integer[], blockerpids integer[],
+    sample_blocked boolean[], row_samples bytea, session_ids bytea,
+    wait_event_ids bytea, states text[], xact_us bytea, query_us bytea,
+    change_us bytea, backend_xids bytea, backend_xmins bytea,
+    top_level_query_ids bytea, top_level_query_values text[],
+    query_ids bytea, query_values text[], cmdtypes text[], queryids bigint[],
+    nested_queryids bigint[], blockers bytea, blockerpids bytea,
     blocker_states text[], blocker_usesysids oid[], blocking_pids text[])
 RETURNS TABLE (sample_time timestamptz, sample_id bigint,
                sample_period double precision, sweight double precision,

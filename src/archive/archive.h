@@ -2,8 +2,9 @@
  *
  * archive.h
  *		The archive: the archiver worker (archiver.c), its part of the
- *		shared state, and its steps into the archive tables
- *		(archive_step.c, archive_statements.c).
+ *		shared state, its steps into the archive tables
+ *		(archive_step.c, archive_statements.c), and the packed integer
+ *		arrays of its batches (packed_ints.c).
  *
  * The archiver writes only its status in shared memory; it reads the
  * rings as every reader does.  The locking rules are written once, at the
@@ -126,6 +127,9 @@ extern void pgs_archive_statements_step(const char *schema,
 										TimestampTz oldest_kept,
 										PgsArchiveStatementsResult *result);
 extern TimestampTz pgs_archive_statements_oldest(void);
+
+/* packed_ints.c: a batch's packed integer arrays */
+extern int	pgs_unpack_ints(bytea *packed, int64 **values, bool **nulls);
 
 /* archiver.c */
 extern void pgs_archiver_supervise(void);

@@ -30,6 +30,8 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "archive/archive.h"
+
 PG_FUNCTION_INFO_V1(pgsentinel_batch_rows);
 
 /* One argument array, split into its elements. */
@@ -72,7 +74,10 @@ enum
 	NUM_ARGS
 };
 
-/* The element type of each argument array. */
+/*
+ * The element type of each argument array; the integer row columns are
+ * packed (packed_ints.c) and read back as int64, then as this type.
+ */
 static const Oid arg_types[NUM_ARGS] = {
 	[ARG_SAMPLE_IDS] = INT8OID,
 	[ARG_SAMPLE_US] = INT8OID,
@@ -162,6 +167,70 @@ static const Oid col_types[NUM_COLS] = {
 	[COL_BLOCKING_PIDS] = TEXTOID,
 };
 
+/* Whether an argument is a packed integer array (bytea). */
+static inline bool
+packed_arg(int arg)
+{
+	switch (arg)
+	{
+		case ARG_ROW_SAMPLES:
+		case ARG_SESSION_IDS:
+		case ARG_WAIT_EVENT_IDS:
+		case ARG_XACT_US:
+		case ARG_QUERY_US:
+		case ARG_CHANGE_US:
+		case ARG_BACKEND_XIDS:
+		case ARG_BACKEND_XMINS:
+		case ARG_TOP_LEVEL_QUERY_IDS:
+		case ARG_QUERY_IDS:
+		case ARG_BLOCKERS:
+		case ARG_BLOCKERPIDS:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* A packed column's elements, as Datums of its element type. */
+static void
+unpack_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
+{
+	int64	   *v;
+	bool	   *nulls;
+
+	col->n = pgs_unpack_ints(PG_GETARG_BYTEA_PP(arg), &v, &nulls);
+	col->values = palloc(Max(col->n, 1) * sizeof(Datum));
+	col->nulls = nulls ? nulls : palloc0(Max(col->n, 1) * sizeof(bool));
+	for (int i = 0; i < col->n; i++)
+	{
+		if (col->nulls[i])
+			continue;
+		switch (arg_types[arg])
+		{
+			case INT8OID:
+				col->values[i] = Int64GetDatum(v[i]);
+				break;
+			case INT4OID:
+				if (v[i] < PG_INT32_MIN || v[i] > PG_INT32_MAX)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("archive batch column %d holds %lld, out of range for integer",
+									arg + 1, (long long) v[i])));
+				col->values[i] = Int32GetDatum((int32) v[i]);
+				break;
+			default:			/* XIDOID */
+				if (v[i] < 0 || v[i] > PG_UINT32_MAX)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("archive batch column %d holds %lld, out of range for xid",
+									arg + 1, (long long) v[i])));
+				col->values[i] = TransactionIdGetDatum((TransactionId) v[i]);
+				break;
+		}
+	}
+	pfree(v);
+}
+
 static void
 split_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 {
@@ -175,6 +244,11 @@ split_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 	col->n = 0;
 	if (PG_ARGISNULL(arg))
 		return;
+	if (packed_arg(arg))
+	{
+		unpack_column(fcinfo, arg, col);
+		return;
+	}
 	a = PG_GETARG_ARRAYTYPE_P(arg);
 	if (ARR_ELEMTYPE(a) != arg_types[arg])
 		elog(ERROR, "pgsentinel_batch_rows: argument %d is not of the declared type", arg + 1);
