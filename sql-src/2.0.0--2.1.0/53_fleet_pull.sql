@@ -111,22 +111,22 @@ WITH d AS MATERIALIZED (
          shared_blks_dirtied, shared_blks_written, temp_blks_read,
          temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
   SELECT $1, 0, min(x.first_time), max(x.ash_time),
-         array_agg(%1$I.pgsentinel_us_between(x.first_time, x.ash_time)),
-         array_agg(%1$I.pgsentinel_us_between(x.prev_ash_time, x.ash_time)),
-         array_agg(x.sample_id), array_agg(x.queryid),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.calls, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.rows, 0) END),
+         %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(x.first_time, x.ash_time))),
+         %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(x.prev_ash_time, x.ash_time))),
+         %1$I.pgsentinel_pack(array_agg(x.sample_id)), array_agg(x.queryid),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.calls, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.rows, 0) END)),
          array_agg(CASE WHEN NOT x.reset THEN nullif(x.exec_ms, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.plans, 0) END),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.plans, 0) END)),
          array_agg(CASE WHEN NOT x.reset THEN nullif(x.plan_ms, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_hit, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_read, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_dirtied, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_written, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.temp_blks_read, 0) END),
-         array_agg(CASE WHEN NOT x.reset THEN nullif(x.temp_blks_written, 0) END),
-         array_agg(CASE WHEN NOT x.reset
-                        THEN nullif(least(x.wal_bytes, 9223372036854775807), 0)::int8 END),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_hit, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_read, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_dirtied, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.shared_blks_written, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.temp_blks_read, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset THEN nullif(x.temp_blks_written, 0) END)),
+         %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset
+                        THEN nullif(least(x.wal_bytes, 9223372036854775807), 0)::int8 END)),
          array_agg(x.userid), array_agg(x.dbid), array_agg(x.toplevel),
          array_agg(x.reset)
     FROM (SELECT y.*, min(y.ash_time) OVER (PARTITION BY y.day) AS first_time
@@ -135,7 +135,7 @@ WITH d AS MATERIALIZED (
                     y.sample_id) x
    GROUP BY x.day
   ON CONFLICT DO NOTHING
-  RETURNING cardinality(ash_us) AS n),
+  RETURNING cardinality(%1$I.pgsentinel_unpack(ash_us)) AS n),
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
      SET statements_pulled_until = coalesce((SELECT max(x.ash_time) FROM d x), f.statements_pulled_until)
