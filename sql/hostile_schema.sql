@@ -47,8 +47,13 @@ CREATE TEMP VIEW pgs_members AS
 SELECT d.classid, d.objid,
        CASE d.classid
          WHEN 'pg_proc'::regclass THEN
+           -- (our own types unqualified, wherever we are installed)
            (SELECT 'function ' || p.proname || '(' ||
-                   oidvectortypes(p.proargtypes) || ')'
+                   replace(oidvectortypes(p.proargtypes),
+                           (SELECT quote_ident(n.nspname) || '.'
+                              FROM pg_extension e
+                              JOIN pg_namespace n ON n.oid = e.extnamespace
+                             WHERE e.extname = 'pgsentinel'), '') || ')'
             FROM pg_proc p WHERE p.oid = d.objid)
          WHEN 'pg_class'::regclass THEN
            (SELECT 'relation ' || c.relname FROM pg_class c WHERE c.oid = d.objid)
@@ -568,6 +573,14 @@ INSERT INTO pgs_calls VALUES
    'SELECT %1$I.pgsentinel_unpack(%1$I.pgsentinel_pack(''{4294967295}''::pg_catalog.xid[]))::pg_catalog.text OPERATOR(pg_catalog.=) ''{4294967295}'''),
   ('function pgsentinel_unpack(bytea)',
    'SELECT %1$I.pgsentinel_unpack(''\x01''::pg_catalog.bytea)::pg_catalog.text OPERATOR(pg_catalog.=) ''{}'''),
+  ('function pgsentinel_rollup_minute_rows(pgsentinel_rollup_minute_batch)',
+   'SELECT count(*) OPERATOR(pg_catalog.=) 1 FROM %1$I.pgsentinel_rollup_minute_rows(ROW(pg_catalog.now(), ''{d}'', ''{10}'', ''{u}'', ''{a}'', ''{client backend}'', ''{CPU}'', ''{CPU}'', ''{1}'', ''{1}'', ''{1}'')::%1$I.pgsentinel_rollup_minute_batch)'),
+  ('function pgsentinel_rollup_session_minute_rows(pgsentinel_rollup_session_minute_batch)',
+   'SELECT count(*) OPERATOR(pg_catalog.=) 1 FROM %1$I.pgsentinel_rollup_session_minute_rows(ROW(pg_catalog.now(), ''{1}'', ''{d}'', ''{10}'', ''{u}'', ''{a}'', ''{c}'', ''{client backend}'', ''{CPU}'', ''{CPU}'', ''{1}'', ''{1}'', ARRAY[pg_catalog.now()])::%1$I.pgsentinel_rollup_session_minute_batch)'),
+  ('function pgsentinel_rollup_blocking_minute_rows(pgsentinel_rollup_blocking_minute_batch)',
+   'SELECT pg_catalog.array_length(x.blocked_by, 1) OPERATOR(pg_catalog.=) 2 FROM %1$I.pgsentinel_rollup_blocking_minute_rows(ROW(pg_catalog.now(), ''{w}'', ''{1}'', ''{2}'', ''{10}'', ''{1}'', ''{"{1,3}"}'', ''{1}'', ''{1}'', ARRAY[pg_catalog.now()], ''{10}'', ''{u}'', ''{active}'', ''{Lock}'', ''{tuple}'', ''{q}'', ARRAY[pg_catalog.now()], ''{a}'', ''{c}'', ARRAY[pg_catalog.now()])::%1$I.pgsentinel_rollup_blocking_minute_batch) x'),
+  ('function pgsentinel_statement_batch_rows(pgsentinel_archive_statement_batch)',
+   'SELECT x.calls OPERATOR(pg_catalog.=) 3 FROM %1$I.pgsentinel_statement_batch_rows(ROW(pg_catalog.now(), pg_catalog.now(), %1$I.pgsentinel_pack(''{0}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1000000}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{7}''::pg_catalog.int8[]), ''{42}'', %1$I.pgsentinel_pack(''{3}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{3}''::pg_catalog.int8[]), ''{1.5}'', %1$I.pgsentinel_pack(''{NULL}''::pg_catalog.int8[]), ''{NULL}'', %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), %1$I.pgsentinel_pack(''{1}''::pg_catalog.int8[]), ''{10}'', ''{1}'', ''{t}'', ''{f}'')::%1$I.pgsentinel_archive_statement_batch) x'),
   ('function pgsentinel_us_between(timestamp with time zone, timestamp with time zone)',
    'SELECT %1$I.pgsentinel_us_between(''2020-01-01 00:00+00''::pg_catalog.timestamptz, ''2020-01-01 00:00:01.5+00''::pg_catalog.timestamptz) OPERATOR(pg_catalog.=) 1500000'),
   ('function pgsentinel_us_after(timestamp with time zone, bigint)',

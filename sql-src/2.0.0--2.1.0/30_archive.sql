@@ -316,75 +316,108 @@ CREATE INDEX ON pgsentinel_rollup_blocking_minute_batch USING brin (bucket)
 -- The minute rollups' rows, in the columns of the hour's (the minute's
 -- readers and writers of old: the reports' views, the step reading a
 -- closed hour's minutes back).
-CREATE VIEW pgsentinel_rollup_minute AS
-SELECT b.bucket, u.datname, u.usesysid, u.usename, u.application_name,
-       u.backend_type, u.wait_event_type, u.wait_event, u.queryid,
-       u.db_time, u.rows
-  FROM pgsentinel_rollup_minute_batch b,
-       ROWS FROM (pg_catalog.unnest(b.datname),
-                  pg_catalog.unnest(b.usesysid),
-                  pg_catalog.unnest(b.usename),
-                  pg_catalog.unnest(b.application_name),
-                  pg_catalog.unnest(b.backend_type),
-                  pg_catalog.unnest(b.wait_event_type),
-                  pg_catalog.unnest(b.wait_event),
-                  pg_catalog.unnest(b.queryid),
-                  pg_catalog.unnest(b.db_time),
-                  pg_catalog.unnest(b.rows))
+-- (each as a function of the batch's row: the fleet's views read its
+-- servers' batches through the same, 50_fleet_tables.sql; inlined)
+CREATE FUNCTION pgsentinel_rollup_minute_rows(b pgsentinel_rollup_minute_batch)
+RETURNS TABLE (datname text, usesysid oid, usename text, application_name text,
+               backend_type text, wait_event_type text, wait_event text,
+               queryid bigint, db_time double precision, rows bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT u.datname, u.usesysid, u.usename, u.application_name, u.backend_type,
+       u.wait_event_type, u.wait_event, u.queryid, u.db_time, u.rows
+  FROM ROWS FROM (pg_catalog.unnest((b).datname),
+                  pg_catalog.unnest((b).usesysid),
+                  pg_catalog.unnest((b).usename),
+                  pg_catalog.unnest((b).application_name),
+                  pg_catalog.unnest((b).backend_type),
+                  pg_catalog.unnest((b).wait_event_type),
+                  pg_catalog.unnest((b).wait_event),
+                  pg_catalog.unnest((b).queryid),
+                  pg_catalog.unnest((b).db_time),
+                  pg_catalog.unnest((b).rows))
            AS u(datname, usesysid, usename, application_name, backend_type,
                 wait_event_type, wait_event, queryid, db_time, rows);
+END;
 
-CREATE VIEW pgsentinel_rollup_session_minute AS
-SELECT b.bucket, u.pid, u.datname, u.usesysid, u.usename, u.application_name,
+CREATE FUNCTION pgsentinel_rollup_session_minute_rows(b pgsentinel_rollup_session_minute_batch)
+RETURNS TABLE (pid integer, datname text, usesysid oid, usename text,
+               application_name text, client_addr text, backend_type text,
+               wait_event_type text, wait_event text, db_time double precision,
+               rows bigint, last_time timestamptz)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT u.pid, u.datname, u.usesysid, u.usename, u.application_name,
        u.client_addr, u.backend_type, u.wait_event_type, u.wait_event,
        u.db_time, u.rows, u.last_time
-  FROM pgsentinel_rollup_session_minute_batch b,
-       ROWS FROM (pg_catalog.unnest(b.pid),
-                  pg_catalog.unnest(b.datname),
-                  pg_catalog.unnest(b.usesysid),
-                  pg_catalog.unnest(b.usename),
-                  pg_catalog.unnest(b.application_name),
-                  pg_catalog.unnest(b.client_addr),
-                  pg_catalog.unnest(b.backend_type),
-                  pg_catalog.unnest(b.wait_event_type),
-                  pg_catalog.unnest(b.wait_event),
-                  pg_catalog.unnest(b.db_time),
-                  pg_catalog.unnest(b.rows),
-                  pg_catalog.unnest(b.last_time))
+  FROM ROWS FROM (pg_catalog.unnest((b).pid),
+                  pg_catalog.unnest((b).datname),
+                  pg_catalog.unnest((b).usesysid),
+                  pg_catalog.unnest((b).usename),
+                  pg_catalog.unnest((b).application_name),
+                  pg_catalog.unnest((b).client_addr),
+                  pg_catalog.unnest((b).backend_type),
+                  pg_catalog.unnest((b).wait_event_type),
+                  pg_catalog.unnest((b).wait_event),
+                  pg_catalog.unnest((b).db_time),
+                  pg_catalog.unnest((b).rows),
+                  pg_catalog.unnest((b).last_time))
            AS u(pid, datname, usesysid, usename, application_name, client_addr,
                 backend_type, wait_event_type, wait_event, db_time, rows,
                 last_time);
+END;
 
-CREATE VIEW pgsentinel_rollup_blocking_minute AS
-SELECT b.bucket, u.kind, u.root_pid, u.pid, u.key_usesysid, u.depth,
-       u.blocked_by::pg_catalog.int4[] AS blocked_by, u.samples, u.db_time,
-       u.last_time, u.usesysid, u.usename, u.state, u.wait_event_type,
-       u.wait_event, u.query, u.first_time, u.application_name,
-       u.client_addr, u.xact_start
-  FROM pgsentinel_rollup_blocking_minute_batch b,
-       ROWS FROM (pg_catalog.unnest(b.kind),
-                  pg_catalog.unnest(b.root_pid),
-                  pg_catalog.unnest(b.pid),
-                  pg_catalog.unnest(b.key_usesysid),
-                  pg_catalog.unnest(b.depth),
-                  pg_catalog.unnest(b.blocked_by),
-                  pg_catalog.unnest(b.samples),
-                  pg_catalog.unnest(b.db_time),
-                  pg_catalog.unnest(b.last_time),
-                  pg_catalog.unnest(b.usesysid),
-                  pg_catalog.unnest(b.usename),
-                  pg_catalog.unnest(b.state),
-                  pg_catalog.unnest(b.wait_event_type),
-                  pg_catalog.unnest(b.wait_event),
-                  pg_catalog.unnest(b.query),
-                  pg_catalog.unnest(b.first_time),
-                  pg_catalog.unnest(b.application_name),
-                  pg_catalog.unnest(b.client_addr),
-                  pg_catalog.unnest(b.xact_start))
+CREATE FUNCTION pgsentinel_rollup_blocking_minute_rows(b pgsentinel_rollup_blocking_minute_batch)
+RETURNS TABLE (kind "char", root_pid integer, pid integer, key_usesysid oid,
+               depth integer, blocked_by integer[], samples bigint,
+               db_time double precision, last_time timestamptz, usesysid oid,
+               usename text, state text, wait_event_type text, wait_event text,
+               query text, first_time timestamptz, application_name text,
+               client_addr text, xact_start timestamptz)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT u.kind, u.root_pid, u.pid, u.key_usesysid, u.depth,
+       u.blocked_by::pg_catalog.int4[], u.samples, u.db_time, u.last_time,
+       u.usesysid, u.usename, u.state, u.wait_event_type, u.wait_event,
+       u.query, u.first_time, u.application_name, u.client_addr, u.xact_start
+  FROM ROWS FROM (pg_catalog.unnest((b).kind),
+                  pg_catalog.unnest((b).root_pid),
+                  pg_catalog.unnest((b).pid),
+                  pg_catalog.unnest((b).key_usesysid),
+                  pg_catalog.unnest((b).depth),
+                  pg_catalog.unnest((b).blocked_by),
+                  pg_catalog.unnest((b).samples),
+                  pg_catalog.unnest((b).db_time),
+                  pg_catalog.unnest((b).last_time),
+                  pg_catalog.unnest((b).usesysid),
+                  pg_catalog.unnest((b).usename),
+                  pg_catalog.unnest((b).state),
+                  pg_catalog.unnest((b).wait_event_type),
+                  pg_catalog.unnest((b).wait_event),
+                  pg_catalog.unnest((b).query),
+                  pg_catalog.unnest((b).first_time),
+                  pg_catalog.unnest((b).application_name),
+                  pg_catalog.unnest((b).client_addr),
+                  pg_catalog.unnest((b).xact_start))
            AS u(kind, root_pid, pid, key_usesysid, depth, blocked_by, samples,
                 db_time, last_time, usesysid, usename, state, wait_event_type,
                 wait_event, query, first_time, application_name, client_addr,
                 xact_start);
+END;
+
+CREATE VIEW pgsentinel_rollup_minute AS
+SELECT b.bucket, u.*
+  FROM pgsentinel_rollup_minute_batch b, pgsentinel_rollup_minute_rows(b) u;
+
+CREATE VIEW pgsentinel_rollup_session_minute AS
+SELECT b.bucket, u.*
+  FROM pgsentinel_rollup_session_minute_batch b,
+       pgsentinel_rollup_session_minute_rows(b) u;
+
+CREATE VIEW pgsentinel_rollup_blocking_minute AS
+SELECT b.bucket, u.*
+  FROM pgsentinel_rollup_blocking_minute_batch b,
+       pgsentinel_rollup_blocking_minute_rows(b) u;
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_batch, pgsentinel_archive_session,

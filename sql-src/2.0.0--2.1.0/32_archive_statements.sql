@@ -49,45 +49,57 @@ CREATE TABLE pgsentinel_archive_statement_batch (
 ) PARTITION BY RANGE (first_time);
 CREATE INDEX ON pgsentinel_archive_statement_batch USING brin (first_time);
 
--- The readings as rows (what pgsentinel_statements_archive shows), with
+-- The readings as rows (what pgsentinel_statements_archive shows; the
+-- fleet's view reads its servers' batches through the same function), with
 -- their batch's first and last reading times, batch_start and batch_end:
 -- a reader of [lo, hi) names its batches with batch_start >=
 -- date_trunc('day', lo, 'UTC') AND batch_start < hi AND batch_end >= lo,
 -- which the planner finds the partitions and blocks of.
-CREATE VIEW pgsentinel_archive_statement_delta AS
-SELECT pgsentinel_us_after(b.first_time, u.ash_us) AS ash_time,
-       pgsentinel_us_after(b.first_time, u.ash_us OPERATOR(pg_catalog.-) u.prev_us)
-           AS prev_ash_time,
+CREATE FUNCTION pgsentinel_statement_batch_rows(b pgsentinel_archive_statement_batch)
+RETURNS TABLE (ash_time timestamptz, prev_ash_time timestamptz, sample_id bigint,
+               queryid bigint, calls bigint, rows bigint, exec_ms double precision,
+               plans bigint, plan_ms double precision, shared_blks_hit bigint,
+               shared_blks_read bigint, shared_blks_dirtied bigint,
+               shared_blks_written bigint, temp_blks_read bigint,
+               temp_blks_written bigint, wal_bytes bigint, userid oid, dbid oid,
+               toplevel boolean, reset boolean)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT pgsentinel_us_after((b).first_time, u.ash_us),
+       pgsentinel_us_after((b).first_time, u.ash_us OPERATOR(pg_catalog.-) u.prev_us),
        u.sample_id, u.queryid, u.calls, u.rows, u.exec_ms, u.plans, u.plan_ms,
        u.shared_blks_hit, u.shared_blks_read, u.shared_blks_dirtied,
        u.shared_blks_written, u.temp_blks_read, u.temp_blks_written,
-       u.wal_bytes, u.userid, u.dbid, u.toplevel, u.reset,
-       b.first_time AS batch_start, b.last_time AS batch_end
-  FROM pgsentinel_archive_statement_batch b,
-       ROWS FROM (pg_catalog.unnest(pgsentinel_unpack(b.ash_us)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.prev_us)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.sample_id)),
-                  pg_catalog.unnest(b.queryid),
-                  pg_catalog.unnest(pgsentinel_unpack(b.calls)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.rows)),
-                  pg_catalog.unnest(b.exec_ms),
-                  pg_catalog.unnest(pgsentinel_unpack(b.plans)),
-                  pg_catalog.unnest(b.plan_ms),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_hit)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_read)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_dirtied)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_written)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.temp_blks_read)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.temp_blks_written)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.wal_bytes)),
-                  pg_catalog.unnest(b.userid),
-                  pg_catalog.unnest(b.dbid),
-                  pg_catalog.unnest(b.toplevel),
-                  pg_catalog.unnest(b.reset))
+       u.wal_bytes, u.userid, u.dbid, u.toplevel, u.reset
+  FROM ROWS FROM (pg_catalog.unnest(pgsentinel_unpack((b).ash_us)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).prev_us)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).sample_id)),
+                  pg_catalog.unnest((b).queryid),
+                  pg_catalog.unnest(pgsentinel_unpack((b).calls)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).rows)),
+                  pg_catalog.unnest((b).exec_ms),
+                  pg_catalog.unnest(pgsentinel_unpack((b).plans)),
+                  pg_catalog.unnest((b).plan_ms),
+                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_hit)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_read)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_dirtied)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_written)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).temp_blks_read)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).temp_blks_written)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).wal_bytes)),
+                  pg_catalog.unnest((b).userid),
+                  pg_catalog.unnest((b).dbid),
+                  pg_catalog.unnest((b).toplevel),
+                  pg_catalog.unnest((b).reset))
            AS u(ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
                 plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
                 shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
                 userid, dbid, toplevel, reset);
+END;
+
+CREATE VIEW pgsentinel_archive_statement_delta AS
+SELECT u.*, b.first_time AS batch_start, b.last_time AS batch_end
+  FROM pgsentinel_archive_statement_batch b, pgsentinel_statement_batch_rows(b) u;
 
 -- The text of each statement archived on a day, in pgsentinel_archive_text
 -- (the samples' texts: same day partitions, same retention, deduplicated

@@ -106,40 +106,14 @@ CREATE TABLE pgsentinel_fleet_statement_batch (
 -- The readings as rows, as the archive's view shows its own
 -- (32_archive_statements.sql).
 CREATE VIEW pgsentinel_fleet_statement_delta AS
-SELECT b.server_id, b.feed,
-       pgsentinel_us_after(b.first_time, u.ash_us) AS ash_time,
-       pgsentinel_us_after(b.first_time, u.ash_us OPERATOR(pg_catalog.-) u.prev_us)
-           AS prev_ash_time,
-       u.sample_id, u.queryid, u.calls, u.rows, u.exec_ms, u.plans, u.plan_ms,
-       u.shared_blks_hit, u.shared_blks_read, u.shared_blks_dirtied,
-       u.shared_blks_written, u.temp_blks_read, u.temp_blks_written,
-       u.wal_bytes, u.userid, u.dbid, u.toplevel, u.reset,
-       b.first_time AS batch_start, b.last_time AS batch_end
+SELECT b.server_id, b.feed, u.*, b.first_time AS batch_start, b.last_time AS batch_end
   FROM pgsentinel_fleet_statement_batch b,
-       ROWS FROM (pg_catalog.unnest(pgsentinel_unpack(b.ash_us)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.prev_us)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.sample_id)),
-                  pg_catalog.unnest(b.queryid),
-                  pg_catalog.unnest(pgsentinel_unpack(b.calls)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.rows)),
-                  pg_catalog.unnest(b.exec_ms),
-                  pg_catalog.unnest(pgsentinel_unpack(b.plans)),
-                  pg_catalog.unnest(b.plan_ms),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_hit)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_read)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_dirtied)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.shared_blks_written)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.temp_blks_read)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.temp_blks_written)),
-                  pg_catalog.unnest(pgsentinel_unpack(b.wal_bytes)),
-                  pg_catalog.unnest(b.userid),
-                  pg_catalog.unnest(b.dbid),
-                  pg_catalog.unnest(b.toplevel),
-                  pg_catalog.unnest(b.reset))
-           AS u(ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
-                plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-                shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
-                userid, dbid, toplevel, reset);
+       pgsentinel_statement_batch_rows(ROW(b.first_time, b.last_time, b.ash_us,
+           b.prev_us, b.sample_id, b.queryid, b.calls, b.rows, b.exec_ms, b.plans,
+           b.plan_ms, b.shared_blks_hit, b.shared_blks_read, b.shared_blks_dirtied,
+           b.shared_blks_written, b.temp_blks_read, b.temp_blks_written,
+           b.wal_bytes, b.userid, b.dbid, b.toplevel,
+           b.reset)::pgsentinel_archive_statement_batch) u;
 
 CREATE TABLE pgsentinel_fleet_statement_text (
     server_id integer NOT NULL,
@@ -174,74 +148,28 @@ CREATE TABLE pgsentinel_fleet_rollup_blocking_hour (LIKE pgsentinel_rollup_block
 -- A server's minutes as rows, as the archive's views show its own
 -- (30_archive.sql).
 CREATE VIEW pgsentinel_fleet_rollup_minute AS
-SELECT b.bucket, u.datname, u.usesysid, u.usename, u.application_name,
-       u.backend_type, u.wait_event_type, u.wait_event, u.queryid,
-       u.db_time, u.rows, b.server_id
+SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_minute_batch b,
-       ROWS FROM (pg_catalog.unnest(b.datname),
-                  pg_catalog.unnest(b.usesysid),
-                  pg_catalog.unnest(b.usename),
-                  pg_catalog.unnest(b.application_name),
-                  pg_catalog.unnest(b.backend_type),
-                  pg_catalog.unnest(b.wait_event_type),
-                  pg_catalog.unnest(b.wait_event),
-                  pg_catalog.unnest(b.queryid),
-                  pg_catalog.unnest(b.db_time),
-                  pg_catalog.unnest(b.rows))
-           AS u(datname, usesysid, usename, application_name, backend_type,
-                wait_event_type, wait_event, queryid, db_time, rows);
+       pgsentinel_rollup_minute_rows(ROW(b.bucket, b.datname, b.usesysid,
+           b.usename, b.application_name, b.backend_type, b.wait_event_type,
+           b.wait_event, b.queryid, b.db_time, b.rows)::pgsentinel_rollup_minute_batch) u;
 
 CREATE VIEW pgsentinel_fleet_rollup_session_minute AS
-SELECT b.bucket, u.pid, u.datname, u.usesysid, u.usename, u.application_name,
-       u.client_addr, u.backend_type, u.wait_event_type, u.wait_event,
-       u.db_time, u.rows, u.last_time, b.server_id
+SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_session_minute_batch b,
-       ROWS FROM (pg_catalog.unnest(b.pid),
-                  pg_catalog.unnest(b.datname),
-                  pg_catalog.unnest(b.usesysid),
-                  pg_catalog.unnest(b.usename),
-                  pg_catalog.unnest(b.application_name),
-                  pg_catalog.unnest(b.client_addr),
-                  pg_catalog.unnest(b.backend_type),
-                  pg_catalog.unnest(b.wait_event_type),
-                  pg_catalog.unnest(b.wait_event),
-                  pg_catalog.unnest(b.db_time),
-                  pg_catalog.unnest(b.rows),
-                  pg_catalog.unnest(b.last_time))
-           AS u(pid, datname, usesysid, usename, application_name, client_addr,
-                backend_type, wait_event_type, wait_event, db_time, rows,
-                last_time);
+       pgsentinel_rollup_session_minute_rows(ROW(b.bucket, b.pid, b.datname,
+           b.usesysid, b.usename, b.application_name, b.client_addr,
+           b.backend_type, b.wait_event_type, b.wait_event, b.db_time, b.rows,
+           b.last_time)::pgsentinel_rollup_session_minute_batch) u;
 
 CREATE VIEW pgsentinel_fleet_rollup_blocking_minute AS
-SELECT b.bucket, u.kind, u.root_pid, u.pid, u.key_usesysid, u.depth,
-       u.blocked_by::pg_catalog.int4[] AS blocked_by, u.samples, u.db_time,
-       u.last_time, u.usesysid, u.usename, u.state, u.wait_event_type,
-       u.wait_event, u.query, u.first_time, u.application_name,
-       u.client_addr, u.xact_start, b.server_id
+SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_blocking_minute_batch b,
-       ROWS FROM (pg_catalog.unnest(b.kind),
-                  pg_catalog.unnest(b.root_pid),
-                  pg_catalog.unnest(b.pid),
-                  pg_catalog.unnest(b.key_usesysid),
-                  pg_catalog.unnest(b.depth),
-                  pg_catalog.unnest(b.blocked_by),
-                  pg_catalog.unnest(b.samples),
-                  pg_catalog.unnest(b.db_time),
-                  pg_catalog.unnest(b.last_time),
-                  pg_catalog.unnest(b.usesysid),
-                  pg_catalog.unnest(b.usename),
-                  pg_catalog.unnest(b.state),
-                  pg_catalog.unnest(b.wait_event_type),
-                  pg_catalog.unnest(b.wait_event),
-                  pg_catalog.unnest(b.query),
-                  pg_catalog.unnest(b.first_time),
-                  pg_catalog.unnest(b.application_name),
-                  pg_catalog.unnest(b.client_addr),
-                  pg_catalog.unnest(b.xact_start))
-           AS u(kind, root_pid, pid, key_usesysid, depth, blocked_by, samples,
-                db_time, last_time, usesysid, usename, state, wait_event_type,
-                wait_event, query, first_time, application_name, client_addr,
-                xact_start);
+       pgsentinel_rollup_blocking_minute_rows(ROW(b.bucket, b.kind, b.root_pid,
+           b.pid, b.key_usesysid, b.depth, b.blocked_by, b.samples, b.db_time,
+           b.last_time, b.usesysid, b.usename, b.state, b.wait_event_type,
+           b.wait_event, b.query, b.first_time, b.application_name,
+           b.client_addr, b.xact_start)::pgsentinel_rollup_blocking_minute_batch) u;
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_batch,
     pgsentinel_fleet_session, pgsentinel_fleet_text,
