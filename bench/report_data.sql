@@ -73,7 +73,11 @@ FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      interval '1 second') t;
 INSERT INTO pgsentinel_archive_batch
 SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
-       b.weights, b.active_sessions, b.sample_blocked, r.*
+       b.weights, b.active_sessions, b.sample_blocked, r.row_samples, r.session_ids,
+       r.wait_event_ids, r.states, r.xact_us, r.query_us, r.change_us, r.backend_xids,
+       r.backend_xmins, r.top_level_query_ids, r.top_level_query_values, r.query_ids,
+       r.query_values, r.cmdtypes, r.queryids, r.nested_queryids, r.blockers,
+       r.blockerpids, r.blocker_states, r.blocker_usesysids, r.blocking_pids
   FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS m,
                min(s.sample_time) AS first_time, max(s.sample_time) AS last_time,
                array_agg(s.sample_id ORDER BY s.sample_time) AS sample_ids,
@@ -118,7 +122,12 @@ SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
                LATERAL (SELECT s.m, s.si, a.session_id, u.w, a.state, a.top_level_query_id,
                                a.query_id, a.cmdtype, a.queryid, u.blocker, u.blockerpid,
                                u.blocker_state, u.blocker_usesysid, u.blocking_pids) x
-         GROUP BY x.m) r ON r.m = b.m;
+         GROUP BY x.m) r(m, row_samples, session_ids, wait_event_ids, states, xact_us,
+                         query_us, change_us, backend_xids, backend_xmins,
+                         top_level_query_ids, top_level_query_values, query_ids,
+                         query_values, cmdtypes, queryids, nested_queryids, blockers,
+                         blockerpids, blocker_states, blocker_usesysids, blocking_pids)
+    ON r.m = b.m;
 -- The rollups, as the archiver sums the same rows (src/archive/archive_step.c),
 -- a minute's rows as one batch.
 INSERT INTO pgsentinel_rollup_minute_batch
