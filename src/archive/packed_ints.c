@@ -38,6 +38,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -144,6 +145,7 @@ pgs_unpack_ints(bytea *packed, int64 **values, bool **nulls)
 		*nulls = palloc(Max(n, 1) * sizeof(bool));
 		for (int i = 0; i < n; i++)
 		{
+			CHECK_FOR_INTERRUPTS();
 			(*nulls)[i] = (bitmap[i / 8] & (1 << (i % 8))) == 0;
 			if ((*nulls)[i])
 			{
@@ -166,6 +168,7 @@ pgs_unpack_ints(bytea *packed, int64 **values, bool **nulls)
 	n = 0;
 	while (p < end)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (n >= cap)
 			corrupt("it has more elements than bytes");
 		prev = (int64) ((uint64) prev + (uint64) unzigzag(get_varint(&p, end)));
