@@ -77,6 +77,22 @@ like($err, qr/is a standby: it cannot publish/, 'a standby cannot be added as lo
 	"SELECT pgsentinel_fleet_add('nope', 'host=/nonexistent port=1 dbname=postgres', 'pull')");
 like($err, qr/cannot connect to fleet server "nope"/, 'unreachable source: clear error');
 
+# A source whose archive is in another format (an earlier build of 2.1,
+# its batches' integer columns as arrays) cannot publish to this one:
+# logical replication would store the arrays' text as bytea.  Made so in a
+# database of its own, where no archiver writes.
+$p1->safe_psql('postgres', 'CREATE DATABASE oldformat');
+$p1->safe_psql('oldformat', q{
+	CREATE EXTENSION pgsentinel CASCADE;
+	ALTER TABLE pgsentinel_archive_batch RENAME COLUMN row_samples TO row_samples_old});
+($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('oldformat', \$\$" . $p1->connstr('oldformat') . "\$\$, 'logical')");
+like($err, qr/archive of fleet server "oldformat" is not in this repository's format/,
+	'a source whose archive is in another format cannot be added as logical');
+is($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_status WHERE name = 'oldformat'"),
+	'0', 'and nothing of it is left');
+$p1->safe_psql('postgres', 'DROP DATABASE oldformat');
+
 for my $n ([$p1, 'p1', 'logical'], [$p2, 'p2', 'logical'], [$s1, 's1', 'pull'])
 {
 	$repo->safe_psql('postgres',
