@@ -5,6 +5,9 @@
 # the archiver whenever a quarter of their ring has been written since its
 # last step.  The archiver's own timer is an hour here: only those wakes
 # archive, and nothing may be lost while the rings lap several times.
+# A reload asks for archiving too: samples the archiver had to hold back
+# then (rows waiting for their query id) are archived once their hold
+# ends, not with the next hour's batch.
 
 use strict;
 use warnings;
@@ -76,5 +79,54 @@ cmp_ok( $stm->safe_psql('postgres', 'SELECT ash_rows_written FROM pgsentinel_sta
 	'<', 36000 / 4, 'while the rows alone would not have woken it');
 pgs_stop_bg($load);
 $stm->stop;
+
+# Held samples: a SELECT waits for a lock while it is parsed, before it has
+# a query id, so the samples from its first on are held back.  A reload
+# then archives only the samples before it; once the lock is released (the
+# statement runs, its rows get the query id) the rest follow without the
+# hour's timer.
+my $held = pgs_node('held', conf => q{
+pgsentinel_archive.interval = '1h'
+pgsentinel_archive.keep_one_in = 1
+});
+$held->safe_psql('postgres', 'CREATE TABLE held_t (v int)');
+ok( $held->poll_query_until('postgres',
+		"SELECT archive_state = 'ok' FROM pgsentinel_status()"),
+	'held: the archiver has made its first step');
+my $locker = pgs_start_bg($held,
+	'BEGIN; LOCK TABLE held_t; SELECT pg_sleep(600) /* held-locker */;');
+ok(pgs_wait_sessions($held, 1, '%held-locker%'), 'held: the table is locked');
+my $waiter = pgs_start_bg($held, 'SELECT count(*) FROM held_t /* held-waiter */');
+ok(pgs_wait_sessions($held, 1, '%held-waiter%', 'relation'),
+	'held: a statement waits for the lock while parsed');
+ok( $held->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%held-waiter%' AND wait_event_type = 'Lock'"),
+	'held: it is sampled');
+my $first_held = $held->safe_psql('postgres', q{
+	SELECT min(sample_id) FROM pgsentinel_samples() s
+	 WHERE EXISTS (SELECT FROM pg_active_session_history a
+				    WHERE a.ash_time = s.sample_time AND a.query LIKE '%held-waiter%' AND wait_event_type = 'Lock')});
+is( $held->safe_psql('postgres',
+		"SELECT count(*) > 0 AND bool_and(queryid IS NULL) FROM pg_active_session_history WHERE query LIKE '%held-waiter%' AND wait_event_type = 'Lock'"),
+	't', 'held: its rows wait for their query id');
+my $asked = $held->safe_psql('postgres', 'SELECT max(sample_id) FROM pgsentinel_samples()');
+my $before = $held->safe_psql('postgres', 'SELECT clock_timestamp()');
+$held->reload;
+ok( $held->poll_query_until('postgres',
+		"SELECT archive_last_time > '$before' FROM pgsentinel_status()"),
+	'held: the reload made the archiver archive');
+cmp_ok($held->safe_psql('postgres', 'SELECT last_sample_id FROM pgsentinel_archive_state'),
+	'<', $first_held, 'held: it stopped before the held samples');
+$held->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%held-locker%' AND pid <> pg_backend_pid()");
+pgs_stop_bg($locker);
+is(pgs_stop_bg($waiter, wait => 1), 0, 'held: the statement ran once the lock was released');
+ok( $held->poll_query_until('postgres',
+		"SELECT last_sample_id >= $asked FROM pgsentinel_archive_state"),
+	'held: the samples asked for are archived once their hold ended');
+is( $held->safe_psql('postgres',
+		"SELECT count(*) > 0 AND bool_and(queryid IS NOT NULL) FROM pgsentinel_ash_archive WHERE query LIKE '%held-waiter%' AND wait_event_type = 'Lock'"),
+	't', 'held: with their query id');
+$held->stop;
 
 done_testing();

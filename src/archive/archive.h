@@ -89,6 +89,8 @@ typedef struct PgsArchiveStepResult
 	int64		samples_lost;
 	int64		rows_lost;
 	bool		more;			/* more samples wait */
+	int64		held_from;		/* the first sample held back for its
+								 * rows' query ids, 0 if none */
 	TimestampTz last_sample_time;	/* the new watermark, 0 if none */
 } PgsArchiveStepResult;
 

@@ -104,9 +104,10 @@ pgs_archive_execute(PgsArchivePlan *cache, const char *sql, int nargs,
  * The first sample the step may not take yet: the oldest with rows waiting
  * for their query id, while it is younger than PGS_ARCHIVE_HOLD_MAX_MS, or else
  * the next sample: one published after this reading may have such rows.
+ * *held is that oldest waiting sample when it holds the step back, else 0.
  */
 static int64
-archive_hold_before(void)
+archive_hold_before(int64 *held)
 {
 	int64		id;
 	int64		next;
@@ -117,10 +118,14 @@ archive_hold_before(void)
 	time = pgs_state->sampler.pending_sample_time;
 	next = pgs_state->sampler.last_sample_id + 1;
 	LWLockRelease(pgs_state->lock);
+	*held = 0;
 	if (id > 0 &&
 		time > TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   -PGS_ARCHIVE_HOLD_MAX_MS))
+	{
+		*held = id;
 		return id;
+	}
 	return next;
 }
 
@@ -147,7 +152,7 @@ pgs_archive_step(const char *schema, int keep_one_in, int max_samples,
 	args[0] = Int32GetDatum(keep_one_in);
 	args[1] = Int32GetDatum(max_samples);
 	args[2] = TimestampTzGetDatum(oldest_kept);
-	args[3] = Int64GetDatum(archive_hold_before());
+	args[3] = Int64GetDatum(archive_hold_before(&result->held_from));
 	ret = pgs_archive_execute(&step_plan, sql, 4, argtypes, args);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "pgsentinel archive step: unexpected result %d", ret);

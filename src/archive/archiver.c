@@ -73,9 +73,10 @@
 /* Shorter than the default 1 s: the archiver detects a deadlock first. */
 #define ARCHIVE_DEADLOCK_TIMEOUT "100ms"
 /*
- * At most this long apart: a repository's fleet ticks; and the first try
- * after a failed archiving (or before the extension exists), the next ones
- * twice as far apart each, up to the interval
+ * At most this long apart: a repository's fleet ticks; the tries while
+ * samples archiving was asked for are held back; and the first try after a
+ * failed archiving (or before the extension exists), the next ones twice
+ * as far apart each, up to the interval
  */
 #define FLEET_TICK_MS			(5 * 1000)
 
@@ -337,11 +338,13 @@ archive_bytes(Oid nspid)
  * why).  After a partitions pass that left expired partitions in use,
  * *busy_retry is when to try them again (0 otherwise).  *more: the ring
  * still holds samples to archive (the cycle stopped after its most
- * steps).
+ * steps).  *held_from: the first sample the last step held back for its
+ * rows' query ids (0 if none).
  */
 static bool
 archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
-			  TimestampTz *size_due, uint64 *statements_written, bool *more)
+			  TimestampTz *size_due, uint64 *statements_written, bool *more,
+			  int64 *held_from)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	/* what outlives the cycle's transactions, freed whatever happens */
@@ -462,6 +465,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			} while (r.more && ++steps < ARCHIVE_MAX_STEPS &&
 					 !ShutdownRequestPending);
 			*more = r.more;
+			*held_from = r.held_from;
 
 			/*
 			 * The statements history, with its own watermark, in a
@@ -550,6 +554,18 @@ pgs_archiver_wake_due(uint64 written, uint64 size, uint64 head, uint64 *woken)
 	return pgs_state->archiver.latch;
 }
 
+/* The newest sample the sampler has published. */
+static int64
+newest_sample_id(void)
+{
+	int64		id;
+
+	LWLockAcquire(pgs_state->lock, LW_SHARED);
+	id = pgs_state->sampler.last_sample_id;
+	LWLockRelease(pgs_state->lock);
+	return id;
+}
+
 /* Entry point of the archiver, launched by the sampler. */
 void
 pgsentinel_archiver_main(Datum main_arg)
@@ -564,6 +580,8 @@ pgsentinel_archiver_main(Datum main_arg)
 	bool		woken;
 	int64		wait_ms;
 	int			retry_ms = FLEET_TICK_MS;
+	/* the newest sample when archiving was last asked for (0: none) */
+	int64		asked_upto = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, pgs_db_worker_sigterm);
@@ -603,6 +621,7 @@ pgsentinel_archiver_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			partitions_due = true;	/* retention may have changed */
 			archive_at = 0;		/* and the interval: archive now */
+			asked_upto = newest_sample_id();
 		}
 		if (!pgs_archive_enable)
 			proc_exit(0);		/* the sampler launches us again when on */
@@ -629,17 +648,24 @@ pgsentinel_archiver_main(Datum main_arg)
 		woken = pgs_state->archiver.wake;
 		pgs_state->archiver.wake = false;
 		pgs_unlock_exclusive();
+		if (woken)
+			asked_upto = Max(asked_upto, newest_sample_id());
 		if (woken || now >= archive_at)
 		{
 			bool		more = false;
+			int64		held_from = 0;
 			bool		ok = archive_cycle(&partitions_due, &busy_retry,
 										   &size_due, &statements_written,
-										   &more);
+										   &more, &held_from);
 
 			/*
 			 * A backlog left goes on at once (the ring's writers wake us only
 			 * for what they write after our last step); what failed, or
 			 * found no extension yet, is tried again soon, then less often.
+			 * Samples held back for their rows' query ids are archived with
+			 * the next interval's batch, unless archiving was asked for (a
+			 * wake, a reload) after they were taken: then soon, once their
+			 * hold ends (their rows complete, or PGS_ARCHIVE_HOLD_MAX_MS).
 			 */
 			now = GetCurrentTimestamp();
 			if (ok)
@@ -647,6 +673,11 @@ pgsentinel_archiver_main(Datum main_arg)
 				retry_ms = FLEET_TICK_MS;
 				archive_at = more ? now :
 					TimestampTzPlusMilliseconds(now, pgs_archive_interval_ms);
+				if (held_from != 0 && held_from <= asked_upto)
+					archive_at = Min(archive_at,
+									 TimestampTzPlusMilliseconds(now, FLEET_TICK_MS));
+				else if (!more)
+					asked_upto = 0;
 			}
 			else
 			{
