@@ -316,6 +316,15 @@ ok( $a->poll_query_until('postgres', q{
 # Node C unreachable without a refusal (a socket that accepts and never
 # answers, as a host gone behind a firewall): q's report fails once node
 # C's connect_timeout has passed, naming it; p's goes on.
+# (a statement of p's with its text, for the text lookup below)
+my $p_queryid = $a->safe_psql('postgres', qq{
+	SELECT a.queryid FROM pgsentinel_fleet_activity_archive a
+	 WHERE a.server_id = pgsentinel_fleet_server_id('p')
+	   AND a.queryid IS NOT NULL AND a.top_level_query IS NOT NULL
+	   AND a.batch_start >= date_trunc('day', '$since'::timestamptz, 'UTC')
+	   AND a.batch_start < '$until' AND (a.query_start IS NULL OR a.query_start < '$until')
+	 LIMIT 1});
+like($p_queryid, qr/^-?[0-9]+$/, 'a statement of p with its text');
 my $blackhole = IO::Socket::INET->new(
 	Listen => 64, LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp')
   or die "no listening socket: $!";
@@ -328,6 +337,11 @@ like($err, qr/could not connect to server "node_c"/,
 	'node C not answering: q\'s report fails after the timeout and names node C');
 like($a->safe_psql('postgres', "SELECT length(pgsentinel_report('$since', '$until', server => 'p'))"),
 	qr/^[1-9][0-9]+$/, 'p\'s report is read on node B meanwhile');
+# the text lookup a report falls back on reads p's node only (its joins are
+# pruned by server when planned: no connection to node C is opened)
+is( $a->safe_psql('postgres', qq{
+		SELECT pgsentinel_fleet_statement_text('p', $p_queryid, '$since', '$until', NULL, NULL, NULL) IS NOT NULL}),
+	't', 'p\'s statement text is read on node B meanwhile');
 $a->safe_psql('postgres', "ALTER SERVER node_c OPTIONS (SET host '" . $c->host
 	  . "', SET port '" . $c->port . "', SET connect_timeout '10')");
 close($blackhole);

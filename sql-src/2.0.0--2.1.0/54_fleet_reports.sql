@@ -70,7 +70,11 @@ SELECT f.name AS server, b.server_id, b.first_time AS batch_start,
        AS x(sample_id, us, sample_period, weight, active_sessions);
 
 -- A batch's rows are read with the batch, then joined to their sessions,
--- waits and texts by key (as pgsentinel_archive_rows).
+-- waits and texts by key (as pgsentinel_archive_rows), on the batch's
+-- server_id and feed (b's, not the subquery's u: the planner carries a
+-- filter on server_id to the joined tables only from b), so that a filter on
+-- server_id prunes every joined table's partitions when planned: a server's
+-- rows never reach another repository node's foreign partitions.
 CREATE VIEW pgsentinel_fleet_ash AS
 SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
        se.datid, se.datname, se.pid, se.leader_pid, se.usesysid, se.usename,
@@ -98,22 +102,22 @@ SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
                   b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
        OFFSET 0) u
   JOIN pgsentinel_fleet_session se
-    ON se.server_id OPERATOR(pg_catalog.=) u.server_id
-   AND se.feed OPERATOR(pg_catalog.=) u.feed
+    ON se.server_id OPERATOR(pg_catalog.=) b.server_id
+   AND se.feed OPERATOR(pg_catalog.=) b.feed
    AND se.day OPERATOR(pg_catalog.=) u.day
    AND se.session_id OPERATOR(pg_catalog.=) u.session_id
   LEFT JOIN pgsentinel_fleet_wait_event w
-    ON w.server_id OPERATOR(pg_catalog.=) u.server_id
-   AND w.feed OPERATOR(pg_catalog.=) u.feed
+    ON w.server_id OPERATOR(pg_catalog.=) b.server_id
+   AND w.feed OPERATOR(pg_catalog.=) b.feed
    AND w.wait_event_id OPERATOR(pg_catalog.=) u.wait_event_id
   LEFT JOIN pgsentinel_fleet_text tt
-    ON tt.server_id OPERATOR(pg_catalog.=) u.server_id
-   AND tt.feed OPERATOR(pg_catalog.=) u.feed
+    ON tt.server_id OPERATOR(pg_catalog.=) b.server_id
+   AND tt.feed OPERATOR(pg_catalog.=) b.feed
    AND tt.day OPERATOR(pg_catalog.=) u.day
    AND tt.text_id OPERATOR(pg_catalog.=) u.top_level_query_id
   LEFT JOIN pgsentinel_fleet_text qt
-    ON qt.server_id OPERATOR(pg_catalog.=) u.server_id
-   AND qt.feed OPERATOR(pg_catalog.=) u.feed
+    ON qt.server_id OPERATOR(pg_catalog.=) b.server_id
+   AND qt.feed OPERATOR(pg_catalog.=) b.feed
    AND qt.day OPERATOR(pg_catalog.=) u.day
    AND qt.text_id OPERATOR(pg_catalog.=) u.query_id;
 
