@@ -46,6 +46,7 @@ OBJS = \
 	src/archive/archive_step.o \
 	src/archive/archive_statements.o \
 	src/archive/batch_rows.o \
+	src/archive/batch_times.o \
 	src/archive/packed_ints.o \
 	src/archive/text_template.o \
 	src/fleet/fleet.o \

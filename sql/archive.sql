@@ -704,3 +704,18 @@ SELECT count(*) FROM pgsentinel_batch_rows(
     pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{3000000000}'::int8[]),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+-- The batches' times are microseconds after another time, both ways exact
+-- (src/archive/batch_times.c), across days and backwards; what overflows
+-- is an error; an infinite time stays infinite and has no distance.
+SET timezone = 'UTC';
+SELECT pgsentinel_us_between('2020-01-01 00:00+00', '2020-03-01 00:00:00.000001+00') AS two_months,
+       pgsentinel_us_between('2020-01-01 00:00:01+00', '2020-01-01 00:00+00') AS back,
+       pgsentinel_us_after('2020-01-01 00:00+00', 5184000000001) AS after_two_months,
+       pgsentinel_us_after('2020-01-01 00:00+00', -1) AS one_us_before,
+       pgsentinel_us_after('infinity', 1) AS infinite,
+       pgsentinel_us_after(NULL, 1) IS NULL AND pgsentinel_us_between(now(), NULL) IS NULL AS nulls;
+SELECT pgsentinel_us_after('2020-01-01 00:00+00', 9223372036854775807);
+SELECT pgsentinel_us_after('294276-12-31 00:00+00', 86400000000);
+SELECT pgsentinel_us_between('-infinity', '2020-01-01 00:00+00');
+SELECT pgsentinel_us_between('4713-01-01 00:00+00 BC', '294276-12-31 00:00+00');
+RESET timezone;

@@ -75,20 +75,16 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 -- The microseconds from a to b (NULL if either is): the batches store
 -- times as such differences (30_archive.sql), pgsentinel_us_after() reads
 -- them back.
+-- (src/archive/batch_times.c: exact, overflow checked)
 CREATE FUNCTION pgsentinel_us_between(a timestamptz, b timestamptz)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT (EXTRACT(epoch FROM b OPERATOR(pg_catalog.-) a)
-        OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8;
-END;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_us_between';
 
 CREATE FUNCTION pgsentinel_us_after(a timestamptz, us bigint)
 RETURNS timestamptz
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT a OPERATOR(pg_catalog.+) (interval '1 microsecond' OPERATOR(pg_catalog.*) us::pg_catalog.float8);
-END;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_us_after';
 
 -- How samples and their rows are stored, in the archive (fleet false) or
 -- a pulled server's part of the repository (fleet true: $1 is its server

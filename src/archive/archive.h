@@ -130,6 +130,9 @@ extern void pgs_archive_statements_step(const char *schema,
 										PgsArchiveStatementsResult *result);
 extern TimestampTz pgs_archive_statements_oldest(void);
 
+/* batch_times.c: a batch's times, as microseconds after another */
+extern TimestampTz pgs_us_after(TimestampTz t, int64 us);
+
 /* packed_ints.c: a batch's packed integer arrays */
 extern int	pgs_unpack_ints(bytea *packed, int64 **values, bool **nulls);
 

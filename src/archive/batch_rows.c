@@ -274,22 +274,6 @@ put(const BatchColumn *col, int i, Datum *values, bool *nulls, int c)
 	nulls[c] = !element(col, i, &values[c]);
 }
 
-/* t plus us microseconds, checked. */
-static TimestampTz
-after(TimestampTz t, int64 us)
-{
-	TimestampTz r;
-
-	/* (infinity stays infinity, as with an interval added) */
-	if (TIMESTAMP_NOT_FINITE(t))
-		return t;
-	if (pg_add_s64_overflow(t, us, &r) || !IS_VALID_TIMESTAMP(r))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range in an archive batch")));
-	return r;
-}
-
 /*
  * SQL function pgsentinel_batch_rows(first_time, the batch's arrays...):
  * one row per element of the row arrays whose sample index names a sample
@@ -348,7 +332,7 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		memset(nulls, 0, sizeof(nulls));
 		/* the sample */
 		if (have_first && element(&cols[ARG_SAMPLE_US], si, &d))
-			values[COL_SAMPLE_TIME] = TimestampTzGetDatum(after(first, DatumGetInt64(d)));
+			values[COL_SAMPLE_TIME] = TimestampTzGetDatum(pgs_us_after(first, DatumGetInt64(d)));
 		else
 			nulls[COL_SAMPLE_TIME] = true;
 		put(&cols[ARG_SAMPLE_IDS], si, values, nulls, COL_SAMPLE_ID);
@@ -359,13 +343,13 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		/* the row's times, chained as the writer stored them */
 		if (have_first && element(&cols[ARG_XACT_US], j, &d))
 		{
-			xact = after(first, DatumGetInt64(d));
+			xact = pgs_us_after(first, DatumGetInt64(d));
 			have_xact = true;
 		}
 		base = have_xact ? xact : first;
 		if (have_first && element(&cols[ARG_QUERY_US], j, &d))
 		{
-			query = after(base, DatumGetInt64(d));
+			query = pgs_us_after(base, DatumGetInt64(d));
 			have_query = true;
 		}
 		nulls[COL_XACT_START] = !have_xact;
@@ -374,7 +358,7 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		values[COL_QUERY_START] = TimestampTzGetDatum(query);
 		base = have_query ? query : base;
 		if (have_first && element(&cols[ARG_CHANGE_US], j, &d))
-			values[COL_STATE_CHANGE] = TimestampTzGetDatum(after(base, DatumGetInt64(d)));
+			values[COL_STATE_CHANGE] = TimestampTzGetDatum(pgs_us_after(base, DatumGetInt64(d)));
 		else
 			nulls[COL_STATE_CHANGE] = true;
 
