@@ -679,13 +679,13 @@ WITH d AS MATERIALIZED (
            pg_catalog.sum(s.observed) AS observed
       FROM p, pgsentinel_observed(since, until, p.grain, server) s
      GROUP BY 1
-), r AS (
-    -- the load read once per kind of dimension, each row summed into the
-    -- key of every dimension of its kind
-    SELECT d.by, pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
-           pgsentinel_dimension_key(d.by, h.wait_event_type, h.wait_event,
-               h.queryid, h.pid, h.datname, h.usename, h.application_name,
-               h.client_addr, h.backend_type) AS key,
+), l AS MATERIALIZED (
+    -- the load read once per kind of dimension (materialized: inlined, the
+    -- read would run once per dimension), summed by bucket and every
+    -- column a dimension's key is made of
+    SELECT x.kind, pg_catalog.date_bin(p.step, h.t, p.origin) AS bucket_start,
+           h.wait_event_type, h.wait_event, h.queryid, h.pid, h.datname, h.usename,
+           h.application_name, h.client_addr, h.backend_type,
            pg_catalog.sum(h.db_time) AS db_time
       FROM p
      CROSS JOIN (SELECT DISTINCT d.kind FROM d) x
@@ -694,7 +694,15 @@ WITH d AS MATERIALIZED (
                                         ELSE p.other_by END,
                             dbname, username, application, client, backend, query_id,
                             wait_class, event, session_pid, server) h
-      JOIN d ON d.kind OPERATOR(pg_catalog.=) x.kind
+     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+), r AS (
+    -- each of those sums into the key of every dimension of its kind
+    SELECT d.by, l.bucket_start,
+           pgsentinel_dimension_key(d.by, l.wait_event_type, l.wait_event,
+               l.queryid, l.pid, l.datname, l.usename, l.application_name,
+               l.client_addr, l.backend_type) AS key,
+           pg_catalog.sum(l.db_time) AS db_time
+      FROM l JOIN d ON d.kind OPERATOR(pg_catalog.=) l.kind
      GROUP BY 1, 2, 3
 ), keys AS (
     SELECT DISTINCT r.by, r.key FROM r WHERE r.by IS NOT NULL
