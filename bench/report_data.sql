@@ -218,12 +218,15 @@ WITH j AS MATERIALIZED (
     SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'hour') b
 )
 INSERT INTO pgsentinel_rollup_blocking_minute_batch
-SELECT b.bucket, array_agg(b.kind), array_agg(b.root_pid), array_agg(b.pid),
-       array_agg(b.key_usesysid), array_agg(b.depth), array_agg(b.blocked_by::text),
-       array_agg(b.samples), array_agg(b.db_time), array_agg(b.last_time),
+SELECT b.bucket, array_agg(b.kind), pgsentinel_pack(array_agg(b.root_pid)),
+       pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
+       pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
+       pgsentinel_pack(array_agg(b.samples)), array_agg(b.db_time),
+       array_agg(b.last_time),
        array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
        array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
-       array_agg(b.first_time), array_agg(b.application_name), array_agg(b.client_addr),
+       array_agg(b.first_time),
+       array_agg(b.application_name), array_agg(b.client_addr),
        array_agg(b.xact_start)
 FROM j, pgsentinel_blocking_parts(j.rows, 'minute') b GROUP BY b.bucket$q$,
               h, h + interval '1 hour')

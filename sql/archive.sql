@@ -320,14 +320,15 @@ INSERT INTO pgsentinel_rollup_session_minute_batch VALUES
   ('2030-01-01 10:06+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{2.0}', '{4}', '{"2030-01-01 10:06:30+00"}'),
   ('2030-01-01 11:02+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{9.0}', '{9}', '{"2030-01-01 11:02:30+00"}');
 INSERT INTO pgsentinel_rollup_blocking_minute_batch
-SELECT v.bucket::timestamptz, array_agg(v.kind::"char"), array_agg(v.root_pid),
-       array_agg(v.pid), array_agg(v.key_usesysid::oid), array_agg(v.depth),
-       array_agg(v.blocked_by::int4[]::text), array_agg(v.samples),
+SELECT v.bucket::timestamptz, array_agg(v.kind::"char"), pgsentinel_pack(array_agg(v.root_pid)),
+       pgsentinel_pack(array_agg(v.pid)), array_agg(v.key_usesysid::oid), pgsentinel_pack(array_agg(v.depth)),
+       array_agg(v.blocked_by::int4[]::text), pgsentinel_pack(array_agg(v.samples::int8)),
        array_agg(v.db_time), array_agg(v.last_time::timestamptz),
        array_agg(v.usesysid::oid), array_agg(v.usename), array_agg(v.state),
        array_agg(v.wait_event_type), array_agg(v.wait_event), array_agg(v.query),
-       array_agg(v.first_time::timestamptz), array_agg(v.application_name),
-       array_agg(v.client_addr), array_agg(v.xact_start::timestamptz)
+       array_agg(v.first_time::timestamptz),
+       array_agg(v.application_name), array_agg(v.client_addr),
+       array_agg(v.xact_start::timestamptz)
   FROM (VALUES
   ('2030-01-01 10:05+00', 'b', 7, 100, NULL, 1, '{7}', 3, 1.5, '2030-01-01 10:05:58+00',
    10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 1', '2030-01-01 10:05:01+00',

@@ -328,12 +328,15 @@ SELECT * FROM pgsentinel_blocking_parts((
     FROM pgsentinel_ash_archive x
     WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'hour');
 INSERT INTO pgsentinel_rollup_blocking_minute_batch
-SELECT p.bucket, array_agg(p.kind), array_agg(p.root_pid), array_agg(p.pid),
-       array_agg(p.key_usesysid), array_agg(p.depth), array_agg(p.blocked_by::text),
-       array_agg(p.samples), array_agg(p.db_time), array_agg(p.last_time),
+SELECT p.bucket, array_agg(p.kind), pgsentinel_pack(array_agg(p.root_pid)),
+       pgsentinel_pack(array_agg(p.pid)), array_agg(p.key_usesysid),
+       pgsentinel_pack(array_agg(p.depth)), array_agg(p.blocked_by::text),
+       pgsentinel_pack(array_agg(p.samples)), array_agg(p.db_time),
+       array_agg(p.last_time),
        array_agg(p.usesysid), array_agg(p.usename), array_agg(p.state),
        array_agg(p.wait_event_type), array_agg(p.wait_event), array_agg(p.query),
-       array_agg(p.first_time), array_agg(p.application_name), array_agg(p.client_addr),
+       array_agg(p.first_time),
+       array_agg(p.application_name), array_agg(p.client_addr),
        array_agg(p.xact_start)
 FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(

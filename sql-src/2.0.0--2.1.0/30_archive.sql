@@ -85,6 +85,19 @@ CREATE FUNCTION pgsentinel_unpack(bytea) RETURNS bigint[]
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
 
+-- The microseconds from a to b (NULL if either is): the batches below
+-- store times as such differences, pgsentinel_us_after() reads them back
+-- (src/archive/batch_times.c: exact, overflow checked).
+CREATE FUNCTION pgsentinel_us_between(a timestamptz, b timestamptz)
+RETURNS bigint
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_us_between';
+
+CREATE FUNCTION pgsentinel_us_after(a timestamptz, us bigint)
+RETURNS timestamptz
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_us_after';
+
 CREATE TABLE pgsentinel_archive_batch (
     first_time timestamptz NOT NULL,
     last_time timestamptz NOT NULL,
@@ -288,15 +301,18 @@ CREATE TABLE pgsentinel_rollup_session_minute_batch (
 CREATE INDEX ON pgsentinel_rollup_session_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
 
+-- (its integers packed, pgsentinel_pack(); not its times: in the order of
+-- the parts their differences take 3-4 bytes, where TOAST's compression
+-- of timestamptz arrays leaves 2.4)
 CREATE TABLE pgsentinel_rollup_blocking_minute_batch (
     bucket timestamptz NOT NULL,
     kind "char"[] NOT NULL,
-    root_pid integer[] NOT NULL,
-    pid integer[] NOT NULL,
+    root_pid bytea NOT NULL,
+    pid bytea NOT NULL,
     key_usesysid oid[] NOT NULL,
-    depth integer[] NOT NULL,
+    depth bytea NOT NULL,
     blocked_by text[] NOT NULL,
-    samples bigint[] NOT NULL,
+    samples bytea NOT NULL,
     db_time double precision[] NOT NULL,
     last_time timestamptz[] NOT NULL,
     usesysid oid[] NOT NULL,
@@ -376,17 +392,18 @@ RETURNS TABLE (kind "char", root_pid integer, pid integer, key_usesysid oid,
                client_addr text, xact_start timestamptz)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 BEGIN ATOMIC
-SELECT u.kind, u.root_pid, u.pid, u.key_usesysid, u.depth,
-       u.blocked_by::pg_catalog.int4[], u.samples, u.db_time, u.last_time,
+SELECT u.kind, u.root_pid::pg_catalog.int4, u.pid::pg_catalog.int4, u.key_usesysid,
+       u.depth::pg_catalog.int4, u.blocked_by::pg_catalog.int4[], u.samples, u.db_time,
+       u.last_time,
        u.usesysid, u.usename, u.state, u.wait_event_type, u.wait_event,
        u.query, u.first_time, u.application_name, u.client_addr, u.xact_start
   FROM ROWS FROM (pg_catalog.unnest((b).kind),
-                  pg_catalog.unnest((b).root_pid),
-                  pg_catalog.unnest((b).pid),
+                  pg_catalog.unnest(pgsentinel_unpack((b).root_pid)),
+                  pg_catalog.unnest(pgsentinel_unpack((b).pid)),
                   pg_catalog.unnest((b).key_usesysid),
-                  pg_catalog.unnest((b).depth),
+                  pg_catalog.unnest(pgsentinel_unpack((b).depth)),
                   pg_catalog.unnest((b).blocked_by),
-                  pg_catalog.unnest((b).samples),
+                  pg_catalog.unnest(pgsentinel_unpack((b).samples)),
                   pg_catalog.unnest((b).db_time),
                   pg_catalog.unnest((b).last_time),
                   pg_catalog.unnest((b).usesysid),

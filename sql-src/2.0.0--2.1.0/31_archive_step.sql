@@ -72,20 +72,6 @@ END
 $fn$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUBLIC;
 
--- The microseconds from a to b (NULL if either is): the batches store
--- times as such differences (30_archive.sql), pgsentinel_us_after() reads
--- them back.
--- (src/archive/batch_times.c: exact, overflow checked)
-CREATE FUNCTION pgsentinel_us_between(a timestamptz, b timestamptz)
-RETURNS bigint
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
-AS 'MODULE_PATHNAME', 'pgsentinel_us_between';
-
-CREATE FUNCTION pgsentinel_us_after(a timestamptz, us bigint)
-RETURNS timestamptz
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
-AS 'MODULE_PATHNAME', 'pgsentinel_us_after';
-
 -- How samples and their rows are stored, in the archive (fleet false) or
 -- a pulled server's part of the repository (fleet true: $1 is its server
 -- id, feed 0): the part of the archiving step (pgsentinel_archive_step_sql())
@@ -468,12 +454,14 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
          query, first_time, application_name, client_addr, xact_start{server col})
-  SELECT b.bucket, array_agg(b.kind), array_agg(b.root_pid), array_agg(b.pid),
-         array_agg(b.key_usesysid), array_agg(b.depth),
-         array_agg(b.blocked_by::text), array_agg(b.samples),
-         array_agg(b.db_time), array_agg(b.last_time), array_agg(b.usesysid),
-         array_agg(b.usename), array_agg(b.state), array_agg(b.wait_event_type),
-         array_agg(b.wait_event), array_agg(b.query), array_agg(b.first_time),
+  SELECT b.bucket, array_agg(b.kind), %1$I.pgsentinel_pack(array_agg(b.root_pid)),
+         %1$I.pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
+         %1$I.pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
+         %1$I.pgsentinel_pack(array_agg(b.samples)), array_agg(b.db_time),
+         array_agg(b.last_time),
+         array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
+         array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
+         array_agg(b.first_time),
          array_agg(b.application_name), array_agg(b.client_addr),
          array_agg(b.xact_start){server val}
     FROM (SELECT * FROM bl_parts p
