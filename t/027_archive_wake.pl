@@ -127,6 +127,37 @@ ok( $held->poll_query_until('postgres',
 is( $held->safe_psql('postgres',
 		"SELECT count(*) > 0 AND bool_and(queryid IS NOT NULL) FROM pgsentinel_ash_archive WHERE query LIKE '%held-waiter%' AND wait_event_type = 'Lock'"),
 	't', 'held: with their query id');
+
+# A hold alone changes nothing: a cycle the interval ran (20 s now), held
+# back by a statement no archiving was asked for after, leaves the rest for
+# the next interval (no try every 5 s: batches keep their length).
+$held->append_conf('postgresql.conf', "pgsentinel_archive.interval = '20s'\n");
+my $before_reload = $held->safe_psql('postgres', 'SELECT clock_timestamp()');
+$held->reload;
+ok( $held->poll_query_until('postgres',
+		"SELECT archive_last_time > '$before_reload' FROM pgsentinel_status()"),
+	'held again: the archiver archived at the reload');
+$locker = pgs_start_bg($held,
+	'BEGIN; LOCK TABLE held_t; SELECT pg_sleep(600) /* held-locker */;');
+ok(pgs_wait_sessions($held, 1, '%held-locker%'), 'held again: the table is locked');
+$waiter = pgs_start_bg($held, 'SELECT count(*) FROM held_t /* held-second */');
+ok( $held->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%held-second%' AND wait_event_type = 'Lock'"),
+	'held again: a second statement is sampled waiting while parsed');
+my $cycle = $held->safe_psql('postgres', 'SELECT archive_last_time FROM pgsentinel_status()');
+ok( $held->poll_query_until('postgres',
+		"SELECT archive_last_time > '$cycle' FROM pgsentinel_status()"),
+	'held again: the interval ran a cycle meanwhile');
+$cycle = $held->safe_psql('postgres', 'SELECT archive_last_time FROM pgsentinel_status()');
+# (nothing may happen: a window longer than two of the 5-s tries, shorter
+# than the interval)
+ok(pgs_wait_until_time($held, pgs_server_time($held), 12), 'held again: twelve seconds later');
+is($held->safe_psql('postgres', 'SELECT archive_last_time FROM pgsentinel_status()'),
+	$cycle, 'held again: the archiver waits for its interval');
+$held->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%held-locker%' AND pid <> pg_backend_pid()");
+pgs_stop_bg($locker);
+pgs_stop_bg($waiter, wait => 1);
 $held->stop;
 
 done_testing();

@@ -91,8 +91,7 @@ SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
   FROM pgsentinel_fleet_batch b
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) b.server_id
  CROSS JOIN LATERAL (
-       SELECT b.server_id, b.feed,
-              pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day, x.*
+       SELECT pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day, x.*
          FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
                   b.sample_periods, b.weights, b.sample_blocked, b.row_samples,
                   b.session_ids, b.wait_event_ids, b.states, b.xact_us, b.query_us,

@@ -554,18 +554,6 @@ pgs_archiver_wake_due(uint64 written, uint64 size, uint64 head, uint64 *woken)
 	return pgs_state->archiver.latch;
 }
 
-/* The newest sample the sampler has published. */
-static int64
-newest_sample_id(void)
-{
-	int64		id;
-
-	LWLockAcquire(pgs_state->lock, LW_SHARED);
-	id = pgs_state->sampler.last_sample_id;
-	LWLockRelease(pgs_state->lock);
-	return id;
-}
-
 /* Entry point of the archiver, launched by the sampler. */
 void
 pgsentinel_archiver_main(Datum main_arg)
@@ -578,6 +566,7 @@ pgsentinel_archiver_main(Datum main_arg)
 	uint64		statements_written = PG_UINT64_MAX;
 	TimestampTz archive_at = 0;
 	bool		woken;
+	bool		reloaded = false;
 	int64		wait_ms;
 	int			retry_ms = FLEET_TICK_MS;
 	/* the newest sample when archiving was last asked for (0: none) */
@@ -621,7 +610,7 @@ pgsentinel_archiver_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			partitions_due = true;	/* retention may have changed */
 			archive_at = 0;		/* and the interval: archive now */
-			asked_upto = newest_sample_id();
+			reloaded = true;
 		}
 		if (!pgs_archive_enable)
 			proc_exit(0);		/* the sampler launches us again when on */
@@ -647,9 +636,10 @@ pgsentinel_archiver_main(Datum main_arg)
 		(void) pgs_lock_exclusive();
 		woken = pgs_state->archiver.wake;
 		pgs_state->archiver.wake = false;
+		if (woken || reloaded)
+			asked_upto = Max(asked_upto, pgs_state->sampler.last_sample_id);
 		pgs_unlock_exclusive();
-		if (woken)
-			asked_upto = Max(asked_upto, newest_sample_id());
+		reloaded = false;
 		if (woken || now >= archive_at)
 		{
 			bool		more = false;
@@ -664,8 +654,9 @@ pgsentinel_archiver_main(Datum main_arg)
 			 * found no extension yet, is tried again soon, then less often.
 			 * Samples held back for their rows' query ids are archived with
 			 * the next interval's batch, unless archiving was asked for (a
-			 * wake, a reload) after they were taken: then soon, once their
-			 * hold ends (their rows complete, or PGS_ARCHIVE_HOLD_MAX_MS).
+			 * wake, a reload) after they were taken: then tried again every
+			 * FLEET_TICK_MS until their hold ends (their rows complete, or
+			 * PGS_ARCHIVE_HOLD_MAX_MS has passed).
 			 */
 			now = GetCurrentTimestamp();
 			if (ok)

@@ -20,12 +20,10 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
-#include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"

@@ -18,7 +18,6 @@
 
 #include "common/int.h"
 #include "fmgr.h"
-#include "utils/datetime.h"
 #include "utils/timestamp.h"
 
 #include "archive/archive.h"
