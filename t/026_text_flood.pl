@@ -56,7 +56,12 @@ my $newest = $node->safe_psql('postgres', 'SELECT max(sample_id) FROM pgsentinel
 $node->reload;
 ok( $node->poll_query_until('postgres',
 		"SELECT last_sample_id >= $newest FROM pgsentinel_archive_state"),
-	'archived up to the newest sample');
+	'archived up to the newest sample')
+  or diag('archive state and archiver status: '
+	  . $node->safe_psql('postgres', 'SELECT * FROM pgsentinel_archive_state')
+	  . ' / ' . $node->safe_psql('postgres', q{
+		SELECT archive_state, archive_message, archive_last_time, archive_lag_seconds, diagnosis
+		  FROM pgsentinel_status()}));
 is( $node->safe_psql('postgres', q{
 		SELECT count(*) > 0, count(*) = count(query),
 		       count(DISTINCT query) FILTER (WHERE query LIKE '%bob-statement-%')
