@@ -46,7 +46,9 @@
  *	  ring) read them, and write where they last woke the archiver
  *	  (archiver.text_woken, ash_woken, statements_woken) and archiver.wake,
  *	  only in their own exclusive hold, and call SetLatch() after releasing
- *	  it; the archiver reads and clears archiver.wake under the lock.
+ *	  it; the archiver reads and clears archiver.wake under the lock, and
+ *	  in the same hold, when woken or reloaded, reads sampler.last_sample_id
+ *	  as the newest sample archiving was asked for.
  *	- statements.request_taken_seq, the last request the statements worker
  *	  took, is an atomic written by that worker under the lock and read by
  *	  the sampler without it (a stale value only makes it carry a request

@@ -5,7 +5,7 @@
  *		first sample, or after another time of the same row.
  *
  * The batches (sql-src 30_archive.sql) store every time as the signed
- * number of microseconds from an earlier one: pgsentinel_us_between()
+ * number of microseconds from another time: pgsentinel_us_between()
  * writes them, pgsentinel_us_after() and batch_rows.c read them back.
  * Both are exact (a timestamptz is a count of microseconds) and check for
  * overflow: a fleet's batches are written by whoever can write its tables.
