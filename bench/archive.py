@@ -61,7 +61,9 @@ up again):
   - where the bytes go: disk per table, index and TOAST (a partitioned table
     summed over its partitions), WAL by resource manager and by table;
   - CPU in % of a core (utime + stime from /proc): pgsentinel's archiver,
-    sampler and statements worker; pg_ash's take_sample() backend.
+    sampler and statements worker; pg_ash's take_sample() backend;
+  - pgsentinel: the floor of the window's rows (bench/archive_floor.py): the
+    bytes their columns take at the least, kept exactly.
 The Markdown is written by bench/archive_report.py (which also rewrites it
 from a --json file).
 """
@@ -75,6 +77,7 @@ import sys
 import tempfile
 import time
 
+import archive_floor
 import archive_report
 
 USER = "pgsentinel_test"
@@ -580,6 +583,10 @@ def busy_pgsentinel(args, workload):
         res = window("pgsentinel", p0, p1, int(p1["extra"][0]) - int(p0["extra"][0]),
                      int(p1["extra"][1]) - int(p0["extra"][1]), cl)
         res["cpu"] = cpu_pct(c0, c1, p1["time"] - p0["time"])
+        # what the window's rows take at the least (bench/archive_floor.py)
+        res["floor"] = archive_floor.measure(
+            as_user([os.path.join(cl.bindir, "psql"), "-h", cl.dir, "-p", str(cl.port),
+                     "-U", "postgres", "-d", "postgres"]), p0["time"], p1["time"])
         return res
     finally:
         for p in procs:

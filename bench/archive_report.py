@@ -8,6 +8,8 @@ writes the last run in full and, given several, their main figures side by side.
 import json
 import sys
 
+import archive_floor
+
 SYSTEMS = ("pgsentinel", "pg_ash")
 WORKLOADS = {
     "rw": "pgbench read-write -c 20",
@@ -158,6 +160,11 @@ def busy_markdown(res):
     for r in res["runs"]:
         out += ["", f"#### {WORKLOADS[r['workload']]}, {r['system']}", ""]
         out += per_table(r) + [""] + sizes_table(r) + [""] + wal_tables(r)
+        if r.get("floor"):
+            out += ["", "The window's rows kept exactly, at the least (bench/archive_floor.py: "
+                    "each column's stream in the encoding that favours it, compressed by "
+                    "xz -9e; texts and sessions as ids into the day's dictionaries, not "
+                    "counted):", ""] + archive_floor.markdown(r["floor"])
     return "\n".join(out) + "\n"
 
 
