@@ -431,6 +431,19 @@ SELECT rank, key, db_time FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10
 SELECT rank, queryid, query, db_time, round(aas::numeric, 4) AS aas, wait_profile,
        calls_per_s, ms_per_call, rows_per_call, counted
 FROM pgsentinel_top_statements('2020-01-01 10:00', '2020-01-01 10:02');
+-- The texts of the statements a top read from rollups only, all in one
+-- pass over the window's rows: 44 (dave, from 14:45) and 99 (none) have
+-- no row in it; bob ran 22 and 33; no statement asked, no row read.
+SELECT queryid, query
+FROM pgsentinel_statement_texts_in('{11,22,33,44,99}', '2020-01-01 14:00', '2020-01-01 14:30',
+                                   NULL, NULL, NULL)
+ORDER BY queryid;
+SELECT queryid, query
+FROM pgsentinel_statement_texts_in('{11,22,33}', '2020-01-01 14:00', '2020-01-01 14:30',
+                                   NULL, 'bob', NULL)
+ORDER BY queryid;
+SELECT count(*) AS none
+FROM pgsentinel_statement_texts_in('{}', '2020-01-01 00:00', '2020-01-02 00:00', NULL, NULL, NULL);
 
 -- The blocking tree: the idle-in-transaction root 103, 104 behind it,
 -- 105 behind 104 (listed twice by pg_blocking_pids(): counted once).
