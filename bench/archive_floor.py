@@ -131,10 +131,17 @@ def measure(psql_argv, lo=None, hi=None):
         # previous row's sample (the batches' row_samples)
         put("row samples", signed(sid - (0 if first else last_sid)))
         put("session", b"\x01" if first else b"\x00")
+        # times two ways, the smaller kept: chained from the sample's time
+        # (transaction, then statement, then state change), and as the
+        # difference from the session's previous row's (a long transaction)
         x, q, c = num(xact), num(qstart), num(change)
         put("xact_start", b"\x00" if x is None else signed(t - x + 1))
         put("query_start", b"\x00" if q is None else signed(q - (x if x is not None else t) + 1))
         put("state_change", b"\x00" if c is None else signed(c - (q if q is not None else t) + 1))
+        for name, v in (("xact_start", x), ("query_start", q), ("state_change", c)):
+            put(name + "'", b"\x00" if v is None else b"\x01" + signed(v - prev_ids.get(name, 0)))
+            if v is not None:
+                prev_ids[name] = v
         # xids two ways, the smaller kept: from the session's previous
         # row's, and from the smallest xid or xmin of the sample
         for name, v in (("backend_xid", num(xid)), ("backend_xmin", num(xmin))):
@@ -173,7 +180,8 @@ def measure(psql_argv, lo=None, hi=None):
     for k in [k for k in sizes if k.endswith("'")]:
         alt = sizes.pop(k)
         if alt < sizes[k[:-1]]:
-            sizes[k[:-1] + " (from the sample's smallest)"] = alt
+            sizes[k[:-1] + (" (from the sample's smallest)" if "_x" in k
+                            else " (from the session's previous row)")] = alt
             del sizes[k[:-1]]
     return {"rows": len(rows), "samples": len(samples), "sizes": sizes}
 
