@@ -14,18 +14,11 @@
 -- a statement from the rollups only (which keep its query id, not its
 -- text).  All the statements in one pass: each batch read is decoded
 -- whole, whichever statement is looked for.  No qid: no batch is read.
--- Without nested loops: the planner cannot know how many rows a batch
--- holds and estimates one, so that it would look up each row's session
--- and texts by scanning them (15,000 rows of five minutes: 0.23 s, with
--- hash joins 0.04 s); and without JIT, which the cost of the one nested
--- loop left (the batches' rows, a lateral call) would start (1.4 s).
 CREATE FUNCTION pgsentinel_statement_texts_in(qids bigint[], since timestamptz,
                                               until timestamptz, dbname text,
                                               username text, application text)
 RETURNS TABLE (queryid bigint, query text)
 LANGUAGE sql STABLE
-SET enable_nestloop = off
-SET jit = off
 BEGIN ATOMIC
 SELECT DISTINCT ON (a.queryid) a.queryid, a.top_level_query
   FROM pgsentinel_activity_archive a
