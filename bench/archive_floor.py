@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
-"""How few bytes the archived columns could take: a lower bound, measured.
+"""How few bytes the archived columns could take: an estimate, measured.
 
     python3 bench/archive_floor.py --psql "psql -h SOCKDIR -p PORT -d postgres"
                                    [--from EPOCH] [--to EPOCH] [--json FILE]
 
-Reads the rows of pgsentinel_ash_archive (what the archive holds) of a
-cluster that archived a workload (e.g. the read-write run of
-bench/archive.py --busy, or any cluster with keep_one_in = 1), splits every
-column into its own stream in the encoding that favours it most (the order
-of the archive's batches: by session, then sample; times as microseconds
-from the sample's time, chained; xids as differences from the session's
-previous row; texts as an id into the day's dictionary, not counted, plus
-their literal values; constant-per-session columns left out, as the archive
-keeps them once a day), and compresses each stream with xz at its strongest
-setting (LZMA2, preset 9e, raw: no container header).  The sum is what the
-columns take when kept exactly by a compressor far better than TOAST's;
-pgsentinel's archive cannot keep them in fewer bytes than that, whatever its
-layout.  Prints a Markdown table of bytes per row and per sample, by column.
+Reads the rows of pgsentinel_ash_archive (what the archive holds; run as a
+role that sees every row: pg_read_all_stats) of a cluster that archived a
+workload (e.g. the read-write run of bench/archive.py --busy, or any cluster
+with keep_one_in = 1), splits every column into its own stream in the
+encoding that favours it most among a few (the order of the archive's
+batches: by session, then sample; times chained from the sample's time or
+as differences from the session's previous row, xids from the sample's
+smallest or from the session's previous row, whichever compresses better;
+waits, states, texts and query ids as ids into dictionaries, not counted,
+plus the texts' literal values; constant-per-session columns left out, as
+the archive keeps them once a day), and compresses each stream with xz at
+its strongest setting (LZMA2, preset 9e, raw: no container header).  The
+sum is what the columns take when kept exactly by a compressor far better
+than TOAST's: an estimate of the least, not a proof (each column is
+compressed apart, so what one says of another is paid twice).  Prints a
+Markdown table of bytes per row and per sample, by column.
 """
 
 import argparse
@@ -75,6 +78,11 @@ def signed(n):
     return varint(zigzag(n))
 
 
+def opt(n):
+    """A value that may be NULL: 0 for NULL, else the signed value + 1."""
+    return b"\x00" if n is None else varint(zigzag(n) + 1)
+
+
 class Dict:
     """Ids of distinct values, in the order first seen (not counted: the
     archive keeps each once a day)."""
@@ -122,7 +130,9 @@ def measure(psql_argv, lo=None, hi=None):
          vals, nested, cmd, qid, nqid, blockers, blockerpid, blstate, blpids,
          blusesysid, weight, period) = r
         sid, t = int(sid), int(t)
-        samples[sid] = (t, weight, period)
+        # the sample's weight: its rows' largest (an idle row weighs 0)
+        if sid not in samples or float(weight) > float(samples[sid][1]):
+            samples[sid] = (t, weight, period)
         session = (pid, bstart)
         first = session != prev
         if first:
@@ -135,11 +145,11 @@ def measure(psql_argv, lo=None, hi=None):
         # (transaction, then statement, then state change), and as the
         # difference from the session's previous row's (a long transaction)
         x, q, c = num(xact), num(qstart), num(change)
-        put("xact_start", b"\x00" if x is None else signed(t - x + 1))
-        put("query_start", b"\x00" if q is None else signed(q - (x if x is not None else t) + 1))
-        put("state_change", b"\x00" if c is None else signed(c - (q if q is not None else t) + 1))
+        put("xact_start", opt(None if x is None else t - x))
+        put("query_start", opt(None if q is None else q - (x if x is not None else t)))
+        put("state_change", opt(None if c is None else c - (q if q is not None else t)))
         for name, v in (("xact_start", x), ("query_start", q), ("state_change", c)):
-            put(name + "'", b"\x00" if v is None else b"\x01" + signed(v - prev_ids.get(name, 0)))
+            put(name + "'", opt(None if v is None else v - prev_ids.get(name, 0)))
             if v is not None:
                 prev_ids[name] = v
         # xids two ways, the smaller kept: from the session's previous
@@ -158,9 +168,10 @@ def measure(psql_argv, lo=None, hi=None):
         put("nested statement", b"\x00" if nested == "\\N" else nested.encode() + b"\x00")
         put("cmdtype", varint(cmds(cmd)))
         put("queryid", varint(qids(qid)))
-        put("nested_queryid", varint(qids(nqid)))
+        # (the same as queryid but in a nested statement)
+        put("nested_queryid", b"\x00" if nqid == qid else varint(qids(nqid) + 1))
         put("blockers", varint(0 if blockers == "\\N" else int(blockers) + 1))
-        put("blockerpid", b"\x00" if blockerpid == "\\N" else signed(int(blockerpid) - int(pid)))
+        put("blockerpid", opt(None if blockerpid == "\\N" else int(blockerpid) - int(pid)))
         put("blocker_state", varint(blstates(blstate)))
         put("blocking_pids", b"" if blpids == "\\N" else blpids.encode())
         put("blocking_pids", b"\x00")
