@@ -444,6 +444,28 @@ FROM pgsentinel_statement_texts_in('{11,22,33}', '2020-01-01 14:00', '2020-01-01
 ORDER BY queryid;
 SELECT count(*) AS none
 FROM pgsentinel_statement_texts_in('{}', '2020-01-01 00:00', '2020-01-02 00:00', NULL, NULL, NULL);
+-- A statement whose text changed (alice's 11 as three texts, 20:00,
+-- 20:50, 20:58): each window gets the latest text it holds.
+BEGIN;
+INSERT INTO pgsentinel_archive_batch
+SELECT v.t, v.t, ARRAY[v.id], ARRAY[0::int8], ARRAY[1::float8], ARRAY[1::float8], ARRAY[1],
+       ARRAY[false], pgsentinel_pack('{1}'::int8[]), pgsentinel_pack('{1}'::int8[]),
+       pgsentinel_pack(ARRAY[(SELECT wait_event_id FROM pgs_rep_we WHERE code = 9001)]::int8[]),
+       '{active}', pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack('{NULL}'::int8[]),
+       pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack('{NULL}'::int8[]),
+       pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack(ARRAY[v.text_id]::int8[]), '{NULL}',
+       pgsentinel_pack(ARRAY[v.text_id]::int8[]), '{NULL}', '{SELECT}', '{11}', '{NULL}',
+       NULL, NULL, NULL, NULL, NULL
+FROM (VALUES ('2020-01-01 20:00+00'::timestamptz, 9000::int8, 2),
+             ('2020-01-01 20:50+00', 9001, 4),
+             ('2020-01-01 20:58+00', 9002, 3)) v(t, id, text_id);
+SELECT w.lo, w.hi, t.query
+FROM (VALUES ('2020-01-01 20:00+00'::timestamptz, '2020-01-01 21:00+00'::timestamptz),
+             ('2020-01-01 20:00+00', '2020-01-01 20:55+00'),
+             ('2020-01-01 20:00+00', '2020-01-01 20:10+00')) w(lo, hi),
+     pgsentinel_statement_texts_in('{11}', w.lo, w.hi, NULL, NULL, NULL) t
+ORDER BY w.hi;
+ROLLBACK;
 
 -- The blocking tree: the idle-in-transaction root 103, 104 behind it,
 -- 105 behind 104 (listed twice by pg_blocking_pids(): counted once).
