@@ -62,8 +62,8 @@ up again):
     summed over its partitions), WAL by resource manager and by table;
   - CPU in % of a core (utime + stime from /proc): pgsentinel's archiver,
     sampler and statements worker; pg_ash's take_sample() backend;
-  - pgsentinel: the floor of the window's rows (bench/archive_floor.py): the
-    bytes their columns take at the least, kept exactly.
+  - pgsentinel: the floor of the window's rows (bench/archive_floor.py): an
+    estimate of the least bytes their columns take, kept exactly.
 The Markdown is written by bench/archive_report.py (which also rewrites it
 from a --json file).
 """

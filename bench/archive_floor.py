@@ -141,24 +141,19 @@ def measure(psql_argv, lo=None, hi=None):
         # previous row's sample (the batches' row_samples)
         put("row samples", signed(sid - (0 if first else last_sid)))
         put("session", b"\x01" if first else b"\x00")
-        # times two ways, the smaller kept: chained from the sample's time
-        # (transaction, then statement, then state change), and as the
-        # difference from the session's previous row's (a long transaction)
-        x, q, c = num(xact), num(qstart), num(change)
-        put("xact_start", opt(None if x is None else t - x))
-        put("query_start", opt(None if q is None else q - (x if x is not None else t)))
-        put("state_change", opt(None if c is None else c - (q if q is not None else t)))
-        for name, v in (("xact_start", x), ("query_start", q), ("state_change", c)):
+        # times and xids two ways, the smaller kept (below): from a base
+        # of the row (the times chained from the sample's: transaction,
+        # then statement, then state change; the xids from the sample's
+        # smallest), and from the session's previous row's (a long
+        # transaction keeps its start and xid)
+        x, q, c, xi, xm = num(xact), num(qstart), num(change), num(xid), num(xmin)
+        for name, v, base in (("xact_start", x, t),
+                              ("query_start", q, t if x is None else x),
+                              ("state_change", c, t if q is None else q),
+                              ("backend_xid", xi, xid_base.get(sid)),
+                              ("backend_xmin", xm, xid_base.get(sid))):
+            put(name, opt(None if v is None else v - base))
             put(name + "'", opt(None if v is None else v - prev_ids.get(name, 0)))
-            if v is not None:
-                prev_ids[name] = v
-        # xids two ways, the smaller kept: from the session's previous
-        # row's, and from the smallest xid or xmin of the sample
-        for name, v in (("backend_xid", num(xid)), ("backend_xmin", num(xmin))):
-            put(name, b"\x00" if v is None else
-                b"\x01" + signed(v - prev_ids.get(name, 0)))
-            put(name + "'", b"\x00" if v is None else
-                b"\x01" + signed(v - xid_base[sid]))
             if v is not None:
                 prev_ids[name] = v
         put("wait event", varint(waits(wait)))
@@ -191,8 +186,7 @@ def measure(psql_argv, lo=None, hi=None):
     for k in [k for k in sizes if k.endswith("'")]:
         alt = sizes.pop(k)
         if alt < sizes[k[:-1]]:
-            sizes[k[:-1] + (" (from the sample's smallest)" if "_x" in k
-                            else " (from the session's previous row)")] = alt
+            sizes[k[:-1] + " (from the session's previous row)"] = alt
             del sizes[k[:-1]]
     return {"rows": len(rows), "samples": len(samples), "sizes": sizes}
 

@@ -161,10 +161,10 @@ def busy_markdown(res):
         out += ["", f"#### {WORKLOADS[r['workload']]}, {r['system']}", ""]
         out += per_table(r) + [""] + sizes_table(r) + [""] + wal_tables(r)
         if r.get("floor"):
-            out += ["", "The window's rows kept exactly, at the least (bench/archive_floor.py: "
-                    "each column's stream in the encoding that favours it, compressed by "
-                    "xz -9e; texts and sessions as ids into the day's dictionaries, not "
-                    "counted):", ""] + archive_floor.markdown(r["floor"])
+            out += ["", "The window's rows kept exactly, an estimate of the least "
+                    "(bench/archive_floor.py: each column's stream in the encoding that "
+                    "favours it, compressed apart by xz -9e; dictionary ids not counted):",
+                    ""] + archive_floor.markdown(r["floor"])
     return "\n".join(out) + "\n"
 
 
