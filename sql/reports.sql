@@ -486,15 +486,18 @@ FROM pgsentinel_compare('2020-01-01 10:00', '2020-01-01 10:01',
                         '2020-01-01 10:01', '2020-01-01 10:02', 'wait_event');
 
 -- Arguments that can only show nothing: a count of rows or CPUs below 1
--- is an error; a window in the future and a filter naming a database,
--- role or wait class that does not exist, or an application no row of
--- the window has, draw one NOTICE each (once per statement, however many
--- reports the statement runs).
+-- is an error, and so is a chart's width outside 31 to 1000 columns (a
+-- width of 100 million built 287 million characters); a window in the
+-- future and a filter naming a database, role or wait class that does not
+-- exist, or an application no row of the window has, draw one NOTICE each
+-- (once per statement, however many reports the statement runs).
 SET client_min_messages = notice;
 \set SHOW_CONTEXT never
 SELECT count(*) FROM pgsentinel_top('2020-01-01 10:00', '2020-01-01 10:02', n => 0);
 SELECT count(*) FROM pgsentinel_top_statements('2020-01-01 10:00', '2020-01-01 10:02', n => -3);
 SELECT count(*) FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', cpus => -1);
+SELECT count(*) FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', width => 100000000);
+SELECT count(*) FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', width => 30);
 SELECT length(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 0)) > 0;
 SELECT length(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', top_n => 0)) > 0;
 SELECT key, aas, coverage FROM pgsentinel_aas(now() + interval '1 hour', now() + interval '2 hours');
@@ -526,6 +529,14 @@ SET pgsentinel_report.cpus = 2;
 SELECT * FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', '10 s', cpus => 2);
 SELECT max(length(c)) <= 80 AS fits_80_columns
 FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02') c;
+-- the narrowest and the widest bars (NULL: the default's); their lines
+-- begin with 19 columns of time and load
+SELECT max(length(c)) FILTER (WHERE c LIKE '%|%' AND c NOT LIKE '%(no samples)') AS widest_at_31
+FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', width => 31) c;
+SELECT max(length(c)) FILTER (WHERE c LIKE '%|%' AND c NOT LIKE '%(no samples)') AS widest_at_1000
+FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', width => 1000) c;
+SELECT max(length(c)) FILTER (WHERE c LIKE '%|%' AND c NOT LIKE '%(no samples)') AS widest_at_null
+FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:02', width => NULL) c;
 SELECT replace(c, chr(27), '^[') AS coloured
 FROM pgsentinel_chart('2020-01-01 10:00', '2020-01-01 10:00:20', '10 s', colour => true) c;
 RESET pgsentinel_report.cpus;

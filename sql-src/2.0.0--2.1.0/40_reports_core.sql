@@ -64,8 +64,11 @@ END
 $$;
 
 -- The checks every report makes of its arguments beyond their types: a
--- count of rows to show and a CPU count must be positive (an error; NULL:
--- not given), and a window in the
+-- count of rows to show and a CPU count must be positive, and a chart's
+-- width from 31 to 1000 columns (a bar of 10 after the time and the load,
+-- up to what a screen shows: a line is built whole, and one of a width of
+-- millions took seconds and gigabytes without heeding statement_timeout)
+-- (errors; NULL: not given).  A window in the
 -- future or a filter naming a database, role or wait class that does not
 -- exist here (unless the report is of a fleet server), or an application
 -- that no row of the window has, draws a NOTICE with a hint, since it can
@@ -75,7 +78,8 @@ $$;
 CREATE FUNCTION pgsentinel_check_request(since timestamptz, until timestamptz,
                                          n integer, cpus integer, dbname text,
                                          username text, wait_class text, server text,
-                                         application text DEFAULT NULL)
+                                         application text DEFAULT NULL,
+                                         width integer DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -98,6 +102,11 @@ BEGIN
         RAISE EXCEPTION 'cpus must be 1 or more, not %', cpus
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'cpus is where the chart draws the CPU line; leave it out for the count pgsentinel detects (or pgsentinel_report.cpus).';
+    END IF;
+    IF width IS NOT NULL AND (width < 31 OR width > 1000) THEN
+        RAISE EXCEPTION 'width must be between 31 and 1000, not %', width
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'width is the columns the chart fits in, e.g. width => 80: 31 draws bars of 10 columns, 1000 the widest.';
     END IF;
     IF said IS NULL OR split_part(said, '|', 1) <> stmt THEN
         said := stmt;

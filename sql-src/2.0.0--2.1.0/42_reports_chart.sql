@@ -66,7 +66,8 @@ $$;
 
 -- Average active sessions per bucket, stacked by wait class as text bars
 -- (one line per bucket, about 30 unless bucket is given), to fit a
--- terminal of width columns; colour adds ANSI colours; cpus (by default
+-- terminal of width columns (31 to 1000; NULL: 80); colour adds ANSI
+-- colours; cpus (by default
 -- this server's, pgsentinel_cpu_count()) draws a ':' at that many
 -- sessions, inside a bar that passes it too.  A bucket the sampler did not
 -- see says so.
@@ -95,7 +96,8 @@ WITH p AS (
            CASE WHEN until OPERATOR(pg_catalog.-) since OPERATOR(pg_catalog.>) interval '1 day'
                 THEN 'MM-DD HH24:MI' ELSE 'HH24:MI:SS' END AS fmt
      WHERE pgsentinel_check_request(since, until, NULL::pg_catalog.int4, cpus,
-                                    dbname, username, wait_class, server, application)
+                                    dbname, username, wait_class, server, application,
+                                    width)
 ), s AS (
     SELECT x.bucket_start, x.key, x.aas, x.coverage,
            coalesce(c.ord, 11) AS ord, coalesce(c.symbol, '?') AS symbol,
@@ -113,7 +115,7 @@ WITH p AS (
 ), m0 AS (
     SELECT greatest(pg_catalog.max(t.total), (SELECT c.cpus FROM c)::pg_catalog.float8,
                     1::pg_catalog.float8) AS top,
-           greatest(width OPERATOR(pg_catalog.-) 21, 10) AS barw, (SELECT c.cpus FROM c) AS cpus,
+           greatest(coalesce(width, 80) OPERATOR(pg_catalog.-) 21, 10) AS barw, (SELECT c.cpus FROM c) AS cpus,
            (SELECT pg_catalog.sum(o.observed) FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) o)
                OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) AS coverage
       FROM t
