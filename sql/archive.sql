@@ -705,6 +705,35 @@ SELECT count(*) FROM pgsentinel_batch_rows(
     pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{3000000000}'::int8[]),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+-- No batch has more rows than a ring holds (50000000): an input claiming
+-- more elements is refused before anything is allocated for them (an
+-- element of NULL is a bit of input: 6 MB would have made 50 million).
+-- At the limit, an array of NULLs takes what its bitmap takes.
+SELECT pgsentinel_unpack('\x0281e1eb17'::bytea || decode(repeat('00', 6250001), 'hex'));
+WITH u AS MATERIALIZED (
+    SELECT pgsentinel_unpack('\x0280e1eb17'::bytea || decode(repeat('00', 6250000), 'hex')) AS a)
+SELECT cardinality(a) AS at_the_limit, pg_column_size(a) < 6260000 AS as_small FROM u;
+SELECT pgsentinel_pack(array_fill(NULL::int8, ARRAY[50000001]));
+SELECT count(*) FROM pgsentinel_batch_rows(
+    '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    pgsentinel_pack('{1}'::int4[]),
+    '\x0281e1eb17'::bytea || decode(repeat('00', 6250001), 'hex'),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+SELECT count(*) FROM pgsentinel_batch_rows(
+    '2020-01-01 00:00+00', array_fill(NULL::int8, ARRAY[50000001]), '{0}', '{1}', '{1}', '{f}',
+    pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{5}'::int4[]),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+-- A batch's columns are read in place: a sample's values past NULLs, a
+-- row's past the end of a shorter column (NULL).
+SELECT sample_id, sample_period, session_id, state
+  FROM pgsentinel_batch_rows(
+    '2020-01-01 00:00+00', '{NULL,7,NULL,NULL,NULL,NULL,NULL,NULL,NULL,9}',
+    '{0,0,0,0,0,0,0,0,0,0}', '{1,NULL,1,1,1,1,1,1,1,2}', NULL, NULL,
+    pgsentinel_pack('{2,10,1}'::int4[]), pgsentinel_pack('{5,6,NULL}'::int4[]),
+    NULL, '{active}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 -- The batches' times are microseconds after another time, both ways exact
 -- (src/archive/batch_times.c), across days and backwards; what overflows
 -- is an error; an infinite time stays infinite and has no distance.

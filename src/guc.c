@@ -51,7 +51,7 @@ pgs_define_settings(void)
 							"Rows kept in the active session history ring.",
 							"Each row takes a fixed number of bytes of shared memory; see pgsentinel_status().",
 							&pgs_ash_max_entries,
-							36000, 1000, 50000000,
+							36000, 1000, PGS_RING_MAX_ENTRIES,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 
@@ -83,7 +83,7 @@ pgs_define_settings(void)
 							"Rows kept in the pg_stat_statements history ring.",
 							NULL,
 							&pgs_pgssh_max_entries,
-							10000, 1000, 50000000,
+							10000, 1000, PGS_RING_MAX_ENTRIES,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 

@@ -8,6 +8,13 @@
 #ifndef PGS_GUC_H
 #define PGS_GUC_H
 
+/*
+ * The most rows a ring may hold (pgsentinel_ash.max_entries,
+ * pgsentinel_pgssh.max_entries): an archive batch is read from one ring at
+ * once, so none has more rows (packed_ints.c, batch_rows.c refuse more).
+ */
+#define PGS_RING_MAX_ENTRIES	50000000
+
 /* guc.c */
 extern double pgs_sampling_period;
 extern int	pgs_ash_max_entries;

@@ -133,8 +133,23 @@ extern TimestampTz pgs_archive_statements_oldest(void);
 /* batch_times.c: a batch's times, as microseconds after another */
 extern TimestampTz pgs_us_after(TimestampTz t, int64 us);
 
-/* packed_ints.c: a batch's packed integer arrays */
-extern int	pgs_unpack_ints(bytea *packed, int64 **values, bool **nulls);
+/*
+ * packed_ints.c: a batch's packed integer arrays, read in order.  The
+ * fields are the reader's own.
+ */
+typedef struct PgsPackedReader
+{
+	const unsigned char *p;		/* the next number */
+	const unsigned char *end;
+	const unsigned char *bitmap;	/* NULL: no element is NULL */
+	int			n;				/* elements */
+	int64		values;			/* elements that are not NULL */
+	int			i;				/* elements read */
+	int64		prev;			/* the last value read */
+} PgsPackedReader;
+
+extern int	pgs_packed_begin(PgsPackedReader *r, bytea *packed);
+extern bool pgs_packed_next(PgsPackedReader *r, int64 *value);
 
 /* archiver.c */
 extern void pgs_archiver_supervise(void);

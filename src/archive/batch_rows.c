@@ -6,14 +6,16 @@
  * A batch (pgsentinel_archive_batch, sql-src 30_archive.sql) holds the
  * samples of one archiving step and day, and their rows, as one array per
  * column.  Every reader of the archive (its views, the fleet's) decodes a
- * batch through this function: each array is detoasted and split once,
- * then the rows are built in one pass, joined to their samples by index.
+ * batch through this function: each array is detoasted once and read in
+ * place, the rows built in one pass, joined to their samples by index.
  *
  * The arrays are read as the archive's writer made them, and as anybody
  * who can write to a fleet's tables may make them: an element missing from
  * an array reads as NULL, a row whose sample index is NULL or points
  * outside the sample arrays is left out, and a time that overflows is an
- * error; nothing is trusted to be consistent.
+ * error; nothing is trusted to be consistent.  What is allocated does not
+ * grow with the elements an array claims (an array of NULLs is a bit an
+ * element), and an array longer than a batch can be is an error.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,21 +25,36 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "archive/archive.h"
+#include "guc.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_batch_rows);
 
-/* One argument array, split into its elements. */
+/*
+ * One argument array.  A sample column is read at any index, in place: its
+ * elements are of fixed length, and rank says, when it has NULLs, how many
+ * elements before each group of 8 are not NULL.  A row column is read in
+ * order, one element a row, by a reader that copies nothing.  What is
+ * allocated grows with the arguments' bytes, not with the elements they
+ * claim.
+ */
 typedef struct BatchColumn
 {
-	Datum	   *values;
-	bool	   *nulls;
-	int			n;
+	int			n;				/* elements */
+	bool		packed;			/* a packed row column (packed_ints.c) */
+	PgsPackedReader reader;		/* if packed */
+	ArrayIterator iter;			/* an array row column */
+	const char *data;			/* a sample column's elements */
+	const bits8 *nullmap;		/* and its NULL bitmap, or NULL */
+	int32	   *rank;
+	int16		typlen;
+	bool		typbyval;
 } BatchColumn;
 
 /* The arguments after first_time, in the SQL declaration's order. */
@@ -189,87 +206,157 @@ packed_arg(int arg)
 	}
 }
 
-/* A packed column's elements, as Datums of its element type. */
+/*
+ * Refuse an array with more elements than a batch has rows at most (the
+ * rows of one ring): no batch of the archive is like it.
+ */
 static void
-unpack_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
+check_count(int arg, int64 count)
 {
-	int64	   *v;
-	bool	   *nulls;
-
-	col->n = pgs_unpack_ints(PG_GETARG_BYTEA_PP(arg), &v, &nulls);
-	col->values = palloc(Max(col->n, 1) * sizeof(Datum));
-	col->nulls = nulls ? nulls : palloc0(Max(col->n, 1) * sizeof(bool));
-	for (int i = 0; i < col->n; i++)
-	{
-		if (col->nulls[i])
-			continue;
-		switch (arg_types[arg])
-		{
-			case INT8OID:
-				col->values[i] = Int64GetDatum(v[i]);
-				break;
-			case INT4OID:
-				if (v[i] < PG_INT32_MIN || v[i] > PG_INT32_MAX)
-					ereport(ERROR,
-							(errcode(ERRCODE_DATA_CORRUPTED),
-							 errmsg("archive batch column %d holds %lld, out of range for integer",
-									arg + 1, (long long) v[i])));
-				col->values[i] = Int32GetDatum((int32) v[i]);
-				break;
-			default:			/* XIDOID */
-				if (v[i] < 0 || v[i] > PG_UINT32_MAX)
-					ereport(ERROR,
-							(errcode(ERRCODE_DATA_CORRUPTED),
-							 errmsg("archive batch column %d holds %lld, out of range for xid",
-									arg + 1, (long long) v[i])));
-				col->values[i] = TransactionIdGetDatum((TransactionId) v[i]);
-				break;
-		}
-	}
-	pfree(v);
+	if (count > PGS_RING_MAX_ENTRIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("archive batch column %d has %lld elements, more than an archive batch can have (%d)",
+						arg + 1, (long long) count, PGS_RING_MAX_ENTRIES),
+				 errhint("A batch holds at most the rows of one ring (pgsentinel_ash.max_entries and pgsentinel_pgssh.max_entries are at most %d): these arrays do not come from the archive.",
+						 PGS_RING_MAX_ENTRIES)));
 }
 
+/* Prepare an argument to be read (see BatchColumn). */
 static void
-split_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
+open_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 {
 	ArrayType  *a;
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
+	char		typalign;
 
-	col->values = NULL;
-	col->nulls = NULL;
-	col->n = 0;
+	memset(col, 0, sizeof(*col));
 	if (PG_ARGISNULL(arg))
 		return;
 	if (packed_arg(arg))
 	{
-		unpack_column(fcinfo, arg, col);
+		col->packed = true;
+		col->n = pgs_packed_begin(&col->reader, PG_GETARG_BYTEA_PP(arg));
 		return;
 	}
 	a = PG_GETARG_ARRAYTYPE_P(arg);
 	if (ARR_ELEMTYPE(a) != arg_types[arg])
 		elog(ERROR, "pgsentinel_batch_rows: argument %d is not of the declared type", arg + 1);
-	get_typlenbyvalalign(arg_types[arg], &elmlen, &elmbyval, &elmalign);
-	deconstruct_array(a, arg_types[arg], elmlen, elmbyval, elmalign,
-					  &col->values, &col->nulls, &col->n);
+	check_count(arg, ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)));
+	col->n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	if (arg >= ARG_ROW_SAMPLES)
+	{
+		col->iter = array_create_iterator(a, 0, NULL);
+		return;
+	}
+	/* a sample column: bigint, double precision or boolean */
+	get_typlenbyvalalign(arg_types[arg], &col->typlen, &col->typbyval, &typalign);
+	Assert(col->typlen > 0);
+	col->data = ARR_DATA_PTR(a);
+	col->nullmap = ARR_NULLBITMAP(a);
+	if (col->nullmap != NULL)
+	{
+		int32		before = 0;
+
+		col->rank = palloc((col->n / 8 + 1) * sizeof(int32));
+		for (int g = 0; g <= col->n / 8; g++)
+		{
+			col->rank[g] = before;
+			if (g < (col->n + 7) / 8)
+				before += pg_number_of_ones[col->nullmap[g]];
+		}
+	}
 }
 
-/* Element i of a column, or NULL (false) past its end. */
-static inline bool
-element(const BatchColumn *col, int i, Datum *value)
+/* Element i of a sample column, or NULL (false) past its end. */
+static bool
+sample_element(const BatchColumn *col, int i, Datum *value)
 {
-	if (i < 0 || i >= col->n || col->nulls[i])
+	int			k = i;
+
+	if (i < 0 || i >= col->n)
 		return false;
-	*value = col->values[i];
+	if (col->nullmap != NULL)
+	{
+		if ((col->nullmap[i / 8] & (1 << (i % 8))) == 0)
+			return false;
+		k = col->rank[i / 8] +
+			pg_number_of_ones[col->nullmap[i / 8] & ((1 << (i % 8)) - 1)];
+	}
+	*value = fetch_att(col->data + (Size) k * col->typlen, col->typbyval,
+					   col->typlen);
 	return true;
 }
 
-/* Copy element i of a column into column c of the result. */
-static inline void
-put(const BatchColumn *col, int i, Datum *values, bool *nulls, int c)
+/*
+ * The next element of a row column, as a Datum of its element type, or
+ * NULL (false) past its end.
+ */
+static bool
+row_element(int arg, BatchColumn *col, Datum *value)
 {
-	nulls[c] = !element(col, i, &values[c]);
+	int64		v;
+	bool		isnull;
+
+	if (col->n == 0)
+		return false;
+	if (!col->packed)
+		return array_iterate(col->iter, value, &isnull) && !isnull;
+	if (!pgs_packed_next(&col->reader, &v))
+		return false;
+	switch (arg_types[arg])
+	{
+		case INT8OID:
+			*value = Int64GetDatum(v);
+			break;
+		case INT4OID:
+			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("archive batch column %d holds %lld, out of range for integer",
+								arg + 1, (long long) v)));
+			*value = Int32GetDatum((int32) v);
+			break;
+		default:				/* XIDOID */
+			if (v < 0 || v > PG_UINT32_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("archive batch column %d holds %lld, out of range for xid",
+								arg + 1, (long long) v)));
+			*value = TransactionIdGetDatum((TransactionId) v);
+			break;
+	}
+	return true;
+}
+
+/* The elements of the row being built, one per row column. */
+typedef struct RowElements
+{
+	Datum		value[NUM_ARGS];
+	bool		have[NUM_ARGS];
+} RowElements;
+
+/* Element arg of the row, or NULL (false). */
+static inline bool
+got(const RowElements *row, int arg, Datum *value)
+{
+	if (!row->have[arg])
+		return false;
+	*value = row->value[arg];
+	return true;
+}
+
+/* Copy element arg of the row into column c of the result. */
+static inline void
+put(const RowElements *row, int arg, Datum *values, bool *nulls, int c)
+{
+	nulls[c] = !got(row, arg, &values[c]);
+}
+
+/* Copy element i of a sample column into column c of the result. */
+static inline void
+put_sample(const BatchColumn *col, int i, Datum *values, bool *nulls, int c)
+{
+	nulls[c] = !sample_element(col, i, &values[c]);
 }
 
 /*
@@ -300,7 +387,7 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 
 	for (int a = ARG_SAMPLE_IDS; a < NUM_ARGS; a++)
 	{
-		split_column(fcinfo, a, &cols[a]);
+		open_column(fcinfo, a, &cols[a]);
 		if (a < ARG_ROW_SAMPLES)
 			nsamples = Max(nsamples, cols[a].n);
 		else
@@ -311,6 +398,7 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 	{
 		Datum		values[NUM_COLS];
 		bool		nulls[NUM_COLS];
+		RowElements row;
 		Datum		d;
 		int			si;
 		bool		have_xact = false;
@@ -320,7 +408,9 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		TimestampTz base;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!element(&cols[ARG_ROW_SAMPLES], j, &d))
+		for (int a = ARG_ROW_SAMPLES; a < NUM_ARGS; a++)
+			row.have[a] = j < cols[a].n && row_element(a, &cols[a], &row.value[a]);
+		if (!got(&row, ARG_ROW_SAMPLES, &d))
 			continue;
 		/* 1-based in the batch */
 		if (DatumGetInt32(d) < 1 || DatumGetInt32(d) > nsamples)
@@ -329,23 +419,23 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 
 		memset(nulls, 0, sizeof(nulls));
 		/* the sample */
-		if (have_first && element(&cols[ARG_SAMPLE_US], si, &d))
+		if (have_first && sample_element(&cols[ARG_SAMPLE_US], si, &d))
 			values[COL_SAMPLE_TIME] = TimestampTzGetDatum(pgs_us_after(first, DatumGetInt64(d)));
 		else
 			nulls[COL_SAMPLE_TIME] = true;
-		put(&cols[ARG_SAMPLE_IDS], si, values, nulls, COL_SAMPLE_ID);
-		put(&cols[ARG_SAMPLE_PERIODS], si, values, nulls, COL_SAMPLE_PERIOD);
-		put(&cols[ARG_WEIGHTS], si, values, nulls, COL_SWEIGHT);
-		put(&cols[ARG_SAMPLE_BLOCKED], si, values, nulls, COL_BLOCKED_SAMPLE);
+		put_sample(&cols[ARG_SAMPLE_IDS], si, values, nulls, COL_SAMPLE_ID);
+		put_sample(&cols[ARG_SAMPLE_PERIODS], si, values, nulls, COL_SAMPLE_PERIOD);
+		put_sample(&cols[ARG_WEIGHTS], si, values, nulls, COL_SWEIGHT);
+		put_sample(&cols[ARG_SAMPLE_BLOCKED], si, values, nulls, COL_BLOCKED_SAMPLE);
 
 		/* the row's times, chained as the writer stored them */
-		if (have_first && element(&cols[ARG_XACT_US], j, &d))
+		if (have_first && got(&row, ARG_XACT_US, &d))
 		{
 			xact = pgs_us_after(first, DatumGetInt64(d));
 			have_xact = true;
 		}
 		base = have_xact ? xact : first;
-		if (have_first && element(&cols[ARG_QUERY_US], j, &d))
+		if (have_first && got(&row, ARG_QUERY_US, &d))
 		{
 			query = pgs_us_after(base, DatumGetInt64(d));
 			have_query = true;
@@ -355,21 +445,21 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		nulls[COL_QUERY_START] = !have_query;
 		values[COL_QUERY_START] = TimestampTzGetDatum(query);
 		base = have_query ? query : base;
-		if (have_first && element(&cols[ARG_CHANGE_US], j, &d))
+		if (have_first && got(&row, ARG_CHANGE_US, &d))
 			values[COL_STATE_CHANGE] = TimestampTzGetDatum(pgs_us_after(base, DatumGetInt64(d)));
 		else
 			nulls[COL_STATE_CHANGE] = true;
 
 		/* the rest as stored */
-		put(&cols[ARG_SESSION_IDS], j, values, nulls, COL_SESSION_ID);
-		put(&cols[ARG_WAIT_EVENT_IDS], j, values, nulls, COL_WAIT_EVENT_ID);
-		put(&cols[ARG_STATES], j, values, nulls, COL_STATE);
-		put(&cols[ARG_BACKEND_XIDS], j, values, nulls, COL_BACKEND_XID);
-		put(&cols[ARG_BACKEND_XMINS], j, values, nulls, COL_BACKEND_XMIN);
-		put(&cols[ARG_TOP_LEVEL_QUERY_IDS], j, values, nulls, COL_TOP_LEVEL_QUERY_ID);
-		put(&cols[ARG_TOP_LEVEL_QUERY_VALUES], j, values, nulls, COL_TOP_LEVEL_QUERY_VALUES);
-		put(&cols[ARG_QUERY_IDS], j, values, nulls, COL_QUERY_ID);
-		put(&cols[ARG_QUERY_VALUES], j, values, nulls, COL_QUERY_VALUES);
+		put(&row, ARG_SESSION_IDS, values, nulls, COL_SESSION_ID);
+		put(&row, ARG_WAIT_EVENT_IDS, values, nulls, COL_WAIT_EVENT_ID);
+		put(&row, ARG_STATES, values, nulls, COL_STATE);
+		put(&row, ARG_BACKEND_XIDS, values, nulls, COL_BACKEND_XID);
+		put(&row, ARG_BACKEND_XMINS, values, nulls, COL_BACKEND_XMIN);
+		put(&row, ARG_TOP_LEVEL_QUERY_IDS, values, nulls, COL_TOP_LEVEL_QUERY_ID);
+		put(&row, ARG_TOP_LEVEL_QUERY_VALUES, values, nulls, COL_TOP_LEVEL_QUERY_VALUES);
+		put(&row, ARG_QUERY_IDS, values, nulls, COL_QUERY_ID);
+		put(&row, ARG_QUERY_VALUES, values, nulls, COL_QUERY_VALUES);
 		/* query id 0: the statement is the top-level one (30_archive.sql) */
 		if (!nulls[COL_QUERY_ID] && DatumGetInt32(values[COL_QUERY_ID]) == 0)
 		{
@@ -378,14 +468,14 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 			values[COL_QUERY_VALUES] = values[COL_TOP_LEVEL_QUERY_VALUES];
 			nulls[COL_QUERY_VALUES] = nulls[COL_TOP_LEVEL_QUERY_VALUES];
 		}
-		put(&cols[ARG_CMDTYPES], j, values, nulls, COL_CMDTYPE);
-		put(&cols[ARG_QUERYIDS], j, values, nulls, COL_QUERYID);
-		put(&cols[ARG_NESTED_QUERYIDS], j, values, nulls, COL_NESTED_QUERYID);
-		put(&cols[ARG_BLOCKERS], j, values, nulls, COL_BLOCKERS);
-		put(&cols[ARG_BLOCKERPIDS], j, values, nulls, COL_BLOCKERPID);
-		put(&cols[ARG_BLOCKER_STATES], j, values, nulls, COL_BLOCKER_STATE);
-		put(&cols[ARG_BLOCKER_USESYSIDS], j, values, nulls, COL_BLOCKER_USESYSID);
-		put(&cols[ARG_BLOCKING_PIDS], j, values, nulls, COL_BLOCKING_PIDS);
+		put(&row, ARG_CMDTYPES, values, nulls, COL_CMDTYPE);
+		put(&row, ARG_QUERYIDS, values, nulls, COL_QUERYID);
+		put(&row, ARG_NESTED_QUERYIDS, values, nulls, COL_NESTED_QUERYID);
+		put(&row, ARG_BLOCKERS, values, nulls, COL_BLOCKERS);
+		put(&row, ARG_BLOCKERPIDS, values, nulls, COL_BLOCKERPID);
+		put(&row, ARG_BLOCKER_STATES, values, nulls, COL_BLOCKER_STATE);
+		put(&row, ARG_BLOCKER_USESYSIDS, values, nulls, COL_BLOCKER_USESYSID);
+		put(&row, ARG_BLOCKING_PIDS, values, nulls, COL_BLOCKING_PIDS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -29,7 +29,8 @@
  * The decoder trusts nothing (a fleet's tables are written by whoever may
  * write to them): a truncated varint, a varint longer than 64 bits, bytes
  * left over, an unknown format byte or a count the bytes cannot hold is an
- * error, never a read past the end.
+ * error, never a read past the end; so is a count no batch has (more than
+ * a ring's rows), before anything is allocated for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,9 +43,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
+#include "port/pg_bitutils.h"
 
 #include "archive/archive.h"
+#include "guc.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_unpack);
@@ -112,69 +114,134 @@ get_varint(const unsigned char **p, const unsigned char *end)
 }
 
 /*
- * Decode a packed array into palloc'd values and nulls (*nulls NULL when
- * no element is NULL); returns the element count.
+ * The number of varints in [p, end), each checked: none cut short, none
+ * longer than 64 bits.  One pass over the bytes, allocating nothing.
+ */
+static int64
+count_varints(const unsigned char *p, const unsigned char *end)
+{
+	int64		count = 0;
+	int			len = 0;
+
+	while (p < end)
+	{
+		const unsigned char *stop = p + Min(end - p, 1024 * 1024);
+
+		CHECK_FOR_INTERRUPTS();
+		for (; p < stop; p++)
+		{
+			/* the tenth byte may hold only bit 63 */
+			if (++len == 10 && *p > 1)
+				corrupt("a number is longer than 64 bits");
+			if ((*p & 0x80) == 0)
+			{
+				count++;
+				len = 0;
+			}
+		}
+	}
+	if (len > 0)
+		corrupt("a number is cut short");
+	return count;
+}
+
+/* The bits set among the first n of a bitmap. */
+static int64
+count_bits(const unsigned char *bitmap, int n)
+{
+	int64		count = pg_popcount((const char *) bitmap, n / 8);
+
+	if (n % 8 != 0)
+		count += pg_number_of_ones[bitmap[n / 8] & ((1 << (n % 8)) - 1)];
+	return count;
+}
+
+/*
+ * Refuse a count of elements that no batch of the archive has: a batch is
+ * read from one ring, which holds at most PGS_RING_MAX_ENTRIES rows.  An
+ * element takes a bit of input at least, a value and a flag when decoded:
+ * what decodes more is checked before anything is allocated for it.
+ */
+static void
+check_count(uint64 count)
+{
+	if (count > PGS_RING_MAX_ENTRIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("packed integer array has %llu elements, more than an archive batch can have (%d)",
+						(unsigned long long) count, PGS_RING_MAX_ENTRIES),
+				 errhint("A batch holds at most the rows of one ring (pgsentinel_ash.max_entries and pgsentinel_pgssh.max_entries are at most %d): this value was not written by pgsentinel_pack().",
+						 PGS_RING_MAX_ENTRIES)));
+}
+
+/*
+ * Begin reading a packed array: check all of it (format, count, every
+ * number) in one pass that allocates nothing, so that what follows can
+ * read it in order with pgs_packed_next().  Returns the element count.
  */
 int
-pgs_unpack_ints(bytea *packed, int64 **values, bool **nulls)
+pgs_packed_begin(PgsPackedReader *r, bytea *packed)
 {
 	const unsigned char *p = (const unsigned char *) VARDATA_ANY(packed);
 	const unsigned char *end = p + VARSIZE_ANY_EXHDR(packed);
-	const unsigned char *bitmap = NULL;
-	int64		prev = 0;
-	int			n;
-	int			cap;
 
-	*values = NULL;
-	*nulls = NULL;
+	r->bitmap = NULL;
+	r->i = 0;
+	r->prev = 0;
 	if (p >= end)
 		corrupt("it is empty");
 	if (*p == PACKED_NULLS)
 	{
 		uint64		count;
+		int64		set;
 
 		p++;
 		count = get_varint(&p, end);
 		/* every element costs a bit of the bitmap at least */
-		if (count > (uint64) (end - p) * 8 || count > MaxAllocSize / sizeof(int64))
+		if (count > (uint64) (end - p) * 8)
 			corrupt("its count is larger than its bytes");
-		n = (int) count;
-		bitmap = p;
-		p += (n + 7) / 8;
-		*values = palloc(Max(n, 1) * sizeof(int64));
-		*nulls = palloc(Max(n, 1) * sizeof(bool));
-		for (int i = 0; i < n; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			(*nulls)[i] = (bitmap[i / 8] & (1 << (i % 8))) == 0;
-			if ((*nulls)[i])
-			{
-				(*values)[i] = 0;
-				continue;
-			}
-			prev = (int64) ((uint64) prev + (uint64) unzigzag(get_varint(&p, end)));
-			(*values)[i] = prev;
-		}
-		if (p != end)
+		check_count(count);
+		r->n = (int) count;
+		r->bitmap = p;
+		p += (r->n + 7) / 8;
+		r->values = count_varints(p, end);
+		set = count_bits(r->bitmap, r->n);
+		if (r->values < set)
+			corrupt("a number is cut short");
+		if (r->values > set)
 			corrupt("bytes are left after its last element");
-		return n;
 	}
-	if (*p != PACKED_PLAIN)
-		corrupt("its format byte is unknown");
-	p++;
-	/* at most one element a byte */
-	cap = (int) Min((Size) (end - p), MaxAllocSize / sizeof(int64));
-	*values = palloc(Max(cap, 1) * sizeof(int64));
-	n = 0;
-	while (p < end)
+	else if (*p == PACKED_PLAIN)
 	{
-		CHECK_FOR_INTERRUPTS();
-		if (n >= cap)
-			corrupt("it has more elements than bytes");
-		prev = (int64) ((uint64) prev + (uint64) unzigzag(get_varint(&p, end)));
-		(*values)[n++] = prev;
+		p++;
+		r->values = count_varints(p, end);
+		check_count(r->values);
+		r->n = (int) r->values;
 	}
-	return n;
+	else
+		corrupt("its format byte is unknown");
+	r->p = p;
+	r->end = end;
+	return r->n;
+}
+
+/*
+ * The next element of a packed array (begun by pgs_packed_begin()): true
+ * and its value in *value, or false for a NULL element and past the end.
+ */
+bool
+pgs_packed_next(PgsPackedReader *r, int64 *value)
+{
+	int			i = r->i;
+
+	if (i >= r->n)
+		return false;
+	r->i++;
+	if (r->bitmap != NULL && (r->bitmap[i / 8] & (1 << (i % 8))) == 0)
+		return false;
+	r->prev = (int64) ((uint64) r->prev + (uint64) unzigzag(get_varint(&r->p, r->end)));
+	*value = r->prev;
+	return true;
 }
 
 /* The element of a one-dimensional array of bigint, integer or xid. */
@@ -222,6 +289,12 @@ pgsentinel_pack(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("pgsentinel_pack() packs one-dimensional arrays")));
 	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	if (ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) > PGS_RING_MAX_ENTRIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pgsentinel_pack() packs at most %d elements, not %d",
+						PGS_RING_MAX_ENTRIES, ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a))),
+				 errhint("That is the most rows an archive batch can have: pgsentinel_unpack() refuses more.")));
 	deconstruct_array(a, elemtype, elmlen, elmbyval, elmalign,
 					  &elems, &elemnulls, &n);
 	for (int i = 0; i < n; i++)
@@ -259,27 +332,52 @@ pgsentinel_pack(PG_FUNCTION_ARGS)
 
 /*
  * SQL function pgsentinel_unpack(bytea): the bigint[] a packed array
- * holds (xids and integers read back as bigint).
+ * holds (xids and integers read back as bigint).  The array is written in
+ * place, its NULLs as the input's bitmap (the same layout as an array's):
+ * it takes no more memory than the result.
  */
 Datum
 pgsentinel_unpack(PG_FUNCTION_ARGS)
 {
 	bytea	   *packed = PG_GETARG_BYTEA_PP(0);
-	int64	   *values;
-	bool	   *nulls;
-	Datum	   *elems;
-	int			n;
-	int			dims[1];
-	int			lbs[1] = {1};
+	PgsPackedReader r;
+	ArrayType  *result;
+	int64	   *data;
+	int32		dataoffset = 0;
+	Size		size;
+	int			k = 0;
 
-	n = pgs_unpack_ints(packed, &values, &nulls);
-	elems = palloc(Max(n, 1) * sizeof(Datum));
-	for (int i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(values[i]);
-	dims[0] = n;
-	if (n == 0)
+	if (pgs_packed_begin(&r, packed) == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT8OID));
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(elems, nulls, 1, dims, lbs, INT8OID,
-											 sizeof(int64), FLOAT8PASSBYVAL,
-											 TYPALIGN_DOUBLE));
+	if (r.bitmap != NULL)
+	{
+		dataoffset = ARR_OVERHEAD_WITHNULLS(1, r.n);
+		size = dataoffset + r.values * sizeof(int64);
+	}
+	else
+		size = ARR_OVERHEAD_NONULLS(1) + r.values * sizeof(int64);
+	result = (ArrayType *) palloc0(size);
+	SET_VARSIZE(result, size);
+	result->ndim = 1;
+	result->dataoffset = dataoffset;
+	result->elemtype = INT8OID;
+	ARR_DIMS(result)[0] = r.n;
+	ARR_LBOUND(result)[0] = 1;
+	if (r.bitmap != NULL)
+	{
+		bits8	   *nullmap = ARR_NULLBITMAP(result);
+
+		memcpy(nullmap, r.bitmap, (r.n + 7) / 8);
+		if (r.n % 8 != 0)
+			nullmap[r.n / 8] &= (1 << (r.n % 8)) - 1;
+	}
+	data = (int64 *) ARR_DATA_PTR(result);
+	for (int i = 0; i < r.n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (pgs_packed_next(&r, &data[k]))
+			k++;
+	}
+	Assert(k == r.values);
+	PG_RETURN_ARRAYTYPE_P(result);
 }
