@@ -32,6 +32,15 @@ FROM (SELECT DISTINCT ON (usename = 'regress_pgs_alice') *
       ORDER BY usename = 'regress_pgs_alice', sample_id DESC) h
 ORDER BY 1;
 
+-- The weight of a row stays, whoever reads it (docs/visibility.md): the
+-- reports' load counts every session for every reader.  It tells that the
+-- superuser's session was active (its sample's period; 0 would say idle
+-- in transaction), though its state is hidden.
+SELECT state, weight > 0 AS weight_says_active
+FROM pg_active_session_history
+WHERE pid = :superuser_pid
+ORDER BY sample_id DESC LIMIT 1;
+
 -- Membership in pg_read_all_stats lifts the redaction: the superuser's
 -- rows show their wait event, state, command type and query id again.
 \c - :superuser
