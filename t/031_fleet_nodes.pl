@@ -406,6 +406,24 @@ is( $a->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_server WHER
 	  . $a->safe_psql('postgres', $q_tables) . ' '
 	  . $a->safe_psql('postgres', "SELECT string_agg(node || ':' || server_id, ',') FROM pgsentinel_fleet_node_drops"),
 	'0 0 node_c:3', 'q is gone here, the drop on node C is kept to do');
+# The drop is due at once: the archiver's next pass tries it.  Node C comes
+# back only after that try failed and put the drop off ten minutes, else a
+# pass coming after the start (a busy machine) drops q's partitions there
+# before they are counted.
+ok( $a->poll_query_until('postgres', q{
+		SELECT due > now() FROM pgsentinel_fleet_node_drops
+		 WHERE node = 'node_c' AND server_id = 3}),
+	'the archiver tries the drop on node C, down, and puts it off')
+  or diag('the drops owed: '
+	  . $a->safe_psql('postgres', q{
+		SELECT string_agg(node || ':' || server_id || ' due ' || (due - now())::text
+		                  || ' from now, error: ' || coalesce(last_error, 'none'), '; ')
+		  FROM pgsentinel_fleet_node_drops})
+	  . '; the archiver: '
+	  . $a->safe_psql('postgres', q{
+		SELECT string_agg(coalesce(state, '') || ' ' || coalesce(wait_event, '') || ' '
+		                  || (now() - query_start)::text || ' ' || left(query, 200), '; ')
+		  FROM pg_stat_activity WHERE backend_type = 'pgsentinel archiver'}));
 $c->start;
 ok($c->safe_psql('postgres', $q_tables) > 0, 'node C back, with q\'s partitions');
 $a->safe_psql('postgres', 'UPDATE pgsentinel_fleet_node_drops SET due = now()');
