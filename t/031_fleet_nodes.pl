@@ -277,12 +277,15 @@ for my $n ([$b, 2], [$c, 3])
 {
 	my ($node, $id) = @$n;
 	$node->safe_psql('postgres', qq{
-		SELECT pgsentinel_fleet_partitions($id, to_date('$old', 'YYYYMMDD'), to_date('$old', 'YYYYMMDD'));
-		DO \$\$DECLARE t text; BEGIN
-		  FOR t IN SELECT relname FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_${id}_$ahead\$' LOOP
-		    EXECUTE format('DROP TABLE %I', t);
-		  END LOOP;
-		END\$\$;});
+		SELECT pgsentinel_fleet_partitions($id, to_date('$old', 'YYYYMMDD'), to_date('$old', 'YYYYMMDD'))});
+	# (each day's table in a transaction of its own: A's pulls and rolls,
+	# writing to the server's tables there, lock one parent after another,
+	# and a drop holding the parents of those it dropped would deadlock)
+	for my $t (split /\n/, $node->safe_psql('postgres', qq{
+			SELECT relname FROM pg_class WHERE relname ~ '^pgsentinel_fleet_[a-z_]+_${id}_$ahead\$'}))
+	{
+		$node->safe_psql('postgres', qq{DROP TABLE "$t"});
+	}
 	is( $node->safe_psql('postgres', qq{
 			SELECT count(*) FILTER (WHERE relname ~ '_${id}_$old\$') || ' '
 			       || count(*) FILTER (WHERE relname ~ '_${id}_$ahead\$')
