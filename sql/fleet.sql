@@ -100,6 +100,12 @@ CREATE TABLE public.:"squatted" (server_id integer, sample_time timestamptz)
 CREATE TABLE regress_squatter_own.sales_20200101 PARTITION OF public.:"squatted"
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 RESET ROLE;
+-- while another role may create in the schema, the fleet refuses it
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''squatted'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+SELECT pg_temp.fleet_error('SELECT pgsentinel_fleet_tick()');
+-- the right taken back, what the squatter made is refused by name
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_squatter;
 SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''squatted'', %L, method => ''pull'')',
                                   :'here' || ' dbname=' || current_database()));
 SELECT pgsentinel_fleet_tick() >= 0 AS ticked;
@@ -114,7 +120,6 @@ END $$;
 DROP TABLE IF EXISTS public.sales_20200101;
 DROP TABLE IF EXISTS public.:"squatted";
 DROP SCHEMA regress_squatter_own CASCADE;
-REVOKE CREATE ON SCHEMA public FROM regress_fleet_squatter;
 DROP ROLE regress_fleet_squatter;
 
 -- An overload with defaults under one of our names (it makes our calls of
@@ -125,10 +130,10 @@ SET ROLE regress_fleet_overloader;
 CREATE FUNCTION public.pgsentinel_fleet_conninfo(conninfo text, strict boolean DEFAULT false)
 RETURNS TABLE (key text, value text) LANGUAGE sql AS 'SELECT NULL::text, NULL::text';
 RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_overloader;
 SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''overloaded'', %L, method => ''pull'')',
                                   :'here' || ' dbname=' || current_database()));
 DROP FUNCTION public.pgsentinel_fleet_conninfo(text, boolean);
-REVOKE CREATE ON SCHEMA public FROM regress_fleet_overloader;
 DROP ROLE regress_fleet_overloader;
 
 -- A role that may create in the extension's schema plants overloads of our
@@ -136,6 +141,8 @@ DROP ROLE regress_fleet_overloader;
 -- pgsentinel_fleet_add() below must not run them (docs/security.md).
 CREATE ROLE regress_fleet_mallory;
 GRANT CREATE ON SCHEMA public TO regress_fleet_mallory;
+SELECT 'pgsentinel_fleet_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END || '_pgss' AS planted_pgss
+  FROM pgsentinel_fleet_server_server_id_seq \gset
 SET ROLE regress_fleet_mallory;
 CREATE FUNCTION public.pgsentinel_fleet_needs(extension text) RETURNS name
 LANGUAGE plpgsql AS $$
@@ -148,7 +155,14 @@ END$$;
 CREATE FUNCTION public.pgsentinel_fleet_partitions(server integer, first_day text, last_day text)
 RETURNS integer
 LANGUAGE plpgsql AS $$BEGIN EXECUTE 'ALTER ROLE regress_fleet_mallory SUPERUSER'; RETURN 0; END$$;
+-- and a view under the name of the next server's foreign table of
+-- pg_stat_statements: a pull would read it as the superuser
+CREATE VIEW public.:"planted_pgss" AS SELECT 1 AS x;
 RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_fleet_mallory;
+SELECT pg_temp.fleet_error(format('SELECT pgsentinel_fleet_add(''planted'', %L, method => ''pull'')',
+                                  :'here' || ' dbname=' || current_database()));
+DROP VIEW public.:"planted_pgss";
 
 SELECT pgsentinel_reset() IS NOT NULL AS reset;
 SELECT pgs_wait_samples(5);
@@ -177,7 +191,6 @@ DROP OWNED BY regress_fleet_defacl;
 DROP ROLE regress_fleet_defacl;
 DROP FUNCTION public.pgsentinel_fleet_needs(text),
     public.pgsentinel_fleet_partitions(integer, text, text);
-REVOKE CREATE ON SCHEMA public FROM regress_fleet_mallory;
 DROP ROLE regress_fleet_mallory;
 -- a pull gives up on a source that does not answer (connect_timeout)
 SELECT srvoptions @> '{connect_timeout=10}' AS connect_timeout
@@ -327,6 +340,19 @@ DROP EVENT TRIGGER fleet_drop_ahead;
 DROP FUNCTION fleet_drop_ahead();
 SELECT pgsentinel_fleet_pull('nope');
 SELECT * FROM pgsentinel_fleet_aas('2026-01-01 01:00+00', '2026-01-01 00:00+00');
+-- a relation under a foreign table's name that another role made while
+-- pgsentinel's was gone is refused by the pull, never read
+SELECT c.relname AS pgss_table FROM pg_class c JOIN pgsentinel_fleet_server f
+    ON c.relname = f.foreign_server || '_pgss' WHERE f.name = 'self' \gset
+ALTER FOREIGN TABLE :"pgss_table" RENAME TO regress_kept_pgss;
+CREATE ROLE regress_fleet_planter;
+CREATE VIEW public.:"pgss_table" AS SELECT 1 AS x;
+ALTER VIEW public.:"pgss_table" OWNER TO regress_fleet_planter;
+SELECT pg_temp.fleet_error($$SELECT count(*) FROM pgsentinel_fleet_pull('self')$$);
+DROP VIEW public.:"pgss_table";
+DROP ROLE regress_fleet_planter;
+ALTER FOREIGN TABLE regress_kept_pgss RENAME TO :"pgss_table";
+SELECT name FROM pgsentinel_fleet_pull('self');
 
 -- removed, history kept: the name can come back and goes on
 SELECT pgsentinel_fleet_remove('self');

@@ -657,6 +657,16 @@ INSERT INTO pgs_calls VALUES
                                         AND %1$I.pgsentinel_fleet_add(''hostile_node'', pgs_fleet_here(), ''pull'', pull_interval => ''1 hour''::interval, node => ''pgs_node'') IS NOT NULL)'),
   ('function pgsentinel_fleet_expire(integer, interval, interval, interval)',
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_expire((SELECT f.server_id FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile''), ''30 days''::interval, ''30 days''::interval, ''1827 days''::interval) OPERATOR(pg_catalog.=) 0'),
+  ('function pgsentinel_fleet_expire_all()',
+   'SELECT %1$I.pgsentinel_fleet_expire_all() IS NOT NULL'),
+  ('function pgsentinel_fleet_check_schema()',
+   'SELECT count(*) OPERATOR(pg_catalog.=) 1 FROM (SELECT %1$I.pgsentinel_fleet_check_schema()) x'),
+  ('function pgsentinel_fleet_foreign_table(name, text)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_foreign_table((SELECT f.foreign_server FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile''), ''_samples''::pg_catalog.text) IS NOT NULL'),
+  ('function pgsentinel_fleet_pull_failed(text, text)',
+   'SELECT %1$I.pgsentinel_fleet_pull_failed(''no such server'', ''none'') OPERATOR(pg_catalog.=) 0'),
+  ('function pgsentinel_schema_creators()',
+   'SELECT %1$I.pgsentinel_schema_creators() OPERATOR(pg_catalog.=) ''{}''::pg_catalog.name[]'),
   ('function pgsentinel_fleet_newest_sample(integer, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT %1$I.pgsentinel_fleet_newest_sample(f.server_id, ''infinity''::timestamptz) IS NOT DISTINCT FROM (SELECT pg_catalog.max(x.sample_time) FROM %1$I.pgsentinel_fleet_sample_archive x WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id) FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile'')'),
   ('function pgsentinel_fleet_node_drop(integer, name)',
@@ -894,6 +904,34 @@ SELECT pgs_hostile_wait();
 DROP EXTENSION pgsentinel;
 CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
 SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
+-- The fleet runs as a superuser and looks its tables up by name when it
+-- runs: it refuses a schema that another role may still create in, and
+-- the status says so.  From here on the attacker's plants stay, made while
+-- it could, but it creates no more (the schema is taken from it), as the
+-- fleet requires; the squatting tests below give it back for a while.
+CREATE FUNCTION pgs_refused_with(stmt text, state text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF pgs_fleet_here() IS NULL THEN
+        RETURN true;
+    END IF;
+    EXECUTE stmt;
+    RETURN false;
+EXCEPTION WHEN OTHERS THEN
+    IF SQLSTATE <> state THEN
+        RAISE;
+    END IF;
+    RETURN true;
+END $$;
+SELECT pgs_refused_with($$SELECT pgs_trap.pgsentinel_fleet_add('hostile', pgs_fleet_here(), 'pull')$$,
+                        '42501') AS writable_schema_refused,
+       pgs_refused_with($$SELECT pgs_trap.pgsentinel_fleet_pull()$$, '42501') AS pull_refused,
+       (SELECT diagnosis ~ '1 role\(s\) that are not superusers may create objects in the extension''s schema pgs_trap, such as regress_pgs_attacker'
+          FROM pgs_trap.pgsentinel_status()) AS status_names_the_creator,
+       pgs_trap.pgsentinel_schema_creators() AS creators;
+ALTER SCHEMA pgs_trap OWNER TO CURRENT_USER;
+GRANT USAGE ON SCHEMA pgs_trap TO regress_pgs_attacker;
+SELECT pgs_trap.pgsentinel_schema_creators() AS creators;
 SELECT * FROM pgs_call_everything();
 SELECT * FROM pgs_bound_plants ORDER BY 1;
 SELECT count(*) > 0 AS binds_pg_catalog_operators
@@ -986,12 +1024,15 @@ SELECT 'pgsentinel_archive_text_' || to_char(timezone('UTC', now())::date, 'YYYY
        'pgsentinel_fleet_batch_' || CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS next_server
   FROM pgs_trap.pgsentinel_fleet_server_server_id_seq \gset
 DROP TABLE pgs_trap.:"text_today", pgs_trap.:"sample_tomorrow";
+ALTER SCHEMA pgs_trap OWNER TO regress_pgs_attacker;
 SET ROLE regress_pgs_attacker;
 CREATE VIEW pgs_trap.:"text_today" AS SELECT 1 AS x;
 CREATE TABLE pgs_trap.:"sample_tomorrow" (x int);
 CREATE TABLE pgs_trap.:"next_server" (server_id integer, sample_time timestamptz)
     PARTITION BY RANGE (sample_time);
 RESET ROLE;
+ALTER SCHEMA pgs_trap OWNER TO CURRENT_USER;
+GRANT USAGE ON SCHEMA pgs_trap TO regress_pgs_attacker;
 SELECT pg_terminate_backend(archive_worker_pid) AS restarted FROM pgs_trap.pgsentinel_status();
 SELECT pgs_wait_for($$(SELECT archive_state = 'failing' AND archive_message ~ 'is in the way'
                        FROM pgs_trap.pgsentinel_status())$$);
@@ -1011,6 +1052,7 @@ SELECT count(*) AS partitions_made_again FROM pg_class c
  WHERE c.relnamespace = 'pgs_trap'::regnamespace AND c.relispartition
    AND c.relname IN (:'text_today', :'sample_tomorrow');
 
+ALTER SCHEMA pgs_trap OWNER TO regress_pgs_attacker;
 SET ROLE regress_pgs_attacker;
 DO $$
 DECLARE
@@ -1024,6 +1066,8 @@ BEGIN
     END LOOP;
 END $$;
 RESET ROLE;
+ALTER SCHEMA pgs_trap OWNER TO CURRENT_USER;
+GRANT USAGE ON SCHEMA pgs_trap TO regress_pgs_attacker;
 SELECT (SELECT count(*) FROM pg_proc p
          WHERE p.pronamespace = 'pgs_trap'::regnamespace
            AND p.proargnames = ARRAY['pgs_planted_default'])
@@ -1054,10 +1098,13 @@ RESET ROLE;
 -- An installation (or update) among such a function is refused, naming
 -- it.  (A plant of a name the installation itself calls makes that call
 -- fail as ambiguous; this one is called by users only.)
+ALTER SCHEMA pgs_trap OWNER TO regress_pgs_attacker;
 SET ROLE regress_pgs_attacker;
 CREATE FUNCTION pgs_trap.pgsentinel_report(pgs_planted_default integer DEFAULT 0) RETURNS text
 LANGUAGE plpgsql AS $f$BEGIN PERFORM pgs_trap.gotcha('pgsentinel_report with a default'); RETURN ''; END$f$;
 RESET ROLE;
+ALTER SCHEMA pgs_trap OWNER TO CURRENT_USER;
+GRANT USAGE ON SCHEMA pgs_trap TO regress_pgs_attacker;
 DROP EXTENSION pgsentinel;
 -- (PostgreSQL 18 adds the script's statement to the error's context)
 \set SHOW_CONTEXT never

@@ -11,12 +11,14 @@
 #ifndef PGSENTINEL_COMPAT_H
 #define PGSENTINEL_COMPAT_H
 
+#include "catalog/pg_namespace.h"
 #include "executor/executor.h"
 #include "optimizer/pathnode.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/backend_status.h"
 #include "utils/wait_event.h"
 
@@ -182,6 +184,17 @@ pgs_lock_next_waiter(LOCK *lock, PGPROC *proc)
 #else
 	return (PGPROC *) pgs_shm_queue_next(&lock->waitProcs.links, &proc->links,
 										 offsetof(PGPROC, links));
+#endif
+}
+
+/* May role create objects in schema nspid?  (16 generalised the check.) */
+static inline bool
+pgs_schema_create_allowed(Oid nspid, Oid roleid)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_aclcheck(NamespaceRelationId, nspid, roleid, ACL_CREATE) == ACLCHECK_OK;
+#else
+	return pg_namespace_aclcheck(nspid, roleid, ACL_CREATE) == ACLCHECK_OK;
 #endif
 }
 

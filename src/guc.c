@@ -30,6 +30,7 @@ int			pgs_archive_keep_one_in = 10;
 int			pgs_archive_retention_min = 8 * 24 * 60;
 int			pgs_archive_minute_retention_min = 30 * 24 * 60;
 int			pgs_archive_hour_retention_min = 1827 * 24 * 60;
+int			pgs_archive_fleet_pull_timeout_ms = 60 * 1000;
 
 /* Read by the SQL reports only. */
 static int	pgs_report_cpus = 0;
@@ -149,6 +150,14 @@ pgs_define_settings(void)
 							&pgs_archive_hour_retention_min,
 							1827 * 24 * 60, 31 * 24 * 60, 36600 * 24 * 60,
 							PGC_SIGHUP, GUC_UNIT_MIN,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_archive.fleet_pull_timeout",
+							"The longest a repository's archiver waits for one fleet server's pull.",
+							"A pull past it is cancelled and recorded as that server's last error; the other servers' pulls and the archive go on.",
+							&pgs_archive_fleet_pull_timeout_ms,
+							60 * 1000, 1000, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	/*

@@ -30,6 +30,7 @@ extern int	pgs_archive_keep_one_in;
 extern int	pgs_archive_retention_min;
 extern int	pgs_archive_minute_retention_min;
 extern int	pgs_archive_hour_retention_min;
+extern int	pgs_archive_fleet_pull_timeout_ms;
 extern void pgs_define_settings(void);
 
 #endif							/* PGS_GUC_H */

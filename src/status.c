@@ -13,6 +13,7 @@
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_proc.h"
@@ -30,6 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "archive/archive.h"
+#include "compat.h"
 #include "db_worker.h"
 #include "pgsentinel.h"
 #include "statements/pgssh.h"
@@ -78,6 +80,7 @@ typedef struct StatusCopy
 	uint64		blockers_via_core;
 	int			archive_state;
 	char		archive_message[PGS_MESSAGE_LEN];
+	char		fleet_error[PGS_MESSAGE_LEN];
 	char		archive_waiting[PGS_MESSAGE_LEN];
 	int32		archive_pid;
 	TimestampTz archive_last_time;
@@ -141,6 +144,7 @@ status_copy_out(StatusCopy *c)
 	c->keys_dropped = pgs_state->statements.keys_dropped;
 	c->archive_state = pgs_state->archiver.state;
 	memcpy(c->archive_message, pgs_state->archiver.message, PGS_MESSAGE_LEN);
+	memcpy(c->fleet_error, pgs_state->archiver.fleet_error, PGS_MESSAGE_LEN);
 	memcpy(c->archive_waiting, pgs_state->archiver.waiting, PGS_MESSAGE_LEN);
 	c->archive_pid = pgs_state->archiver.pid;
 	c->archive_last_time = pgs_state->archiver.last_time;
@@ -153,6 +157,27 @@ status_copy_out(StatusCopy *c)
 	c->archive_rows_lost = pgs_state->archiver.rows_lost;
 	c->archive_bytes = pgs_state->archiver.bytes;
 	LWLockRelease(pgs_state->lock);
+}
+
+/* The schema of extension extoid (InvalidOid if it is gone). */
+static Oid
+extension_schema(Oid extoid)
+{
+	Oid			nspid = InvalidOid;
+	Relation	rel;
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_extension_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nspid;
 }
 
 /*
@@ -180,14 +205,7 @@ append_foreign_overloads_locked(StringInfo buf)
 	extoid = get_extension_oid("pgsentinel", true);
 	if (!OidIsValid(extoid))
 		return;
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_extension_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, key);
-	if (HeapTupleIsValid(tup = systable_getnext(scan)))
-		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
+	nspid = extension_schema(extoid);
 
 	/* the names of our functions */
 	rel = table_open(DependRelationId, AccessShareLock);
@@ -237,6 +255,45 @@ append_foreign_overloads_locked(StringInfo buf)
 }
 
 /*
+ * The roles, superusers aside, that may create objects in the extension's
+ * schema nspid: any of them can plant an object under a name pgsentinel
+ * looks up when it runs (docs/security.md).  Appends "; ..." naming the
+ * first of them and how many there are, if any.  The database's owner
+ * stands for pg_database_owner, under its own name.
+ */
+static void
+append_schema_creators_locked(StringInfo buf, Oid nspid)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	int			found = 0;
+	char	   *first = NULL;
+
+	rel = table_open(AuthIdRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_authid role = (Form_pg_authid) GETSTRUCT(tup);
+
+		if (role->rolsuper || role->oid == ROLE_PG_DATABASE_OWNER ||
+			!pgs_schema_create_allowed(nspid, role->oid))
+			continue;
+		if (found++ == 0 ||
+			strcmp(NameStr(role->rolname), first) < 0)
+			first = pstrdup(NameStr(role->rolname));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (found > 0)
+		appendStringInfo(buf,
+						 "; %d role(s) that are not superusers may create objects in the extension's schema %s, such as %s: they can make pgsentinel's calls fail and its fleet refuses to work there; REVOKE CREATE ON SCHEMA %s FROM them, or install pgsentinel in a schema of its own",
+						 found, quote_identifier(get_namespace_name(nspid)),
+						 quote_identifier(first),
+						 quote_identifier(get_namespace_name(nspid)));
+}
+
+/*
  * The check above, taken only when it waits for no lock on the catalogs it
  * reads: a monitoring call never waits for a DBA's LOCK TABLE pg_extension
  * or a VACUUM FULL; the check is left out then.
@@ -251,6 +308,15 @@ append_foreign_overloads(StringInfo buf)
 		if (ConditionalLockRelationOid(ProcedureRelationId, AccessShareLock))
 		{
 			append_foreign_overloads_locked(buf);
+			if (ConditionalLockRelationOid(AuthIdRelationId, AccessShareLock))
+			{
+				Oid			extoid = get_extension_oid("pgsentinel", true);
+				Oid			nspid = OidIsValid(extoid) ? extension_schema(extoid) : InvalidOid;
+
+				if (OidIsValid(nspid))
+					append_schema_creators_locked(buf, nspid);
+				UnlockRelationOid(AuthIdRelationId, AccessShareLock);
+			}
 			UnlockRelationOid(ProcedureRelationId, AccessShareLock);
 		}
 		UnlockRelationOid(DependRelationId, AccessShareLock);
@@ -311,6 +377,8 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 		appendStringInfo(&buf,
 						 "; the ring overwrote " UINT64_FORMAT " samples and " UINT64_FORMAT " rows before they were archived: shorten pgsentinel_archive.interval or raise pgsentinel_ash.max_entries",
 						 c->archive_samples_lost, c->archive_rows_lost);
+	if (c->archive_pid != 0 && c->fleet_error[0] != '\0')
+		appendStringInfo(&buf, "; fleet: %s", c->fleet_error);
 	append_foreign_overloads(&buf);
 	return buf.data;
 }

@@ -237,6 +237,97 @@ REVOKE ALL ON SEQUENCE pgsentinel_fleet_server_server_id_seq FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server', '');
 SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_server_server_id_seq', '');
 
+-- The roles, superusers aside, that may create objects in pgsentinel's
+-- schema: its owner, the grantees of CREATE on it and their members.  Any
+-- of them can plant a relation or function under a name pgsentinel looks
+-- up when it runs.  Reads pg_roles and the schema's ACL.
+CREATE FUNCTION pgsentinel_schema_creators()
+RETURNS name[]
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT coalesce(pg_catalog.array_agg(r.rolname ORDER BY r.rolname), '{}'::name[])
+      FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
+     WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'::name
+       AND NOT r.rolsuper
+       -- the database's owner stands for it, under its own name
+       AND r.rolname OPERATOR(pg_catalog.<>) 'pg_database_owner'::name
+       AND pg_catalog.has_schema_privilege(r.oid, e.extnamespace, 'CREATE');
+END;
+
+-- The fleet runs as a superuser and looks names up in pgsentinel's schema
+-- when it runs (a server's foreign tables and partitions): it refuses to
+-- work in a schema that a role which is not a superuser may create in.
+-- Called by pgsentinel_fleet_add(), pgsentinel_fleet_pull() and the tick.
+CREATE FUNCTION pgsentinel_fleet_check_schema()
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    creators name[];
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT %I.pgsentinel_schema_creators()', s) INTO creators;
+    IF cardinality(creators) > 0 THEN
+        RAISE EXCEPTION 'roles that are not superusers may create objects in schema "%", where pgsentinel''s fleet looks its tables up: %',
+                        s, array_to_string(creators[1:5], ', ') || CASE WHEN cardinality(creators) > 5 THEN ', ...' ELSE '' END
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Such a role could create a relation there under a name the fleet uses, before the fleet does, and have the superuser who pulls run what it holds.',
+                  HINT = format('Revoke it (REVOKE CREATE ON SCHEMA %I FROM %s), or install pgsentinel in a schema of its own for the repository (docs/security.md).',
+                                s, (SELECT string_agg(quote_ident(c), ', ') FROM unnest(creators) c));
+    END IF;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_check_schema() FROM PUBLIC;
+
+-- The foreign table of pull server foreign_server that ends in suffix
+-- (_samples, _ash, _statements, _pgss), made by pgsentinel_fleet_add():
+-- NULL when there is none; an error when a relation of that name is there
+-- but is no foreign table of that foreign server owned by a superuser or
+-- by the owner of pgsentinel_fleet_server (another role created it).
+-- Reads pg_class, pg_foreign_table, pg_foreign_server.
+CREATE FUNCTION pgsentinel_fleet_foreign_table(foreign_server name, suffix text)
+RETURNS regclass
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    SELECT c.oid, c.relkind, pg_get_userbyid(c.relowner) AS owner,
+           (SELECT x.srvname FROM pg_foreign_table ft JOIN pg_foreign_server x ON x.oid = ft.ftserver
+             WHERE ft.ftrelid = c.oid) AS server,
+           (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = c.relowner)
+           OR c.relowner = (SELECT f.relowner FROM pg_class f
+                             WHERE f.relnamespace = c.relnamespace
+                               AND f.relname = 'pgsentinel_fleet_server') AS trusted
+      INTO r
+      FROM pg_class c
+     WHERE c.relnamespace = (SELECT e.extnamespace FROM pg_extension e WHERE e.extname = 'pgsentinel')
+       AND c.relname = foreign_server || suffix;
+    IF r.oid IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF r.relkind <> 'f' OR r.server IS DISTINCT FROM foreign_server OR NOT r.trusted THEN
+        RAISE EXCEPTION 'relation "%" is not the foreign table pgsentinel made for its fleet', foreign_server || suffix
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = format('It is a %s owned by %s%s: another role may have created it under a name pgsentinel uses.',
+                                  CASE r.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view'
+                                                 WHEN 'm' THEN 'materialized view' WHEN 'p' THEN 'partitioned table'
+                                                 WHEN 'f' THEN 'foreign table' ELSE 'relation' END,
+                                  r.owner,
+                                  CASE WHEN r.server IS NOT NULL AND r.server <> foreign_server
+                                       THEN format(' on foreign server %s', r.server) ELSE '' END),
+                  HINT = 'Check what it is, drop or rename it, then add the server again (pgsentinel_fleet_remove(), pgsentinel_fleet_add()).';
+    END IF;
+    RETURN r.oid;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_foreign_table(name, text) FROM PUBLIC;
+
 -- The partitions of one server for the days from first_day to last_day:
 -- its own partition of each table (by LIST), then one per day, or per
 -- month, of those (pgsentinel_fleet_partitioned()).  Creates only what is
@@ -285,8 +376,11 @@ BEGIN
         p := t || '_' || server::text;
         IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
             -- two sessions may create it at once: the loser waits for the
-            -- winner's transaction, then finds the table or is told it exists
-            PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
+            -- winner's transaction, then finds the table or is told it
+            -- exists.  The lock is the one ATTACH PARTITION takes, on our
+            -- own table: a role without rights on it cannot hold it (any
+            -- role could hold an advisory key)
+            EXECUTE format('LOCK TABLE ONLY %I.%I IN SHARE UPDATE EXCLUSIVE MODE', s, t);
             IF to_regclass(format('%I.%I', s, p)) IS NULL THEN
               -- the lock does not refresh this session's view of the
               -- catalog: the other's table may still look missing
@@ -343,7 +437,7 @@ BEGIN
             hi := CASE unit WHEN 'month' THEN (d + interval '1 month')::date ELSE d + 1 END;
             part := p || '_' || to_char(d, CASE unit WHEN 'month' THEN 'YYYYMM' ELSE 'YYYYMMDD' END);
             IF to_regclass(format('%I.%I', s, part)) IS NULL THEN
-                PERFORM pg_advisory_xact_lock(hashtext('pgsentinel_fleet_partitions'));
+                EXECUTE format('LOCK TABLE ONLY %I.%I IN SHARE UPDATE EXCLUSIVE MODE', s, p);
                 IF to_regclass(format('%I.%I', s, part)) IS NULL THEN
                   BEGIN
                     -- made apart, then attached (above)

@@ -98,6 +98,7 @@ DECLARE
     first_day date;
     intruders text;
     busy boolean := false;
+    probe_table regclass;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{1,40}$' THEN
         RAISE EXCEPTION 'invalid fleet server name "%"', name
@@ -148,6 +149,7 @@ BEGIN
                   DETAIL = 'They are not part of the extension: another role created them, and they make pgsentinel''s calls of those names ambiguous.',
                   HINT = 'Drop them after checking what they are, and let only trusted roles create in that schema (docs/security.md).';
     END IF;
+    EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
     -- what is kept and given to postgres_fdw is what libpq would read
     EXECUTE format('SELECT string_agg(c.value, '' '') FROM %I.pgsentinel_fleet_conninfo($1) c WHERE c.key IS NULL', s)
         INTO intruders USING conninfo;
@@ -358,6 +360,17 @@ BEGIN
                            sub, conninfo, slot);
         ELSE
             fsrv := 'pgsentinel_fleet_' || srv::text;
+            -- the names of its foreign tables must be free: a relation
+            -- another role made there first would be read by every pull
+            FOREACH sub IN ARRAY ARRAY['_samples', '_ash', '_statements', '_pgss'] LOOP
+                EXECUTE format('SELECT %I.pgsentinel_fleet_foreign_table($1::pg_catalog.name, $2::pg_catalog.text)', s)
+                    INTO probe_table USING fsrv, sub;
+                IF probe_table IS NOT NULL THEN
+                    RAISE EXCEPTION 'relation "%.%" exists already', s, fsrv || sub
+                        USING ERRCODE = 'duplicate_table',
+                              HINT = 'Keep what it holds elsewhere, drop or rename it, then call again.';
+                END IF;
+            END LOOP;
             EXECUTE format('SELECT string_agg(format(''%%I %%L'', c.key, c.value), '', '')
                                        FILTER (WHERE c.key NOT IN (''user'', ''password'')),
                                    string_agg(format(''%%I %%L'', c.key, c.value), '', '')
@@ -532,6 +545,7 @@ DECLARE
     deadline timestamptz;
     dropped boolean;
     ci text;
+    ddl text;
     busy boolean := false;
 BEGIN
     SELECT n.nspname INTO s
@@ -586,9 +600,17 @@ BEGIN
         END IF;
     END IF;
     IF f.removed IS NULL AND f.method = 'pull' AND f.foreign_server IS NOT NULL THEN
-        EXECUTE format('DROP FOREIGN TABLE IF EXISTS %I.%I, %I.%I, %I.%I, %I.%I', s, f.foreign_server || '_samples',
-                       s, f.foreign_server || '_ash', s, f.foreign_server || '_statements',
-                       s, f.foreign_server || '_pgss');
+        -- its foreign tables: those of its foreign server, whatever else
+        -- another role may have created under their names
+        FOR t IN SELECT format('DROP FOREIGN TABLE %s', c.oid::regclass)
+                   FROM pg_foreign_table ft
+                   JOIN pg_foreign_server x ON x.oid = ft.ftserver
+                   JOIN pg_class c ON c.oid = ft.ftrelid
+                  WHERE x.srvname = f.foreign_server
+                    AND c.relnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s)
+                  ORDER BY c.relname LOOP
+            EXECUTE t;
+        END LOOP;
         EXECUTE format('DROP USER MAPPING IF EXISTS FOR PUBLIC SERVER %I', f.foreign_server);
         EXECUTE format('DROP SERVER IF EXISTS %I', f.foreign_server);
     END IF;
@@ -600,12 +622,24 @@ BEGIN
         FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x
                                   ORDER BY x.parent', s) LOOP
             -- (a partition on another node is a foreign table here; its
-            -- rows stay there)
-            EXECUTE format('DROP %s IF EXISTS %I.%I',
-                           CASE WHEN (SELECT c.relkind FROM pg_class c
-                                       WHERE c.oid = to_regclass(format('%I.%I', s, t || '_' || f.server_id::text)))
-                                     = 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
-                           s, t || '_' || f.server_id::text);
+            -- rows stay there).  Only the server's partition of our table:
+            -- a relation another role made under its name is not dropped
+            ddl := NULL;
+            SELECT format('DROP %s %s',
+                          CASE WHEN c.relkind = 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+                          c.oid::regclass)
+              INTO ddl
+              FROM pg_class pc
+              JOIN pg_inherits i ON i.inhparent = pc.oid
+              JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE pc.relnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s)
+               AND pc.relname = t
+               AND c.relnamespace = pc.relnamespace
+               AND c.relname = t || '_' || f.server_id::text
+               AND c.relowner = pc.relowner;
+            IF ddl IS NOT NULL THEN
+                EXECUTE ddl;
+            END IF;
         END LOOP;
         EXECUTE format('DELETE FROM %I.pgsentinel_fleet_server WHERE server_id = $1', s)
             USING f.server_id;

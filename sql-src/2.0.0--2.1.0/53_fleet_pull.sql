@@ -9,22 +9,22 @@
 -- leaves both as they were, and the next pull takes the same samples.
 --
 -- $1 server id, $2 watermark, $3 keep_one_in, $4 most samples, $5 oldest
--- time taken (older samples have no partition).  %1$I the schema, %2$I and
--- %3$I the foreign tables of samples and rows.
+-- time taken (older samples have no partition).  %1$I the schema, %2$s and
+-- %3$s the foreign tables of samples and rows (regclass, checked).
 CREATE FUNCTION pgsentinel_fleet_pull_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
 RETURN pg_catalog.replace($sql$
 WITH smp AS MATERIALIZED (
   SELECT r.sample_id, r.sample_time, r.sample_period, r.active_sessions
-    FROM %1$I.%2$I r
+    FROM %2$s r
    WHERE r.sample_time > greatest($2, $5)
    ORDER BY r.sample_time LIMIT $4),
  kept AS MATERIALIZED (
   SELECT * FROM smp WHERE smp.sample_id %% $3 = 0),
  rws AS MATERIALIZED (
   SELECT a.*, timezone('UTC', a.ash_time)::date AS day
-    FROM %1$I.%3$I a
+    FROM %3$s a
     JOIN kept k ON k.sample_id = a.sample_id AND k.sample_time = a.ash_time
    WHERE a.ash_time >= (SELECT min(k.sample_time) FROM kept k)
      AND a.ash_time <= (SELECT max(k.sample_time) FROM kept k)),
@@ -53,7 +53,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
 -- (server, statement, reading time) are skipped.  Rows whose query id the
 -- source hides from the conninfo's role are not taken.
 --
--- $1 server id, $2 watermark, $3 oldest time taken.  %1$I the schema, %2$I
+-- $1 server id, $2 watermark, $3 oldest time taken.  %1$I the schema, %2$s
 -- the foreign table of the deltas, %3$s the relation of pg_stat_statements'
 -- texts (queryid, dbid, userid, query).
 CREATE FUNCTION pgsentinel_fleet_pull_statements_sql()
@@ -67,7 +67,7 @@ WITH d AS MATERIALIZED (
          r.shared_blks_dirtied, r.shared_blks_written, r.temp_blks_read,
          r.temp_blks_written, r.wal_bytes, r.query,
          timezone('UTC', r.ash_time)::date AS day
-    FROM %1$I.%2$I r
+    FROM %2$s r
    WHERE r.ash_time > greatest($2, $3) AND r.queryid IS NOT NULL),
  keys AS MATERIALIZED (
   SELECT DISTINCT ON (x.day, x.queryid, x.dbid, x.userid)
@@ -173,11 +173,17 @@ DECLARE
     batches integer;
     wm timestamptz;
     part text;
+    lookup text;
+    samples_table regclass;
+    ash_table regclass;
+    statements_table regclass;
+    pgss_table regclass;
     floor_time timestamptz := timezone('UTC', (timezone('UTC', now())::date - 2)::timestamp);
 BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
     IF server IS NOT NULL THEN
         EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_server f
                          WHERE f.name = $1 AND f.method = ''pull'' AND f.removed IS NULL', s)
@@ -205,13 +211,25 @@ BEGIN
             EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $3)', s)
                 USING f.server_id, timezone('UTC', floor_time)::date,
                       timezone('UTC', now())::date + 1;
+            -- the server's foreign tables, checked: a relation another
+            -- role made under one of their names is never read
+            lookup := format('SELECT %I.pgsentinel_fleet_foreign_table($1::pg_catalog.name, $2::pg_catalog.text)', s);
+            EXECUTE lookup INTO samples_table USING f.foreign_server, '_samples';
+            EXECUTE lookup INTO ash_table USING f.foreign_server, '_ash';
+            EXECUTE lookup INTO statements_table USING f.foreign_server, '_statements';
+            EXECUTE lookup INTO pgss_table USING f.foreign_server, '_pgss';
+            IF samples_table IS NULL OR ash_table IS NULL THEN
+                RAISE EXCEPTION 'the foreign tables of fleet server "%" are missing', f.name
+                    USING ERRCODE = 'undefined_table',
+                          HINT = 'Add the server again: pgsentinel_fleet_remove(), then pgsentinel_fleet_add().';
+            END IF;
             batches := 0;
             LOOP
                 -- one pull of a server at a time: the watermark, locked
                 EXECUTE format('SELECT x.pulled_until FROM %I.pgsentinel_fleet_server x
                                  WHERE x.server_id = $1 FOR UPDATE', s)
                     INTO wm USING f.server_id;
-                EXECUTE format(q, s, f.foreign_server || '_samples', f.foreign_server || '_ash')
+                EXECUTE format(q, s, samples_table, ash_table)
                     INTO seen, stored, nrows, more
                     USING f.server_id, coalesce(wm, '-infinity'::timestamptz),
                           f.keep_one_in, 3600, floor_time;
@@ -224,15 +242,15 @@ BEGIN
             -- the statements history, after the samples (the server's row
             -- is locked); a foreign server made without its foreign table
             -- has none to pull
-            IF to_regclass(format('%I.%I', s, f.foreign_server || '_statements')) IS NOT NULL THEN
-                texts := CASE WHEN to_regclass(format('%I.%I', s, f.foreign_server || '_pgss')) IS NOT NULL
-                              THEN format('%I.%I', s, f.foreign_server || '_pgss')
+            IF statements_table IS NOT NULL THEN
+                texts := CASE WHEN pgss_table IS NOT NULL
+                              THEN pgss_table::text
                               ELSE '(SELECT NULL::int8 AS queryid, NULL::oid AS dbid, NULL::oid AS userid, NULL::text AS query WHERE false)'
                          END;
                 EXECUTE format('SELECT x.statements_pulled_until FROM %I.pgsentinel_fleet_server x
                                  WHERE x.server_id = $1 FOR UPDATE', s)
                     INTO wm USING f.server_id;
-                EXECUTE format(qs, s, f.foreign_server || '_statements', texts)
+                EXECUTE format(qs, s, statements_table, texts)
                     INTO seen, stored, nrows
                     USING f.server_id, coalesce(wm, '-infinity'::timestamptz), floor_time;
                 statements_stored := stored;
@@ -279,6 +297,55 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull(text) FROM PUBLIC;
 
+-- Record that a server's pull failed (the pull's own work, its error
+-- included, was rolled back with it).  Called by the archiver, which
+-- pulls each server in a transaction of its own; returns the rows
+-- updated.
+CREATE FUNCTION pgsentinel_fleet_pull_failed(server_name text, error_message text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    updated integer;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET last_pull = now(), last_error = $2
+                     WHERE name = $1', s)
+        USING server_name, error_message;
+    GET DIAGNOSTICS updated = ROW_COUNT;
+    RETURN updated;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_failed(text, text) FROM PUBLIC;
+
+-- Drop the partitions of the servers kept here that are past their
+-- retention (pgsentinel_fleet_expire()); the nodes keep theirs
+-- (pgsentinel_fleet_node_keep()).  Returns the partitions dropped.
+CREATE FUNCTION pgsentinel_fleet_expire_all()
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s name;
+    dropped integer;
+BEGIN
+    SELECT n.nspname INTO s
+      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT coalesce(sum(%1$I.pgsentinel_fleet_expire(v.server_id, v.retention,
+                                                            v.minute_retention, v.hour_retention)), 0)
+                      FROM %1$I.pgsentinel_fleet_server v WHERE v.node IS NULL', s)
+        INTO dropped;
+    RETURN dropped;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_expire_all() FROM PUBLIC;
+
 -- What the repository does periodically (the archiver calls it every
 -- pgsentinel_archive.interval when pgsentinel is preloaded there; or
 -- schedule it with pg_cron): pull the servers whose pull_interval has
@@ -302,6 +369,7 @@ BEGIN
     SELECT n.nspname INTO s
       FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'pgsentinel';
+    EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
     FOR f IN EXECUTE format('SELECT f.name FROM %I.pgsentinel_fleet_server f
                               WHERE f.method = ''pull'' AND f.removed IS NULL
                                 AND (f.last_pull IS NULL
@@ -316,11 +384,7 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    -- retention here (pgsentinel_fleet_expire()); the nodes keep theirs
-    -- (pgsentinel_fleet_node_keep(), called apart)
-    EXECUTE format('SELECT sum(%1$I.pgsentinel_fleet_expire(v.server_id, v.retention,
-                                                            v.minute_retention, v.hour_retention))
-                      FROM %1$I.pgsentinel_fleet_server v WHERE v.node IS NULL', s);
+    EXECUTE format('SELECT %I.pgsentinel_fleet_expire_all()', s);
     RETURN pulled;
 END
 $$;

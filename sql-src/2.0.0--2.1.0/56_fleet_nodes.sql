@@ -153,13 +153,15 @@ BEGIN
         END IF;
     END LOOP;
     -- there, the check that the id is free and the making in one
-    -- transaction, under a lock of the id: another repository placing a
-    -- server of the same id at the same moment waits, then finds these
-    -- (the DO's body as a quoted literal: whatever the names hold)
+    -- transaction, under a lock of the node's fleet table (the one its
+    -- partitions' ATTACH takes; no role without rights on that table can
+    -- hold it): another repository placing a server at the same moment
+    -- waits, then finds these (the DO's body as a quoted literal:
+    -- whatever the names hold)
     EXECUTE format('SELECT %I.dblink_exec($1, $2)', dbl)
         USING node, format($r$SET statement_timeout = '60s'; SET lock_timeout = '10s'; DO %s$r$,
                            quote_literal(format($b$BEGIN
-                PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('pgsentinel_fleet_node_place'), %2$s);
+                LOCK TABLE ONLY %1$I.pgsentinel_fleet_batch IN SHARE UPDATE EXCLUSIVE MODE;
                 IF EXISTS (SELECT FROM pg_catalog.pg_class c
                             WHERE c.relnamespace OPERATOR(pg_catalog.=) %3$L::pg_catalog.regnamespace
                               AND c.relname OPERATOR(pg_catalog.~) %4$L) THEN

@@ -45,6 +45,7 @@ typedef struct PgsArchiverShared
 	int			state;			/* PgsArchiveState */
 	char		message[PGS_MESSAGE_LEN];
 	char		waiting[PGS_MESSAGE_LEN];	/* partitions left: why */
+	char		fleet_error[PGS_MESSAGE_LEN];	/* last tick's failure, if any */
 	TimestampTz last_time;		/* last archiving committed */
 	TimestampTz last_sample_time;	/* watermark */
 	int64		last_us;		/* duration of the last archiving */

@@ -4,19 +4,20 @@
  *		The repository's periodic work for the fleet (docs/fleet.md), run
  *		by the archiver after each of its cycles: SQL function
  *		pgsentinel_fleet_node_keep() keeps the days of the servers placed
- *		on other repository nodes; pgsentinel_fleet_tick() pulls the servers
- *		whose pull interval has passed and drops the fleet's partitions past
- *		their retention; then pgsentinel_fleet_roll() rolls the servers'
- *		rows up.
+ *		on other repository nodes; pgsentinel_fleet_pull() pulls each server
+ *		whose pull interval has passed; pgsentinel_fleet_expire_all() drops
+ *		the fleet's partitions past their retention; then
+ *		pgsentinel_fleet_roll() rolls the servers' rows up.
  *
- * Each runs in its own transaction, on a primary only, and only when the
- * extension's schema has the function: a slow roll never holds a pull's
- * watermark locked nor makes the pulls time out with it, a slow node
- * never holds the pulls, and the drops on a node never wait for locks
- * that this transaction's own pulls took there through postgres_fdw.  The
- * functions catch each server's errors and record them themselves;
- * anything else that fails here is logged and the archiver goes on: the
- * fleet never stops the archive.
+ * Each call runs in its own transaction, on a primary only, under its own
+ * deadline, and only when the extension's schema has the function: a
+ * source that does not answer fails its own pull (its last_error, and
+ * pgsentinel_status()) while the others are pulled all the same; a slow
+ * roll never holds a pull's watermark locked; a slow node never holds the
+ * pulls; and the drops on a node never wait for locks that this
+ * transaction's own pulls took there through postgres_fdw.  Whatever
+ * fails is logged, and its first failure of the tick is published for
+ * pgsentinel_status(): the fleet never stops the archive.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,25 +30,29 @@
 #include "postmaster/interrupt.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/builtins.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
 
+#include "archive/archive.h"
+#include "catalog/pg_type.h"
 #include "db_worker.h"
 #include "fleet/fleet.h"
+#include "guc.h"
+#include "pgsentinel.h"
 
 /*
- * The call of one of the fleet's periodic functions (the first %s: its
- * name; the second: its arguments, each cast to its declared type; the
- * third: its name again), qualified with the extension's schema, when the
- * extension there has it (2.1.0 on); no row otherwise (a server that is no
- * repository runs this lookup and nothing else).  The function must be the
- * extension's own: in a schema others may create objects in, a function of
- * that name made by another role before the update would otherwise run with
- * the archiver's rights; and every argument is passed typed, so that an
- * overload planted later is never a better match, nor makes the call
- * ambiguous.
+ * The extension's schema, when the extension there has the function named
+ * %s (2.1.0 on); no row otherwise (a server that is no repository runs
+ * this lookup and nothing else).  The function must be the extension's
+ * own: in a schema others may create objects in, a function of that name
+ * made by another role before the update would otherwise run with the
+ * archiver's rights; and every argument is passed typed, so that an
+ * overload planted later is never a better match.
  */
 static const char *const find_sql =
-"SELECT format('SELECT count(*) FROM %%I.%s(%s)', n.nspname)"
+"SELECT n.nspname"
 "  FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
 " WHERE e.extname = 'pgsentinel'"
 "   AND EXISTS (SELECT FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid"
@@ -58,69 +63,253 @@ static const char *const find_sql =
 "                  AND p.pronamespace = n.oid)";
 
 /*
- * The longest a tick may take: a source that does not answer must not
- * hold the archive up for long (the ring would wrap), while a pull that
- * catches up after an outage has minutes.
+ * The longest the periodic functions other than a pull may take: a node
+ * that does not answer must not hold the archive up for long (the ring
+ * would wrap), while a drop or a roll after an outage has minutes.  A
+ * pull has pgsentinel_archive.fleet_pull_timeout, each server its own.
  */
-#define FLEET_TICK_TIMEOUT		"300s"
+#define FLEET_WORK_TIMEOUT_MS	(300 * 1000)
+
+/* What failed in this tick, for pgsentinel_status() (empty: nothing). */
+static char fleet_error[PGS_MESSAGE_LEN];
+
+/* Keep the first failure of the tick, for pgsentinel_status(). */
+static void
+note_failure(const char *what, const char *message)
+{
+	if (fleet_error[0] == '\0')
+		snprintf(fleet_error, sizeof(fleet_error), "%s failed at %s: %s",
+				 what, timestamptz_to_str(GetCurrentTimestamp()), message);
+}
 
 /*
- * Run the named function once with the given arguments (SQL, typed), in a
- * transaction of its own; errors are logged, never raised.
+ * Run "SELECT count(*) FROM schema.function(arguments)" once, in a
+ * transaction of its own, with nargs parameters of type TEXT (the
+ * arguments refer to them as $1, ...; each cast to its declared type),
+ * under a deadline of timeout_ms: statement_timeout is not armed by SPI,
+ * so the timer is set here, and its cancel ends a wait in postgres_fdw or
+ * a lock like any other.  Returns NULL when it ran (or the extension here
+ * has no such function), else the error's message, allocated in the
+ * caller's memory context; errors are logged, never raised.
  */
-static void
-run_periodic(const char *function, const char *arguments)
+static char *
+run_periodic(const char *function, const char *arguments, int nargs,
+			 const char *const *values, int timeout_ms)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
+	char	   *failed = NULL;
 
 	PG_TRY();
 	{
 		char	   *call = NULL;
+		Oid			argtypes[FUNC_MAX_ARGS];
+		Datum		args[FUNC_MAX_ARGS];
 
+		Assert(nargs <= FUNC_MAX_ARGS);
 		pgs_db_work_begin();
-		(void) set_config_option("statement_timeout", FLEET_TICK_TIMEOUT,
-								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
-								 true, ERROR, false);
-		if (SPI_execute(psprintf(find_sql, function, arguments, function), true, 1) == SPI_OK_SELECT &&
+		enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
+		if (SPI_execute(psprintf(find_sql, function), true, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
-			call = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+			call = psprintf("SELECT count(*) FROM %s.%s(%s)",
+							quote_identifier(SPI_getvalue(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1)),
+							function, arguments);
 		if (call != NULL)
 		{
+			for (int i = 0; i < nargs; i++)
+			{
+				argtypes[i] = TEXTOID;
+				args[i] = CStringGetTextDatum(values[i]);
+			}
 			pgstat_report_activity(STATE_RUNNING, call);
-			if (SPI_execute(call, false, 0) != SPI_OK_SELECT)
+			if (SPI_execute_with_args(call, nargs, argtypes, args, NULL,
+									  false, 0) != SPI_OK_SELECT)
 				elog(ERROR, "%s: unexpected result", function);
 		}
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		pgs_db_work_commit();
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 		pgs_db_work_abort();
 		/* a call cancelled by SIGTERM did not fail: the worker exits */
 		if (!ShutdownRequestPending)
+		{
 			ereport(LOG,
 					(errmsg("%s failed: %s", function, edata->message)));
+			failed = MemoryContextStrdup(oldcxt, edata->message);
+		}
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+	/* the transaction's end left TopMemoryContext current */
+	MemoryContextSwitchTo(oldcxt);
+	return failed;
 }
 
-/* Keep the nodes, run the tick, then the rolls, once. */
+/*
+ * Run one SQL statement of ours (schema-qualified by the caller, with the
+ * schema's name as $1 when it takes one) in a transaction of its own;
+ * returns the first column of each row, copied into the caller's memory
+ * context, or NIL when it failed (logged).
+ */
+static List *
+run_list(const char *sql)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	List	   *result = NIL;
+
+	PG_TRY();
+	{
+		pgs_db_work_begin();
+		enable_timeout_after(STATEMENT_TIMEOUT, FLEET_WORK_TIMEOUT_MS);
+		if (SPI_execute(sql, false, 0) < 0)
+			elog(ERROR, "could not run: %s", sql);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[i],
+										 SPI_tuptable->tupdesc, 1);
+
+			if (v != NULL)
+			{
+				/* the list too: SPI's context goes with the transaction */
+				MemoryContext spicxt = MemoryContextSwitchTo(oldcxt);
+
+				result = lappend(result, pstrdup(v));
+				MemoryContextSwitchTo(spicxt);
+			}
+		}
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		pgs_db_work_commit();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		pgs_db_work_abort();
+		if (!ShutdownRequestPending)
+			ereport(LOG,
+					(errmsg("pgsentinel fleet: %s", edata->message)));
+		list_free_deep(result);
+		result = NIL;
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	return result;
+}
+
+/*
+ * The schema of the extension here, when it has a fleet (2.1.0 on): NULL
+ * otherwise.
+ */
+static char *
+fleet_schema(void)
+{
+	List	   *l = run_list(psprintf(find_sql, "pgsentinel_fleet_pull"));
+
+	return l != NIL ? (char *) linitial(l) : NULL;
+}
+
+/*
+ * Pull each pull server whose interval has passed, one at a time, each in
+ * its own transaction under its own deadline: a source that does not
+ * answer fails its own pull (recorded as its last_error, and named by
+ * pgsentinel_status()), and the others are pulled all the same.
+ */
+static void
+pull_due_servers(const char *schema)
+{
+	List	   *due;
+	ListCell   *lc;
+
+	due = run_list(psprintf("SELECT f.name FROM %s.pgsentinel_fleet_server f"
+							" WHERE f.method = 'pull' AND f.removed IS NULL"
+							"   AND (f.last_pull IS NULL"
+							"        OR f.last_pull + f.pull_interval <= now())"
+							" ORDER BY f.server_id",
+							quote_identifier(schema)));
+	foreach(lc, due)
+	{
+		const char *name = lfirst(lc);
+		char	   *failed;
+
+		if (ShutdownRequestPending)
+			return;
+		failed = run_periodic("pgsentinel_fleet_pull", "$1::pg_catalog.text",
+							  1, &name, pgs_archive_fleet_pull_timeout_ms);
+		if (failed != NULL)
+		{
+			const char *values[2] = {name, failed};
+
+			note_failure(psprintf("the pull of fleet server \"%s\"", name),
+						 failed);
+			/* the pull's own error is rolled back with it: keep it here */
+			(void) run_periodic("pgsentinel_fleet_pull_failed",
+								"$1::pg_catalog.text, $2::pg_catalog.text",
+								2, values, FLEET_WORK_TIMEOUT_MS);
+		}
+	}
+}
+
+/* Publish this tick's failure, or that there was none. */
+static void
+publish_fleet_error(void)
+{
+	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
+	strlcpy(pgs_state->archiver.fleet_error, fleet_error, PGS_MESSAGE_LEN);
+	LWLockRelease(pgs_state->lock);
+}
+
+/* Keep the nodes, pull, drop past retention, then roll up, once. */
 void
 pgs_fleet_tick(void)
 {
+	static MemoryContext tick_cxt = NULL;
+	MemoryContext oldcxt;
+	char	   *schema;
+	char	   *failed;
+
 	if (RecoveryInProgress())
 		return;
-	run_periodic("pgsentinel_fleet_node_keep", "");
-	if (ShutdownRequestPending)
-		return;
-	run_periodic("pgsentinel_fleet_tick", "");
-	if (ShutdownRequestPending)
-		return;
-	/* every server */
-	run_periodic("pgsentinel_fleet_roll", "NULL::pg_catalog.text");
+	/* what a tick allocates (names, messages) goes with it */
+	if (tick_cxt == NULL)
+		tick_cxt = AllocSetContextCreate(TopMemoryContext,
+										 "pgsentinel fleet tick",
+										 ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(tick_cxt);
+	fleet_error[0] = '\0';
+	schema = fleet_schema();
+	if (schema != NULL)
+	{
+		failed = run_periodic("pgsentinel_fleet_node_keep", "", 0, NULL,
+							  FLEET_WORK_TIMEOUT_MS);
+		if (failed != NULL)
+			note_failure("pgsentinel_fleet_node_keep()", failed);
+		if (!ShutdownRequestPending)
+			pull_due_servers(schema);
+		if (!ShutdownRequestPending &&
+			(failed = run_periodic("pgsentinel_fleet_expire_all", "", 0, NULL,
+								   FLEET_WORK_TIMEOUT_MS)) != NULL)
+			note_failure("pgsentinel_fleet_expire_all()", failed);
+		/* every server */
+		if (!ShutdownRequestPending &&
+			(failed = run_periodic("pgsentinel_fleet_roll",
+								   "NULL::pg_catalog.text", 0, NULL,
+								   FLEET_WORK_TIMEOUT_MS)) != NULL)
+			note_failure("pgsentinel_fleet_roll()", failed);
+	}
+	publish_fleet_error();
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(tick_cxt);
 }
