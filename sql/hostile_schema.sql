@@ -909,6 +909,7 @@ SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';
 -- the status says so.  From here on the attacker's plants stay, made while
 -- it could, but it creates no more (the schema is taken from it), as the
 -- fleet requires; the squatting tests below give it back for a while.
+-- (true where no fleet can be set up: a PostgreSQL without contrib)
 CREATE FUNCTION pgs_refused_with(stmt text, state text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -1004,17 +1005,6 @@ SELECT * FROM pgs_call_everything();
 -- the status names them all and the fleet's setup is refused.  (Not
 -- pgsentinel_status itself: its own call would be ambiguous, and its
 -- error names it.)
--- (true where no fleet can be set up: a PostgreSQL without contrib)
-CREATE FUNCTION pgs_refusal(stmt text) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF pgs_fleet_here() IS NULL THEN
-        RETURN true;
-    END IF;
-    EXECUTE stmt;
-    RETURN false;
-EXCEPTION WHEN duplicate_table OR object_not_in_prerequisite_state THEN
-    RETURN true;
-END $$;
 CREATE TEMP TABLE pgs_own_names AS
 SELECT DISTINCT p.proname FROM pgs_members m
   JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid;
@@ -1041,7 +1031,8 @@ SELECT regexp_replace(archive_message, '[0-9]{8}', 'YYYYMMDD') AS archive_messag
 SELECT pgs_fleet_here() IS NULL
        OR NOT EXISTS (SELECT FROM pgs_trap.pgsentinel_fleet_status WHERE name = 'hostile')
        AS no_fleet_server_yet;
-SELECT pgs_refusal($$SELECT pgs_trap.pgsentinel_fleet_add('squatted', pgs_fleet_here(), 'pull')$$)
+SELECT pgs_refused_with($$SELECT pgs_trap.pgsentinel_fleet_add('squatted', pgs_fleet_here(), 'pull')$$,
+                        '42P07')
        AS squatted_server_refused;
 SET ROLE regress_pgs_attacker;
 DROP VIEW pgs_trap.:"text_today";
@@ -1080,7 +1071,8 @@ SELECT (SELECT count(*) FROM pg_proc p
              AND p.oid NOT IN (SELECT m.objid FROM pgs_members m
                                 WHERE m.classid = 'pg_proc'::regclass))
          AS the_status_counts_every_plant;
-SELECT pgs_refusal($$SELECT pgs_trap.pgsentinel_fleet_add('overloaded', pgs_fleet_here(), 'pull')$$)
+SELECT pgs_refused_with($$SELECT pgs_trap.pgsentinel_fleet_add('overloaded', pgs_fleet_here(), 'pull')$$,
+                        '55000')
        AS overloaded_schema_refused;
 SET ROLE regress_pgs_attacker;
 DO $$
@@ -1132,7 +1124,7 @@ BEGIN
         PERFORM pgs_fleet_ext.dblink_exec(pgs_fleet_here(), 'DROP DATABASE pgs_node_db WITH (FORCE)');
     END IF;
 END $$;
-DROP FUNCTION pgs_fleet_here(), pgs_refusal(text);
+DROP FUNCTION pgs_fleet_here(), pgs_refused_with(text, text);
 SET client_min_messages = warning;
 DROP SCHEMA pgs_fleet_ext CASCADE;
 RESET client_min_messages;

@@ -83,6 +83,32 @@ note_failure(const char *what, const char *message)
 }
 
 /*
+ * From a PG_CATCH() of the work below: stop the deadline, roll the
+ * transaction back and log the error as "what: message", unless SIGTERM
+ * cancelled it (that is no failure: the worker exits).  Returns the
+ * message, allocated in cxt, or NULL for a shutdown.
+ */
+static char *
+abort_work(MemoryContext cxt, const char *what)
+{
+	ErrorData  *edata;
+	char	   *message = NULL;
+
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	pgs_db_work_abort();
+	if (!ShutdownRequestPending)
+	{
+		ereport(LOG, (errmsg("%s: %s", what, edata->message)));
+		message = MemoryContextStrdup(cxt, edata->message);
+	}
+	FreeErrorData(edata);
+	return message;
+}
+
+/*
  * Run "SELECT count(*) FROM schema.function(arguments)" once, in a
  * transaction of its own, with nargs parameters of type TEXT (the
  * arguments refer to them as $1, ...; each cast to its declared type),
@@ -131,21 +157,9 @@ run_periodic(const char *function, const char *arguments, int nargs,
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		disable_timeout(STATEMENT_TIMEOUT, false);
+		/* (the message's prefix must outlive the transaction) */
 		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		pgs_db_work_abort();
-		/* a call cancelled by SIGTERM did not fail: the worker exits */
-		if (!ShutdownRequestPending)
-		{
-			ereport(LOG,
-					(errmsg("%s failed: %s", function, edata->message)));
-			failed = MemoryContextStrdup(oldcxt, edata->message);
-		}
-		FreeErrorData(edata);
+		failed = abort_work(oldcxt, psprintf("%s failed", function));
 	}
 	PG_END_TRY();
 	/* the transaction's end left TopMemoryContext current */
@@ -190,19 +204,9 @@ run_list(const char *sql)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		disable_timeout(STATEMENT_TIMEOUT, false);
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		pgs_db_work_abort();
-		if (!ShutdownRequestPending)
-			ereport(LOG,
-					(errmsg("pgsentinel fleet: %s", edata->message)));
+		(void) abort_work(oldcxt, "pgsentinel fleet");
 		list_free_deep(result);
 		result = NIL;
-		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
