@@ -17,6 +17,7 @@
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_proc.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -33,6 +34,7 @@
 #include "archive/archive.h"
 #include "compat.h"
 #include "db_worker.h"
+#include "guc.h"
 #include "pgsentinel.h"
 #include "statements/pgssh.h"
 #include "store/ash_rows.h"
@@ -383,6 +385,33 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 	return buf.data;
 }
 
+/*
+ * The archiver learns that the extension was created in its database at
+ * its next try (at most pgsentinel_archive.interval later): called in that
+ * database where the extension now has its archive, its "not created" is
+ * stale.  Say "starting" instead.
+ */
+static void
+correct_stale_not_created(StatusCopy *c)
+{
+	Oid			extoid;
+	Oid			nspid;
+	char	   *dbname;
+
+	if (c->archive_state != PGS_ARCHIVE_NOT_CREATED || c->archive_pid == 0)
+		return;
+	dbname = get_database_name(MyDatabaseId);
+	if (dbname == NULL || strcmp(dbname, pgs_db_name) != 0)
+		return;
+	extoid = get_extension_oid(PGS_NAME, true);
+	nspid = OidIsValid(extoid) ? extension_schema(extoid) : InvalidOid;
+	if (!OidIsValid(nspid) ||
+		!OidIsValid(get_relname_relid("pgsentinel_archive_state", nspid)))
+		return;
+	c->archive_state = PGS_ARCHIVE_STARTING;
+	c->archive_message[0] = '\0';
+}
+
 /* SQL function pgsentinel_status(). */
 Datum
 pgsentinel_status_2_0(PG_FUNCTION_ARGS)
@@ -400,6 +429,7 @@ pgsentinel_status_2_0(PG_FUNCTION_ARGS)
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	status_copy_out(&c);
+	correct_stale_not_created(&c);
 	memset(nulls, 0, sizeof(nulls));
 
 	values[i] = Int32GetDatum(c.worker_pid);

@@ -173,9 +173,23 @@ $node->stop;
 # --- without pg_stat_statements --------------------------------------------------
 
 my $bare = pgs_node('nopgss', start => 0);
-$bare->append_conf('postgresql.conf', "shared_preload_libraries = 'pgsentinel'\n");
+$bare->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pgsentinel'\npgsentinel_archive.interval = 10s\n");
 $bare->start;
-$bare->safe_psql('postgres', 'CREATE EXTENSION pgsentinel');
+# The archiver finds the extension created in its database at its next
+# try: until then the status, read there, says "starting", not the stale
+# "not created" that another database still shows.
+$bare->safe_psql('postgres', 'CREATE DATABASE other');
+$bare->safe_psql('other', 'CREATE EXTENSION pgsentinel');
+ok( $bare->poll_query_until('other',
+		"SELECT archive_state = 'not created' FROM pgsentinel_status()"),
+	'the archiver finds no extension in its database');
+is( $bare->safe_psql('postgres',
+		"BEGIN; CREATE EXTENSION pgsentinel; SELECT archive_state FROM pgsentinel_status(); COMMIT"),
+	'starting', 'in the transaction that creates the extension the status says starting');
+ok( $bare->poll_query_until('postgres',
+		"SELECT archive_state = 'ok' FROM pgsentinel_status()"),
+	'then ok once the archiver has found it');
 my $bg = pgs_start_bg($bare, 'SELECT pg_sleep(600) /* nopgss */');
 ok(pgs_wait_sessions($bare, 1, '%nopgss%'), 'session sleeps (no pg_stat_statements)');
 ok( $bare->poll_query_until('postgres',
