@@ -8,10 +8,10 @@
 # directory, own port and own socket directory, no TCP), samples every 0.1 s,
 # runs a ~10 s workload, then prints what the history shows:
 #   - pgsentinel_status()
-#   - top wait events
-#   - average active sessions, second by second
-#   - top statements by samples, and nested statements inside PL/pgSQL
-#   - sessions blocked on locks, with their blockers
+#   - pgsentinel_report() of the window: load, waits, top SQL, blocking
+#     trees, incidents (and its HTML version, written to
+#     $PGSENTINEL_DEMO_HTML, default /tmp/pgsentinel-demo-report.html)
+#   - pgsentinel_blocking_trees() and pgsentinel_top_statements()
 # The workload, one session each (application_name says which):
 #   demo_cpu      sum over generate_series in a loop          -> CPU
 #   demo_sleep    pg_sleep(0.5) in a loop                      -> Timeout/PgSleep
@@ -155,66 +155,25 @@ report() {
 	dpsql -P pager=off "$@"
 }
 
-report "pgsentinel_status()" -x -c "SELECT * FROM pgsentinel_status()"
+report "pgsentinel_status()" -c "SELECT archive_state, diagnosis FROM pgsentinel_status()"
 
-report "Top wait events (samples in the $SECS s window)" -c "
-SELECT wait_event_type, wait_event, count(*) AS samples,
-       round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct
-  FROM pg_active_session_history
- WHERE $W
- GROUP BY 1, 2
- ORDER BY 3 DESC"
-
-report "Average active sessions per second (rows x sampling period)" -c "
-SELECT to_char(date_trunc('second', ash_time), 'HH24:MI:SS') AS second,
-       round(count(*) * p, 1) AS aas,
-       round(count(*) FILTER (WHERE wait_event_type = 'CPU') * p, 1) AS cpu,
-       round(count(*) FILTER (WHERE wait_event_type = 'Timeout') * p, 1) AS timeout,
-       round(count(*) FILTER (WHERE wait_event_type = 'Lock') * p, 1) AS lock,
-       round(count(*) FILTER (WHERE wait_event_type NOT IN ('CPU', 'Timeout', 'Lock')) * p, 1) AS other,
-       repeat('#', round(count(*) * p * 4)::int) AS chart
-  FROM pg_active_session_history,
-       (SELECT sampling_period::numeric AS p FROM pgsentinel_status()) AS s
- WHERE $W
- GROUP BY 1, p
- ORDER BY 1"
-
-report "Top statements by samples (with pg_stat_statements)" -c "
-SELECT h.queryid, count(*) AS samples,
-       round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS pct,
-       string_agg(DISTINCT h.wait_event, ',') AS waits,
-       (SELECT sum(calls) FROM pg_stat_statements s WHERE s.queryid = h.queryid) AS calls,
-       (SELECT round((sum(total_exec_time) / nullif(sum(calls), 0))::numeric, 1)
-          FROM pg_stat_statements s WHERE s.queryid = h.queryid) AS mean_ms,
-       left(regexp_replace(min(h.top_level_query), '\s+', ' ', 'g'), 60) AS top_level_query
-  FROM pg_active_session_history AS h
- WHERE $W
- GROUP BY h.queryid
- ORDER BY 2 DESC
- LIMIT 10"
-
-report "Nested statements (PL/pgSQL): what ran inside the top-level call" -c "
-SELECT queryid, nested_queryid, count(*) AS samples,
-       string_agg(DISTINCT wait_event, ',') AS waits,
-       left(regexp_replace(top_level_query, '\s+', ' ', 'g'), 35) AS top_level_query,
-       left(regexp_replace(query, '\s+', ' ', 'g'), 60) AS query
-  FROM pg_active_session_history
- WHERE $W AND query IS DISTINCT FROM top_level_query
- GROUP BY 1, 2, 5, 6
- ORDER BY 3 DESC
- LIMIT 10"
-
-report "Blocked sessions (blockers > 0)" -c "
-SELECT pid, application_name AS app, blockerpid, blocking_pids, blocker_state,
-       wait_event, queryid, count(*) AS samples,
-       to_char(min(ash_time), 'HH24:MI:SS.MS') AS first_seen,
-       to_char(max(ash_time), 'HH24:MI:SS.MS') AS last_seen,
-       left(query, 50) AS query
-  FROM pg_active_session_history
- WHERE $W AND blockers > 0
- GROUP BY pid, application_name, blockerpid, blocking_pids, blocker_state,
-          wait_event, queryid, query
- ORDER BY first_seen, pid"
+# What a DBA asks first: the report of the window (load, waits, top SQL,
+# blocking trees, incidents), then two of its answers on their own.
+R="'$START_TS'::timestamptz, '$END_TS'::timestamptz"
+report "pgsentinel_report() of the $SECS s window" -At -c "SELECT pgsentinel_report($R)"
+report "Who blocked whom: pgsentinel_blocking_trees()" -c "
+SELECT repeat('  ', depth) || pid AS tree, application_name AS app, state, wait_event,
+       sessions, round(db_time::numeric, 1) AS db_time, left(query, 50) AS query
+  FROM pgsentinel_blocking_trees($R)"
+report "Top SQL: pgsentinel_top_statements()" -c "
+SELECT rank, round(db_time::numeric, 2) AS db_time, round(pct::numeric, 1) AS pct,
+       wait_profile, round(calls_per_s::numeric, 1) AS calls_per_s,
+       left(regexp_replace(query, '\\s+', ' ', 'g'), 50) AS query
+  FROM pgsentinel_top_statements($R, 5)"
+HTML=${PGSENTINEL_DEMO_HTML:-/tmp/pgsentinel-demo-report.html}
+dpsql -At -c "SELECT pgsentinel_report($R, 'html')" -o "$TMP/report.html"
+cp "$TMP/report.html" "$HTML"
+printf '\nThe same report as HTML: %s (open it in a browser)\n' "$HTML"
 
 # What the demo must show; anything missing is a failure of the product.
 read -r cpu sleep lock blocked < <(dpsql -At -F ' ' -c "
@@ -230,11 +189,15 @@ if [ -n "$problems" ]; then
 	echo "==== server log: errors ===="
 	echo "$problems" | head -20
 fi
-echo "history: $cpu CPU rows, $sleep PgSleep rows, $lock Lock rows, $blocked rows with a blocker"
-if [ "$cpu" -gt 0 ] && [ "$sleep" -gt 0 ] && [ "$lock" -gt 0 ] && [ "$blocked" -gt 0 ]; then
+roots=$(dpsql -At -c "SELECT count(*) FROM pgsentinel_blocking_trees($R)
+                      WHERE depth = 0 AND application_name = 'demo_holder'")
+echo "history: $cpu CPU rows, $sleep PgSleep rows, $lock Lock rows, $blocked rows with a blocker;" \
+	"the holder is the root of $roots blocking tree(s)"
+if [ "$cpu" -gt 0 ] && [ "$sleep" -gt 0 ] && [ "$lock" -gt 0 ] && [ "$blocked" -gt 0 ] &&
+	[ "$roots" -gt 0 ] && grep -q '<!DOCTYPE html>' "$HTML"; then
 	echo "demo OK"
 else
-	echo "demo FAILED: the history lacks CPU, PgSleep, Lock or blocker rows"
+	echo "demo FAILED: the history lacks CPU, PgSleep, Lock or blocker rows, the holder's tree or the HTML report"
 	tail -30 "$TMP/server.log"
 	exit 1
 fi
