@@ -126,6 +126,7 @@ BEGIN
                            WHERE $5 IS NULL),
             'unusual', (SELECT jsonb_build_object(
                                    'weeks_seen', coalesce(max(t.weeks_seen), 0),
+                                   'keys_seen', count(*),
                                    'keys', coalesce(jsonb_agg(to_jsonb(t)) FILTER (WHERE t.unusual), '[]'))
                           FROM %1$I.pgsentinel_unusual($2, server => $8) t
                          WHERE $5 IS NULL),
@@ -205,8 +206,10 @@ BEGIN
         END LOOP;
         out := out || pg_catalog.format(E'\n== Unusual now (the hour before %s against the same hour of the weeks before)\n',
                                         to_char(until, 'YYYY-MM-DD HH24:MI'));
-        IF (doc->'unusual'->>'weeks_seen')::int = 0 THEN
-            out := out || E'  nothing to compare: no load in the hour, or no earlier week observed\n';
+        IF (doc->'unusual'->>'keys_seen')::int = 0 THEN
+            out := out || E'  nothing to compare: no load in the hour\n';
+        ELSIF (doc->'unusual'->>'weeks_seen')::int = 0 THEN
+            out := out || E'  nothing to compare yet: the history has no earlier week of this hour (it is compared with the same hour of up to 4 weeks before)\n';
         ELSIF jsonb_array_length(doc->'unusual'->'keys') = 0 THEN
             out := out || pg_catalog.format(E'  nothing: every wait class and statement as usual (%s weeks)\n',
                                             doc->'unusual'->>'weeks_seen');
@@ -678,8 +681,10 @@ BEGIN
                  '{dimension,key,aas,usual,ratio,weeks_seen,description}'::text[],
                  '{by,key,AAS,usual AAS,ratio,weeks compared,statement}'::text[];
         html := html || '<h2>Unusual now</h2>'
-                || CASE WHEN (doc->'unusual'->>'weeks_seen')::int = 0
-                        THEN '<p class="none">Nothing to compare: no load in the last hour, or no earlier week observed.</p>'
+                || CASE WHEN (doc->'unusual'->>'keys_seen')::int = 0
+                        THEN '<p class="none">Nothing to compare: no load in the last hour.</p>'
+                        WHEN (doc->'unusual'->>'weeks_seen')::int = 0
+                        THEN '<p class="none">Nothing to compare yet: the history has no earlier week of this hour (it is compared with the same hour of up to 4 weeks before).</p>'
                         WHEN jsonb_array_length(doc->'unusual'->'keys') = 0
                         THEN '<p class="none">Nothing: every wait class and statement of the last hour as in the weeks before.</p>'
                         ELSE tbl END;
