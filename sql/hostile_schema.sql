@@ -880,7 +880,7 @@ BEGIN
 END $$;
 CREATE FUNCTION pgs_hostile_wait() RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-    deadline timestamptz := clock_timestamp() + interval '60 s';
+    deadline timestamptz := clock_timestamp() + interval '300 s';
     s name := (SELECT n.nspname FROM pg_extension e
                JOIN pg_namespace n ON n.oid = e.extnamespace
                WHERE e.extname = 'pgsentinel');
@@ -891,7 +891,7 @@ BEGIN
                        s) INTO found;
         EXIT WHEN found;
         IF clock_timestamp() > deadline THEN
-            RAISE EXCEPTION 'no interval in the statements history within 60 s';
+            RAISE EXCEPTION 'no interval in the statements history within 300 s';
         END IF;
         PERFORM pg_sleep(0.01);
     END LOOP;
