@@ -872,7 +872,8 @@ BEGIN
 END $$;
 
 -- A statement with readings in the statements history, so that the
--- helpers have intervals to compute (wait for them, 60 s at most).
+-- helpers have intervals to compute (wait for them, 300 s at most: the
+-- statements worker's relaunch delay after the extension was dropped).
 CREATE FUNCTION pgs_hostile_work() RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_sleep(0.03);
