@@ -82,6 +82,7 @@ typedef struct StatusCopy
 	uint64		blockers_via_core;
 	int			archive_state;
 	char		archive_message[PGS_MESSAGE_LEN];
+	char		fleet_failed[PGS_MESSAGE_LEN];
 	char		fleet_error[PGS_MESSAGE_LEN];
 	char		archive_waiting[PGS_MESSAGE_LEN];
 	int32		archive_pid;
@@ -146,6 +147,7 @@ status_copy_out(StatusCopy *c)
 	c->keys_dropped = pgs_state->statements.keys_dropped;
 	c->archive_state = pgs_state->archiver.state;
 	memcpy(c->archive_message, pgs_state->archiver.message, PGS_MESSAGE_LEN);
+	memcpy(c->fleet_failed, pgs_state->archiver.fleet_failed, PGS_MESSAGE_LEN);
 	memcpy(c->fleet_error, pgs_state->archiver.fleet_error, PGS_MESSAGE_LEN);
 	memcpy(c->archive_waiting, pgs_state->archiver.waiting, PGS_MESSAGE_LEN);
 	c->archive_pid = pgs_state->archiver.pid;
@@ -271,6 +273,7 @@ append_schema_creators_locked(StringInfo buf, Oid nspid)
 	HeapTuple	tup;
 	int			found = 0;
 	char	   *first = NULL;
+	char	   *nspname;
 
 	rel = table_open(AuthIdRelationId, AccessShareLock);
 	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
@@ -287,12 +290,13 @@ append_schema_creators_locked(StringInfo buf, Oid nspid)
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	if (found > 0)
+	nspname = get_namespace_name(nspid);
+	/* (a schema dropped meanwhile has nothing to say) */
+	if (found > 0 && nspname != NULL)
 		appendStringInfo(buf,
 						 "; %d role(s) that are not superusers may create objects in the extension's schema %s, such as %s: they can make pgsentinel's calls fail and its fleet refuses to work there; REVOKE CREATE ON SCHEMA %s FROM them, or install pgsentinel in a schema of its own",
-						 found, quote_identifier(get_namespace_name(nspid)),
-						 quote_identifier(first),
-						 quote_identifier(get_namespace_name(nspid)));
+						 found, quote_identifier(nspname),
+						 quote_identifier(first), quote_identifier(nspname));
 }
 
 /*
@@ -379,8 +383,16 @@ diagnosis(const StatusCopy *c, TimestampTz now)
 		appendStringInfo(&buf,
 						 "; the ring overwrote " UINT64_FORMAT " samples and " UINT64_FORMAT " rows before they were archived: shorten pgsentinel_archive.interval or raise pgsentinel_ash.max_entries",
 						 c->archive_samples_lost, c->archive_rows_lost);
-	if (c->archive_pid != 0 && c->fleet_error[0] != '\0')
-		appendStringInfo(&buf, "; fleet: %s", c->fleet_error);
+	/* the error may name hosts and users: only for who may read last_error */
+	if (c->archive_pid != 0 && c->fleet_failed[0] != '\0')
+	{
+		if (has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+			appendStringInfo(&buf, "; fleet: %s: %s", c->fleet_failed,
+							 c->fleet_error);
+		else
+			appendStringInfo(&buf, "; fleet: %s (pgsentinel_fleet_status.last_error says why)",
+							 c->fleet_failed);
+	}
 	append_foreign_overloads(&buf);
 	return buf.data;
 }
@@ -403,8 +415,12 @@ correct_stale_not_created(StatusCopy *c)
 	dbname = get_database_name(MyDatabaseId);
 	if (dbname == NULL || strcmp(dbname, pgs_db_name) != 0)
 		return;
+	/* a monitoring call waits for no lock (see below) */
+	if (!ConditionalLockRelationOid(ExtensionRelationId, AccessShareLock))
+		return;
 	extoid = get_extension_oid(PGS_NAME, true);
 	nspid = OidIsValid(extoid) ? extension_schema(extoid) : InvalidOid;
+	UnlockRelationOid(ExtensionRelationId, AccessShareLock);
 	if (!OidIsValid(nspid) ||
 		!OidIsValid(get_relname_relid("pgsentinel_archive_state", nspid)))
 		return;

@@ -51,7 +51,10 @@ ok( $repo->poll_query_until('postgres', qq{
 	'both servers pulled while an ordinary role holds the old advisory key');
 $locker->quit;
 
-# the source stops answering: its ring's view is locked there
+# the source stops answering: its ring's view is locked there (and it is
+# tried again only every 30 s: the failure stays shown meanwhile)
+$repo->safe_psql('postgres',
+	"UPDATE pgsentinel_fleet_server SET pull_interval = '30s' WHERE name = 'slow'");
 my $lock = $src->background_psql('postgres');
 $lock->query_safe('BEGIN; LOCK TABLE pgsentinel_ring_samples IN ACCESS EXCLUSIVE MODE');
 my $t0 = $repo->safe_psql('postgres', 'SELECT now()');
@@ -64,6 +67,18 @@ ok( $repo->poll_query_until('postgres', q{
 	SELECT diagnosis ~ 'fleet: the pull of fleet server "slow" failed at .*statement timeout'
 	  FROM pgsentinel_status()}),
 	'pgsentinel_status() names the server whose pull failed');
+ok( $repo->poll_query_until('postgres', q{
+	SELECT now() > last_pull + interval '2 seconds' FROM pgsentinel_fleet_server
+	 WHERE name = 'slow'}),
+	'ticks go by without a pull of the failed server');
+like(pgs_status($repo, 'diagnosis'), qr/fleet: the pull of fleet server "slow" failed/,
+	'the failure stays shown until that server is pulled again');
+# the error names hosts and users: only who may read last_error sees it
+my $unprivileged = $repo->safe_psql('postgres', 'SELECT diagnosis FROM pgsentinel_status()',
+	extra_params => [ '-U', 'regress_locker' ]);
+like($unprivileged, qr/fleet: the pull of fleet server "slow" failed at .*\(pgsentinel_fleet_status.last_error says why\)/,
+	'a role without pg_read_all_stats is told where the error is');
+unlike($unprivileged, qr/statement timeout/, '... and not the error itself');
 # the other server is pulled meanwhile, more than once, and the archive
 # goes on
 ok( $repo->poll_query_until('postgres', qq{
@@ -78,6 +93,8 @@ ok( $repo->poll_query_until('postgres', qq{
 # the source answers again: pulled, and the error goes
 $lock->query_safe('COMMIT');
 $lock->quit;
+$repo->safe_psql('postgres',
+	"UPDATE pgsentinel_fleet_server SET pull_interval = '200ms', last_pull = NULL WHERE name = 'slow'");
 ok( $repo->poll_query_until('postgres', q{
 	SELECT last_error IS NULL FROM pgsentinel_fleet_server WHERE name = 'slow'}),
 	'the source is pulled again once it answers');

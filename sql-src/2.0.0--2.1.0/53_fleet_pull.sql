@@ -147,7 +147,11 @@ $sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_statements_sql() FROM PUBLIC;
 
 -- Pull now: the named server, or every pull server of the fleet (NULL).
--- Takes up to 100 batches of 3600 samples per server.  An error on one
+-- Takes up to 100 batches of 3600 samples per server, and no more batches
+-- once half of pgsentinel_archive.fleet_pull_timeout has passed (the
+-- archiver's deadline for one pull: a long catch-up goes on at the next
+-- pull from what this one committed, instead of failing whole every
+-- time).  An error on one
 -- server is kept in its last_error (pgsentinel_fleet_status shows it) and
 -- the others go on; when one server was named, the error is raised.
 CREATE FUNCTION pgsentinel_fleet_pull(server text DEFAULT NULL)
@@ -174,6 +178,9 @@ DECLARE
     wm timestamptz;
     part text;
     lookup text;
+    started timestamptz := clock_timestamp();
+    budget interval := coalesce(nullif(current_setting('pgsentinel_archive.fleet_pull_timeout', true), '')::interval,
+                                interval '1 minute') / 2;
     samples_table regclass;
     ash_table regclass;
     statements_table regclass;
@@ -237,7 +244,8 @@ BEGIN
                 samples_stored := samples_stored + stored;
                 rows_stored := rows_stored + nrows;
                 batches := batches + 1;
-                EXIT WHEN NOT more OR batches >= 100;
+                EXIT WHEN NOT more OR batches >= 100
+                          OR clock_timestamp() > started + budget;
             END LOOP;
             -- the statements history, after the samples (the server's row
             -- is locked); a foreign server made without its foreign table

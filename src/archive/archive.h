@@ -45,7 +45,9 @@ typedef struct PgsArchiverShared
 	int			state;			/* PgsArchiveState */
 	char		message[PGS_MESSAGE_LEN];
 	char		waiting[PGS_MESSAGE_LEN];	/* partitions left: why */
-	char		fleet_error[PGS_MESSAGE_LEN];	/* last tick's failure, if any */
+	char		fleet_failed[PGS_MESSAGE_LEN];	/* the fleet's work that failed and
+												 * when, if any (fleet.c) */
+	char		fleet_error[PGS_MESSAGE_LEN];	/* and its error */
 	TimestampTz last_time;		/* last archiving committed */
 	TimestampTz last_sample_time;	/* watermark */
 	int64		last_us;		/* duration of the last archiving */

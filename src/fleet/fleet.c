@@ -26,11 +26,13 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "executor/spi.h"
+#include "mb/pg_wchar.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
@@ -70,16 +72,41 @@ static const char *const find_sql =
  */
 #define FLEET_WORK_TIMEOUT_MS	(300 * 1000)
 
-/* What failed in this tick, for pgsentinel_status() (empty: nothing). */
-static char fleet_error[PGS_MESSAGE_LEN];
+/*
+ * The fleet's failure that pgsentinel_status() shows (empty: none): what
+ * failed ("the pull of fleet server \"x\"", a function) and when, and the
+ * error's message.  It stays until the same work succeeds (a failed
+ * server is not due again before its pull interval), the server is gone,
+ * or another failure replaces it.
+ */
+static char failed_what[PGS_MESSAGE_LEN];
+static char failed_when[MAXDATELEN + 1];
+static char failed_message[PGS_MESSAGE_LEN];
 
-/* Keep the first failure of the tick, for pgsentinel_status(). */
+/* Copy src into a buffer of PGS_MESSAGE_LEN, cut at a character's end. */
+static void
+copy_clipped(char *dst, const char *src)
+{
+	int			len = pg_mbcliplen(src, strlen(src), PGS_MESSAGE_LEN - 1);
+
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
 static void
 note_failure(const char *what, const char *message)
 {
-	if (fleet_error[0] == '\0')
-		snprintf(fleet_error, sizeof(fleet_error), "%s failed at %s: %s",
-				 what, timestamptz_to_str(GetCurrentTimestamp()), message);
+	copy_clipped(failed_what, what);
+	strlcpy(failed_when, timestamptz_to_str(GetCurrentTimestamp()),
+			sizeof(failed_when));
+	copy_clipped(failed_message, message);
+}
+
+static void
+note_success(const char *what)
+{
+	if (strcmp(failed_what, what) == 0)
+		failed_what[0] = '\0';
 }
 
 /*
@@ -205,7 +232,7 @@ run_list(const char *sql)
 	PG_CATCH();
 	{
 		(void) abort_work(oldcxt, "pgsentinel fleet");
-		list_free_deep(result);
+		/* (what it had copied goes with the tick's context) */
 		result = NIL;
 	}
 	PG_END_TRY();
@@ -234,45 +261,81 @@ fleet_schema(void)
 static void
 pull_due_servers(const char *schema)
 {
-	List	   *due;
+	List	   *servers;
 	ListCell   *lc;
+	bool		failed_server_here = false;
+	TimestampTz stop_at;
 
-	due = run_list(psprintf("SELECT f.name FROM %s.pgsentinel_fleet_server f"
-							" WHERE f.method = 'pull' AND f.removed IS NULL"
-							"   AND (f.last_pull IS NULL"
-							"        OR f.last_pull + f.pull_interval <= now())"
-							" ORDER BY f.server_id",
-							quote_identifier(schema)));
-	foreach(lc, due)
+	/* every pull server, "1" before the name of each one that is due */
+	servers = run_list(psprintf("SELECT CASE WHEN f.last_pull IS NULL"
+								"   OR f.last_pull + f.pull_interval <= now()"
+								"   THEN '1' ELSE '0' END || f.name"
+								"  FROM %s.pgsentinel_fleet_server f"
+								" WHERE f.method = 'pull' AND f.removed IS NULL"
+								" ORDER BY f.server_id",
+								quote_identifier(schema)));
+	/* a tick pulls for one timeout at most: the rest is due at the next */
+	stop_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										  pgs_archive_fleet_pull_timeout_ms);
+	foreach(lc, servers)
 	{
-		const char *name = lfirst(lc);
+		const char *name = (char *) lfirst(lc) + 1;
+		char	   *what = psprintf("the pull of fleet server \"%s\"", name);
 		char	   *failed;
 
-		if (ShutdownRequestPending)
-			return;
-		failed = run_periodic("pgsentinel_fleet_pull", "$1::pg_catalog.text",
-							  1, &name, pgs_archive_fleet_pull_timeout_ms);
-		if (failed != NULL)
+		if (((char *) lfirst(lc))[0] == '1' && !ShutdownRequestPending &&
+			GetCurrentTimestamp() < stop_at)
 		{
-			const char *values[2] = {name, failed};
+			failed = run_periodic("pgsentinel_fleet_pull", "$1::pg_catalog.text",
+								  1, &name, pgs_archive_fleet_pull_timeout_ms);
+			if (failed == NULL)
+				note_success(what);
+			else if (!ShutdownRequestPending)
+			{
+				const char *values[2] = {name, failed};
 
-			note_failure(psprintf("the pull of fleet server \"%s\"", name),
-						 failed);
-			/* the pull's own error is rolled back with it: keep it here */
-			(void) run_periodic("pgsentinel_fleet_pull_failed",
-								"$1::pg_catalog.text, $2::pg_catalog.text",
-								2, values, FLEET_WORK_TIMEOUT_MS);
+				note_failure(what, failed);
+				/* the pull's own error is rolled back with it: keep it here */
+				(void) run_periodic("pgsentinel_fleet_pull_failed",
+									"$1::pg_catalog.text, $2::pg_catalog.text",
+									2, values, FLEET_WORK_TIMEOUT_MS);
+			}
 		}
+		/* (after the pull: it may have just failed) */
+		if (strcmp(what, failed_what) == 0)
+			failed_server_here = true;
 	}
+	/* a server removed since it failed */
+	if (!failed_server_here && strncmp(failed_what, "the pull of", 11) == 0)
+		failed_what[0] = '\0';
 }
 
-/* Publish this tick's failure, or that there was none. */
+/* Publish the failure to show, or that there is none. */
 static void
 publish_fleet_error(void)
 {
 	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
-	strlcpy(pgs_state->archiver.fleet_error, fleet_error, PGS_MESSAGE_LEN);
+	if (failed_what[0] == '\0')
+		pgs_state->archiver.fleet_failed[0] = '\0';
+	else
+		snprintf(pgs_state->archiver.fleet_failed, PGS_MESSAGE_LEN,
+				 "%s failed at %s", failed_what, failed_when);
+	strlcpy(pgs_state->archiver.fleet_error, failed_message, PGS_MESSAGE_LEN);
 	LWLockRelease(pgs_state->lock);
+}
+
+/* Run one of the tick's steps other than the pulls, and note how it went. */
+static void
+run_step(const char *function, const char *arguments)
+{
+	char	   *what = psprintf("%s()", function);
+	char	   *failed = run_periodic(function, arguments, 0, NULL,
+									  FLEET_WORK_TIMEOUT_MS);
+
+	if (failed != NULL)
+		note_failure(what, failed);
+	else if (!ShutdownRequestPending)
+		note_success(what);
 }
 
 /* Keep the nodes, pull, drop past retention, then roll up, once. */
@@ -282,7 +345,6 @@ pgs_fleet_tick(void)
 	static MemoryContext tick_cxt = NULL;
 	MemoryContext oldcxt;
 	char	   *schema;
-	char	   *failed;
 
 	if (RecoveryInProgress())
 		return;
@@ -292,26 +354,19 @@ pgs_fleet_tick(void)
 										 "pgsentinel fleet tick",
 										 ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(tick_cxt);
-	fleet_error[0] = '\0';
 	schema = fleet_schema();
-	if (schema != NULL)
+	if (schema == NULL)
+		failed_what[0] = '\0';
+	else
 	{
-		failed = run_periodic("pgsentinel_fleet_node_keep", "", 0, NULL,
-							  FLEET_WORK_TIMEOUT_MS);
-		if (failed != NULL)
-			note_failure("pgsentinel_fleet_node_keep()", failed);
+		run_step("pgsentinel_fleet_node_keep", "");
 		if (!ShutdownRequestPending)
 			pull_due_servers(schema);
-		if (!ShutdownRequestPending &&
-			(failed = run_periodic("pgsentinel_fleet_expire_all", "", 0, NULL,
-								   FLEET_WORK_TIMEOUT_MS)) != NULL)
-			note_failure("pgsentinel_fleet_expire_all()", failed);
+		if (!ShutdownRequestPending)
+			run_step("pgsentinel_fleet_expire_all", "");
 		/* every server */
-		if (!ShutdownRequestPending &&
-			(failed = run_periodic("pgsentinel_fleet_roll",
-								   "NULL::pg_catalog.text", 0, NULL,
-								   FLEET_WORK_TIMEOUT_MS)) != NULL)
-			note_failure("pgsentinel_fleet_roll()", failed);
+		if (!ShutdownRequestPending)
+			run_step("pgsentinel_fleet_roll", "NULL::pg_catalog.text");
 	}
 	publish_fleet_error();
 	MemoryContextSwitchTo(oldcxt);
