@@ -18,7 +18,7 @@ BEGIN
     IF min_samples IS NULL OR min_samples < 1 THEN
         RAISE EXCEPTION 'min_samples must be 1 or more, not %', coalesce(min_samples::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'min_samples is how many departing samples an incident has at least, e.g. min_samples => 3.';
+                  HINT = 'min_samples is how many departing samples in a row an incident needs, e.g. min_samples => 3.';
     END IF;
     IF gap IS NULL OR gap < interval '0' THEN
         RAISE EXCEPTION 'gap must be an interval of 0 or more, not %', coalesce(gap::text, 'NULL')
@@ -37,15 +37,18 @@ $$;
 -- it has more than the median plus min_excess sessions, or plus three
 -- standard deviations as the median absolute deviation estimates them,
 -- whichever is more (robust to the incidents themselves, as long as they
--- fill less than half the window).  Departing samples closer together
--- than gap (or three times the time a sample stands for) make one
--- incident; one of fewer than min_samples samples is a blip, not shown.
--- started is the first departing sample (the incident began within the
--- sampling period before it), ended the last one plus the time it stands
--- for.  For each: its average and peak active sessions, and what the
--- report would put first for its stretch: the top wait event, statement
--- and application, and the root blocker behind which the most time was
--- spent, named whole.
+-- fill less than half the window).  A run is at least min_samples
+-- departing samples one after the other; a shorter one is a blip, left
+-- out altogether, so that the blips of a quiet baseline neither make an
+-- incident nor stretch or join the ones they are near.  Runs closer
+-- together than gap (or three times the time a sample stands for) make
+-- one incident, shown only when its average is above the threshold.
+-- started is the first sample of its first run (the incident began
+-- within the sampling period before it), ended the last one of its last
+-- run plus the time it stands for.  For each: its average and peak
+-- active sessions, and what the report would put first for its stretch:
+-- the top wait event, statement and application, and the root blocker
+-- behind which the most time was spent, named whole.
 CREATE FUNCTION pgsentinel_incidents(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -105,46 +108,81 @@ WITH s AS MATERIALIZED (
                  WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
                  ORDER BY c.d LIMIT 1)) AS threshold
       FROM m
-), hi AS (
-    SELECT s.sample_time, s.weight,
+), d AS (
+    -- each sample, whether it departs, and whether the one before did
+    SELECT s.sample_time, s.weight, s.n,
+           s.n OPERATOR(pg_catalog.>) th.threshold AS departs,
+           pg_catalog.lag(s.n OPERATOR(pg_catalog.>) th.threshold)
+               OVER (ORDER BY s.sample_time) AS prev_departs,
            pg_catalog.lag(s.sample_time) OVER (ORDER BY s.sample_time) AS prev_time,
            pg_catalog.lag(s.weight) OVER (ORDER BY s.sample_time) AS prev_weight
       FROM s, th
-     WHERE s.n OPERATOR(pg_catalog.>) th.threshold
 ), runs AS (
-    SELECT hi.sample_time, hi.weight,
+    -- runs: departing samples one after the other, no sample that does
+    -- not depart between them and no hole of more than three samples
+    SELECT d.sample_time, d.weight, d.departs,
            pg_catalog.count(*) FILTER (
-               WHERE hi.prev_time IS NULL
-                  OR (hi.sample_time OPERATOR(pg_catalog.-) hi.prev_time) OPERATOR(pg_catalog.>)
+               WHERE d.departs
+                 AND (d.prev_departs IS NOT TRUE
+                      OR (d.sample_time OPERATOR(pg_catalog.-) d.prev_time) OPERATOR(pg_catalog.>)
+                         pg_catalog.make_interval(secs => 3::pg_catalog.float8
+                                                  OPERATOR(pg_catalog.*) d.prev_weight)))
+               OVER (ORDER BY d.sample_time) AS run
+      FROM d
+), held AS (
+    -- a run of fewer than min_samples samples is a blip: neither an
+    -- incident nor a part of one, so that blips before or after an
+    -- episode do not stretch it
+    SELECT r.sample_time, r.weight,
+           pg_catalog.lag(r.sample_time) OVER (ORDER BY r.sample_time) AS prev_time,
+           pg_catalog.lag(r.weight) OVER (ORDER BY r.sample_time) AS prev_weight
+      FROM (SELECT runs.sample_time, runs.weight,
+                   pg_catalog.count(*) OVER (PARTITION BY runs.run) AS len
+              FROM runs
+             WHERE runs.departs) r
+     WHERE r.len OPERATOR(pg_catalog.>=) min_samples
+), chained AS (
+    -- runs closer together than gap make one incident
+    SELECT h.sample_time, h.weight,
+           pg_catalog.count(*) FILTER (
+               WHERE h.prev_time IS NULL
+                  OR (h.sample_time OPERATOR(pg_catalog.-) h.prev_time) OPERATOR(pg_catalog.>)
                      greatest(gap, pg_catalog.make_interval(secs => 3::pg_catalog.float8
-                                                             OPERATOR(pg_catalog.*) hi.prev_weight)))
-               OVER (ORDER BY hi.sample_time) AS run
-      FROM hi
+                                                             OPERATOR(pg_catalog.*) h.prev_weight)))
+               OVER (ORDER BY h.sample_time) AS chain
+      FROM held h
 ), inc AS (
-    SELECT pg_catalog.row_number() OVER (ORDER BY pg_catalog.min(r.sample_time)) AS incident,
-           pg_catalog.min(r.sample_time) AS started,
-           pg_catalog.max(r.sample_time OPERATOR(pg_catalog.+)
-                          pg_catalog.make_interval(secs => r.weight)) AS ended,
-           pg_catalog.count(*) AS samples
-      FROM runs r
-     GROUP BY r.run
-    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>=) min_samples
+    SELECT pg_catalog.min(c.sample_time) AS started,
+           pg_catalog.max(c.sample_time OPERATOR(pg_catalog.+)
+                          pg_catalog.make_interval(secs => c.weight)) AS ended
+      FROM chained c
+     GROUP BY c.chain
+), fig AS (
+    -- the figures of each incident's whole stretch; one whose average is
+    -- not above the threshold (runs chained over quieter stretches) is not
+    -- shown
+    SELECT i.started, i.ended,
+           pg_catalog.count(*) FILTER (WHERE d.departs) AS samples,
+           pg_catalog.sum(d.n OPERATOR(pg_catalog.*) d.weight)
+               OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(d.weight), 0::pg_catalog.float8) AS aas,
+           pg_catalog.max(d.n) AS peak
+      FROM inc i JOIN d ON d.sample_time OPERATOR(pg_catalog.>=) i.started
+                       AND d.sample_time OPERATOR(pg_catalog.<) i.ended
+     GROUP BY i.started, i.ended
+), shown AS (
+    SELECT pg_catalog.row_number() OVER (ORDER BY f.started) AS incident,
+           f.started, f.ended, f.samples, f.aas, f.peak
+      FROM fig f, th
+     WHERE f.aas OPERATOR(pg_catalog.>) th.threshold
 )
 SELECT i.incident, i.started, i.ended, i.ended OPERATOR(pg_catalog.-) i.started,
-       i.samples, th.median, th.threshold,
-       (SELECT pg_catalog.sum(s.n OPERATOR(pg_catalog.*) s.weight)
-               OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(s.weight), 0::pg_catalog.float8)
-          FROM s WHERE s.sample_time OPERATOR(pg_catalog.>=) i.started
-                   AND s.sample_time OPERATOR(pg_catalog.<) i.ended),
-       (SELECT pg_catalog.max(s.n) FROM s
-         WHERE s.sample_time OPERATOR(pg_catalog.>=) i.started
-           AND s.sample_time OPERATOR(pg_catalog.<) i.ended),
+       i.samples, th.median, th.threshold, i.aas, i.peak,
        w.key, w.pct, q.key::pg_catalog.int8, q.description, a.key,
        b.pid,
        pg_catalog.concat_ws(', ', b.usename, 'application ' OPERATOR(pg_catalog.||) b.application_name,
                             b.state, 'in a transaction since ' OPERATOR(pg_catalog.||) b.xact_start::pg_catalog.text,
                             b.query)
-  FROM inc i CROSS JOIN th
+  FROM shown i CROSS JOIN th
   LEFT JOIN LATERAL (SELECT t.key, t.pct FROM pgsentinel_top(i.started, i.ended, 'wait_event'::pg_catalog.text,
                                                              1, server => server) t) w ON true
   LEFT JOIN LATERAL (SELECT t.key, t.description FROM pgsentinel_top(i.started, i.ended, 'statement'::pg_catalog.text,
