@@ -707,6 +707,8 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_pull_statements_sql()',
    'SELECT %1$I.pgsentinel_fleet_pull_statements_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_redirect()', NULL),
+  ('function pgsentinel_refuse_overloads()', NULL),
+  ('event trigger pgsentinel_refuse_overloads', NULL),
   ('function pgsentinel_fleet_refuse()', NULL),
   ('function pgsentinel_fleet_roll(text)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) = 1 FROM %1$I.pgsentinel_fleet_roll(''hostile'') WHERE rolled_until IS NOT NULL)'),
@@ -1044,7 +1046,57 @@ SELECT count(*) AS partitions_made_again FROM pg_class c
  WHERE c.relnamespace = 'pgs_trap'::regnamespace AND c.relispartition
    AND c.relname IN (:'text_today', :'sample_tomorrow');
 
+-- A function named like one of ours and taking defaults would make our
+-- calls of that name ambiguous (the archiver would stop, the reports
+-- fail): pgsentinel's event trigger refuses each one the attacker tries,
+-- and the archive goes on.
 ALTER SCHEMA pgs_trap OWNER TO regress_pgs_attacker;
+SELECT samples_archived AS archived_before FROM pgs_trap.pgsentinel_archive_state \gset
+SET ROLE regress_pgs_attacker;
+DO $$
+DECLARE
+    f name;
+    refused integer := 0;
+    names integer := 0;
+BEGIN
+    FOR f IN SELECT n.proname FROM pgs_own_names n
+    LOOP
+        names := names + 1;
+        BEGIN
+            EXECUTE format('CREATE FUNCTION pgs_trap.%I(pgs_planted_default integer DEFAULT 0) RETURNS void
+                            LANGUAGE plpgsql AS $f$BEGIN PERFORM pgs_trap.gotcha(%L); END$f$',
+                           f, f || ' with a default');
+        EXCEPTION WHEN duplicate_function THEN
+            refused := refused + 1;
+        END;
+    END LOOP;
+    PERFORM set_config('pgs_test.refused', refused || ' of ' || names, false);
+    BEGIN
+        CREATE FUNCTION pgs_trap.pgs_renamed(pgs_planted_default integer DEFAULT 0) RETURNS void
+        LANGUAGE sql AS '';
+        ALTER FUNCTION pgs_trap.pgs_renamed(integer) RENAME TO pgsentinel_history_id;
+    EXCEPTION WHEN duplicate_function THEN
+        PERFORM set_config('pgs_test.renamed', SQLERRM, false);
+    END;
+END $$;
+RESET ROLE;
+SELECT current_setting('pgs_test.refused') AS defaulted_overloads_refused,
+       current_setting('pgs_test.renamed') AS renamed_refused,
+       (SELECT count(*) FROM pg_proc p
+         WHERE p.pronamespace = 'pgs_trap'::regnamespace
+           AND p.proargnames = ARRAY['pgs_planted_default']) AS planted;
+SELECT pgs_wait_for(format('(SELECT samples_archived > %s FROM pgs_trap.pgsentinel_archive_state)',
+                           :archived_before));
+-- (rows archived across this test's reinstallations may warn that their
+-- text does not match its template: not what is tested here)
+BEGIN;
+SET LOCAL client_min_messages = error;
+SELECT pgs_trap.pgsentinel_report(now() - interval '1 hour', now(), 'text'::text, NULL::integer,
+                                  10, NULL::text, NULL::text) ~ 'pgsentinel' AS report_answers;
+COMMIT;
+-- Only a superuser can disable the event trigger; what a role makes
+-- meanwhile is named by pgsentinel_status() and refused by the fleet.
+ALTER EVENT TRIGGER pgsentinel_refuse_overloads DISABLE;
 SET ROLE regress_pgs_attacker;
 DO $$
 DECLARE
@@ -1088,9 +1140,11 @@ BEGIN
     END LOOP;
 END $$;
 RESET ROLE;
+ALTER EVENT TRIGGER pgsentinel_refuse_overloads ENABLE;
 -- An installation (or update) among such a function is refused, naming
 -- it.  (A plant of a name the installation itself calls makes that call
 -- fail as ambiguous; this one is called by users only.)
+DROP EXTENSION pgsentinel;
 ALTER SCHEMA pgs_trap OWNER TO regress_pgs_attacker;
 SET ROLE regress_pgs_attacker;
 CREATE FUNCTION pgs_trap.pgsentinel_report(pgs_planted_default integer DEFAULT 0) RETURNS text
@@ -1098,7 +1152,6 @@ LANGUAGE plpgsql AS $f$BEGIN PERFORM pgs_trap.gotcha('pgsentinel_report with a d
 RESET ROLE;
 ALTER SCHEMA pgs_trap OWNER TO CURRENT_USER;
 GRANT USAGE ON SCHEMA pgs_trap TO regress_pgs_attacker;
-DROP EXTENSION pgsentinel;
 -- (PostgreSQL 18 adds the script's statement to the error's context)
 \set SHOW_CONTEXT never
 CREATE EXTENSION pgsentinel SCHEMA pgs_trap;

@@ -39,15 +39,33 @@ FROM pgsentinel_status();
 SELECT (SELECT count(*) FROM pg_active_session_history) >= s.ash_rows AS view_has_ring_rows
 FROM pgsentinel_status() s;
 
--- A function another role created in the extension's schema under one of
--- its names (with defaults, it makes pgsentinel's calls of that name
--- ambiguous) is named in the diagnosis, with what to do.
+-- A function another role creates in the extension's schema under one of
+-- its names, with defaults, would make pgsentinel's calls of that name
+-- ambiguous: pgsentinel's event trigger refuses it, made or renamed.
 CREATE ROLE regress_pgs_overloader;
 GRANT CREATE ON SCHEMA public TO regress_pgs_overloader;
 SET ROLE regress_pgs_overloader;
 CREATE FUNCTION public.pgsentinel_history_id(x integer DEFAULT 0) RETURNS bigint
 LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE FUNCTION public.pgs_overload(x integer DEFAULT 0) RETURNS bigint
+LANGUAGE sql AS 'SELECT 0::bigint';
+ALTER FUNCTION public.pgs_overload(integer) RENAME TO pgsentinel_samples;
+CREATE PROCEDURE public.pgsentinel_samples(x integer DEFAULT 0) LANGUAGE sql AS '';
+-- (without defaults it cannot be chosen over ours: our calls are exact)
+CREATE FUNCTION public.pgsentinel_history_id(x integer) RETURNS bigint
+LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE OR REPLACE FUNCTION public.pgsentinel_history_id(x integer DEFAULT 0) RETURNS bigint
+LANGUAGE sql AS 'SELECT 0::bigint';
+DROP FUNCTION public.pgsentinel_history_id(integer), public.pgs_overload(integer);
 RESET ROLE;
+-- One made while a superuser had disabled the trigger is named in the
+-- diagnosis, with what to do.
+ALTER EVENT TRIGGER pgsentinel_refuse_overloads DISABLE;
+SET ROLE regress_pgs_overloader;
+CREATE FUNCTION public.pgsentinel_history_id(x integer DEFAULT 0) RETURNS bigint
+LANGUAGE sql AS 'SELECT 0::bigint';
+RESET ROLE;
+ALTER EVENT TRIGGER pgsentinel_refuse_overloads ENABLE;
 SELECT regexp_replace(diagnosis, '^.*?; (1 function)', '\1') AS diagnosis
   FROM pgsentinel_status();
 DROP FUNCTION public.pgsentinel_history_id(integer);
