@@ -458,6 +458,8 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_report(timestamp with time zone, timestamp with time zone, text, integer, integer, text, text)',
    'SELECT length(%1$I.pgsentinel_report()) > 0 AND length(%1$I.pgsentinel_report(format => ''json'')) > 0
            AND (pgs_fleet_here() IS NULL OR %1$I.pgsentinel_report(server => ''hostile'') LIKE ''%%server hostile%%'')'),
+  ('function pgsentinel_report_findings(jsonb)',
+   'SELECT %1$I.pgsentinel_report_findings(''{"load": {"db_time": 100, "observed": 100}, "cpus": 1, "wait_classes": [{"key": "CPU", "aas": 1}], "top_events": [{"key": "IO:DataFileRead", "db_time": 60}], "top_statements": [], "blocking_trees": []}''::pg_catalog.jsonb)->0->>''finding'' LIKE ''Sessions waited on IO:DataFileRead for reads %%'''),
   ('function pgsentinel_report_html(jsonb)',
    'SELECT %1$I.pgsentinel_report(format => ''html'', cpus => 2) LIKE ''%%<svg %%'''),
   ('function pgsentinel_blocking_merge(jsonb, text)',

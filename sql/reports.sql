@@ -1122,10 +1122,10 @@ SELECT line FROM regexp_split_to_table(
     pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10'), E'\n') AS line
 WHERE line ~ 'pgsentinel itself';
 
--- Both at the top of the report, in each format.
+-- Both at the top of the report after the findings, in each format.
 SELECT line FROM regexp_split_to_table(
-    pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10'), E'\n') WITH ORDINALITY AS l(line, n)
-WHERE n BETWEEN 3 AND 10;
+    pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', cpus => 2), E'\n') WITH ORDINALITY AS l(line, n)
+WHERE n BETWEEN 3 AND 14;
 SELECT line FROM regexp_split_to_table(
     pgsentinel_report('2020-01-29 12:00', '2020-01-29 13:00'), E'\n') AS line
 WHERE line ~ '^== Unusual|^  (wait class|statement) ';
@@ -1140,6 +1140,146 @@ FROM pgsentinel_report('2020-01-29 12:00', '2020-01-29 13:00', 'html') h;
 SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', weeks => 0);
 SELECT * FROM pgsentinel_unusual('2020-01-29 13:00', min_aas => -0.5);
 SELECT * FROM pgsentinel_unusual(NULL);
+
+-- Findings (issue 53): the report opens with what took the most DB time
+-- and what to do, each finding at least 10% of the window's DB time and
+-- 0.05 active sessions, at most 5, costliest first.
+CREATE TEMP VIEW pgs_rep_findings AS
+SELECT r.since, r.until, r.cpus, x.n, x.f AS finding
+FROM (VALUES ('2020-01-01 10:00'::timestamptz, '2020-01-01 10:02'::timestamptz, 2),
+             ('2020-01-01 16:00', '2020-01-01 16:10', 2),
+             ('2020-01-01 17:00', '2020-01-01 17:10', 1),
+             ('2020-01-01 17:00', '2020-01-01 17:10', 4),
+             ('2020-01-01 10:00:10', '2020-01-01 10:00:20', 2),
+             ('2020-01-01 10:01', '2020-01-01 10:02', 2)) AS r(since, until, cpus),
+     LATERAL regexp_split_to_table(split_part(split_part(
+         pgsentinel_report(r.since, r.until, cpus => r.cpus),
+         E'== Findings (the causes of the most DB time, and what to do)\n', 2), E'\n\n', 1), E'\n')
+         WITH ORDINALITY AS x(f, n);
+-- 10:00-10:02: alice's SELECT on CPU (50 s of 83), the reads from disk
+-- and bob's statement that made them (25 s each); the lock queue behind
+-- carol, 8 s (9.6%), is under 10%, and CPU (0.83 sessions) under 2 CPUs.
+-- 16:00-16:10: the pile-up behind carol, idle in transaction: 240 s of
+-- 844 (its waiters' UPDATE and Lock waits are not findings of their own:
+-- the root is their cause).  17:00-17:10: 2 sessions on CPU on average
+-- for 1 CPU: 600 s of the 1200 s on CPU were beyond it; not with 4 CPUs.
+-- A window without load and one not observed say so.
+SELECT to_char(since, 'HH24:MI:SS') AS since, cpus, n, finding
+FROM pgs_rep_findings ORDER BY since, cpus, n;
+-- as JSON: kind, cost and share of each
+SELECT x->>'kind' AS kind, round((x->>'db_time')::numeric, 1) AS db_time,
+       round((x->>'pct')::numeric, 1) AS pct
+FROM jsonb_array_elements(pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'json',
+                                            cpus => 2)::jsonb->'findings') x;
+SELECT pgsentinel_report('2020-01-01 10:01', '2020-01-01 10:02', 'json', cpus => 2)::jsonb->'findings'
+    AS unobserved;
+-- as HTML: first, before the incidents
+SELECT strpos(h, '<h2>') = strpos(h, '<h2>Findings</h2>') AS html_findings_first,
+       h ~ '<h2>Findings</h2><ol class="findings"><li>Statement 11 [^<]*</li><li>Session 103 \(carol, application psql, client 10\.0\.0\.3/32\) sat idle in transaction holding a lock[^<]*</li></ol><h2>Incidents</h2>' AS html_findings,
+       q ~ '<h2>Findings</h2><p class="none">No finding: no session was active in the 10 s observed\.</p>' AS html_quiet
+FROM pgsentinel_report('2020-01-01 16:00', '2020-01-01 16:10', 'html', cpus => 2) h,
+     pgsentinel_report('2020-01-01 10:00:10', '2020-01-01 10:00:20', 'html', cpus => 2) q;
+-- A lock queue behind an active root: 23:00-23:10, every second, alice on
+-- CPU throughout (600 s); 23:02:00-23:03:59 frank's migration rewrites a
+-- table (ALTER TABLE, reading from disk: 120 s) while bob, dave and erin
+-- wait for it on Lock:relation (360 s).  Then a quiet 23:10-23:20: 40 s
+-- of load (0.07 active sessions), nothing worth a finding.  (Added after
+-- the rollups were made: read from rows.)
+-- (Lock:relation under an id far above the archiver's, which names wait
+-- events from the highest id up, unless it named it first)
+INSERT INTO pgsentinel_archive_wait_event VALUES (99005, 'Lock', 'relation')
+ON CONFLICT DO NOTHING;
+INSERT INTO pgs_rep_we
+SELECT 9005, w.wait_event_id FROM pgsentinel_archive_wait_event w
+WHERE w.wait_event_type = 'Lock' AND w.wait_event = 'relation';
+INSERT INTO pgsentinel_archive_text VALUES
+    ('2020-01-01', 5, 5, 'ALTER TABLE accounts ALTER COLUMN balance TYPE numeric(20,2) USING balance::numeric(20,2)');
+INSERT INTO pgsentinel_archive_session
+    (day, session_id, hash, datid, datname, pid, usesysid, usename,
+     application_name, client_addr, backend_start, backend_type)
+VALUES ('2020-01-01', 8, 8, 1, 'shop', 108, 10, 'frank', 'migrate', '10.0.0.4/32',
+        '2020-01-01 09:00+00', 'client backend');
+INSERT INTO pgs_rep_a
+    (day, activity_id, hash, session_id, state, top_level_query_id,
+     query_id, cmdtype, queryid)
+VALUES ('2020-01-01', 8, 8, 8, 'active', 5, 5, 'ALTER', 55);
+INSERT INTO pgs_rep_samples
+SELECT '2020-01-01 23:00:00+00'::timestamptz + i * interval '1 s', 21000 + i, 1, 1
+FROM generate_series(0, 1199) i;
+INSERT INTO pgs_rep_rows
+SELECT t, 1, 9001, NULL::int, NULL::text, NULL::int[] FROM pgs_rep_samples
+WHERE id BETWEEN 21000 AND 21599
+UNION ALL
+SELECT t, 8, 9002, NULL, NULL, NULL FROM pgs_rep_samples WHERE id BETWEEN 21120 AND 21239
+UNION ALL
+SELECT t, a, 9005, 108, 'active', '{108}' FROM pgs_rep_samples, unnest('{4,5,6}'::int[]) a
+WHERE id BETWEEN 21120 AND 21239
+UNION ALL
+SELECT t, 1, 9001, NULL, NULL, NULL FROM pgs_rep_samples WHERE id BETWEEN 21600 AND 21619
+UNION ALL
+SELECT t, 2, 9002, NULL, NULL, NULL FROM pgs_rep_samples WHERE id BETWEEN 21700 AND 21719;
+UPDATE pgs_rep_rows r SET wait = m.wait_event_id FROM pgs_rep_we m
+WHERE r.wait = m.code AND r.t >= '2020-01-01 23:00+00';
+INSERT INTO pgs_rep_s
+SELECT s.t, s.id, s.period, s.weight,
+       count(r.activity) FILTER (WHERE r.activity <> 3),  -- 3: carol, idle
+       array_agg(r.activity ORDER BY r.activity) FILTER (WHERE r.activity IS NOT NULL),
+       array_agg(r.wait ORDER BY r.activity) FILTER (WHERE r.activity IS NOT NULL),
+       CASE WHEN bool_or(r.blockerpid IS NOT NULL) THEN
+         array_agg(CASE WHEN r.blockerpid IS NULL THEN 0 ELSE 1 END ORDER BY r.activity) END,
+       CASE WHEN bool_or(r.blockerpid IS NOT NULL) THEN
+         array_agg(r.blockerpid ORDER BY r.activity) END,
+       CASE WHEN bool_or(r.blockerpid IS NOT NULL) THEN
+         array_agg(r.blocker_state ORDER BY r.activity) END,
+       CASE WHEN bool_or(r.blockerpid IS NOT NULL) THEN
+         array_agg(CASE WHEN r.blockerpid IS NULL THEN NULL ELSE 10 END::oid ORDER BY r.activity) END,
+       CASE WHEN bool_or(r.blockerpid IS NOT NULL) THEN
+         array_agg(coalesce(r.blocking, '{}')::text ORDER BY r.activity) END
+FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
+WHERE s.id BETWEEN 21000 AND 22199
+GROUP BY s.t, s.id, s.period, s.weight;
+INSERT INTO pgsentinel_archive_batch
+SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
+       ARRAY[s.sample_period], ARRAY[s.weight], ARRAY[s.active_sessions],
+       ARRAY[s.blockers IS NOT NULL], r.*
+  FROM pgs_rep_s s
+  LEFT JOIN LATERAL (
+       SELECT pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.session_id ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(u.w ORDER BY a.session_id)), array_agg(a.state ORDER BY a.session_id),
+              pgsentinel_pack(array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(pgsentinel_us_between(coalesce(a.xact_start, s.sample_time), a.query_start)
+                        ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(pgsentinel_us_between(coalesce(a.query_start, a.xact_start, s.sample_time),
+                                              a.state_change) ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.backend_xid ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.backend_xmin ORDER BY a.session_id)),
+              pgsentinel_pack(array_agg(a.top_level_query_id ORDER BY a.session_id)),
+              array_agg(a.top_level_query_values ORDER BY a.session_id),
+              pgsentinel_pack(array_agg(a.query_id ORDER BY a.session_id)),
+              array_agg(a.query_values ORDER BY a.session_id),
+              array_agg(a.cmdtype ORDER BY a.session_id),
+              array_agg(a.queryid ORDER BY a.session_id),
+              array_agg(a.nested_queryid ORDER BY a.session_id),
+              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids
+         FROM unnest(s.activity_ids, s.wait_event_ids) u(a, w)
+         JOIN pgs_rep_a a ON a.activity_id = u.a) r ON true
+ WHERE s.sample_id BETWEEN 21000 AND 22199;
+-- The root's statement is cut at a word boundary; alice's SELECT (600 s),
+-- the queue behind frank (360 s), the reads from disk and the ALTER that
+-- made them (120 s each, 11% of 1080); the Lock:relation waits are the
+-- queue's.  Then the quiet window.
+SET pgsentinel_report.rollups = off;
+SELECT to_char(r.since, 'HH24:MI') AS since, x.n, x.f AS finding
+FROM (VALUES ('2020-01-01 23:00'::timestamptz, '2020-01-01 23:10'::timestamptz),
+             ('2020-01-01 23:10', '2020-01-01 23:20')) AS r(since, until),
+     LATERAL regexp_split_to_table(split_part(split_part(
+         pgsentinel_report(r.since, r.until, cpus => 2),
+         E'== Findings (the causes of the most DB time, and what to do)\n', 2), E'\n\n', 1), E'\n')
+         WITH ORDINALITY AS x(f, n)
+ORDER BY 1, 2;
+RESET pgsentinel_report.rollups;
+DROP VIEW pgs_rep_findings;
 
 DROP VIEW pgs_rep_av;
 DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_b, pgs_rep_se, pgs_rep_t, pgs_rep_rm, pgs_rep_om, pgs_rep_rh, pgs_rep_oh,

@@ -147,6 +147,10 @@ BEGIN
                         WHERE $10 <> 'text'))
         $q$, s)
         INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version, format;
+    -- what the sections above say, as findings with their cost and action
+    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_report_findings($1)', s)
+        INTO j USING doc;
+    doc := doc || jsonb_build_object('findings', j);
 
     IF format = 'json' THEN
         RETURN jsonb_pretty(doc);
@@ -177,8 +181,16 @@ BEGIN
                                     coalesce(doc->>'server_version', 'unknown'),
                                     coalesce(doc->>'pgsentinel_version', 'unknown'),
                                     to_char(clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ'));
-    -- first what a DBA looks for first: when the load left its normal,
-    -- and what is unusual in the last hour
+    -- first what to do, then when the load left its normal and what is
+    -- unusual in the last hour
+    out := out || E'== Findings (the causes of the most DB time, and what to do)\n';
+    FOR r IN SELECT x.n, x.f FROM jsonb_array_elements_text(
+                 jsonb_path_query_array(doc->'findings', '$[*].finding')) WITH ORDINALITY AS x(f, n) LOOP
+        out := out || pg_catalog.format(E'  %s\n', CASE WHEN jsonb_array_length(doc->'findings') > 1
+                                                        OR doc->'findings'->0->>'kind' <> 'none'
+                                                       THEN r.n || '. ' ELSE '' END || r.f);
+    END LOOP;
+    out := out || E'\n';
     IF dbname IS NULL THEN
         out := out || E'== Incidents (when active sessions rose above normal)\n';
         IF jsonb_array_length(doc->'incidents') = 0 THEN
@@ -347,6 +359,201 @@ BEGIN
         END IF;
     END LOOP;
     RETURN out;
+END
+$fn$;
+
+-- The findings of a report (pgsentinel_report's JSON document): each cause
+-- of DB time the report already measures (a lock queue behind one root, a
+-- wait event, CPU demand beyond the CPUs, a statement), as one sentence
+-- with its cost and what to do, as ADDM opens its report.  A finding must
+-- cost at least 10% of the window's DB time and 0.05 average active
+-- sessions (3 minutes of an hour): a nearly idle database has no cause
+-- worth acting on.  At most 5, costliest first; a window without one gets
+-- a single "none" saying why.  The advice per wait event is the table in
+-- docs/reports.md ("Findings"): keep the two alike.
+CREATE FUNCTION pgsentinel_report_findings(doc jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    db_time float8 := coalesce((doc->'load'->>'db_time')::float8, 0);
+    observed float8 := coalesce((doc->'load'->>'observed')::float8, 0);
+    cpus integer := (doc->>'cpus')::integer;
+    min_cost float8;
+    found jsonb;
+BEGIN
+    IF observed <= 0 THEN
+        RETURN jsonb_build_array(jsonb_build_object(
+            'kind', 'none', 'db_time', 0, 'pct', NULL,
+            'finding', 'No finding: the sampler observed nothing of this window.'));
+    ELSIF db_time <= 0 THEN
+        RETURN jsonb_build_array(jsonb_build_object(
+            'kind', 'none', 'db_time', 0, 'pct', NULL,
+            'finding', pg_catalog.format('No finding: no session was active in the %s s observed.',
+                                         round(observed::numeric))));
+    END IF;
+
+    min_cost := greatest(0.1 * db_time, 0.05 * observed);
+    WITH roots AS (
+        -- one lock queue per root blocker (the trees' depth 0 rows), with
+        -- its statement cut at a word boundary
+        SELECT x.*, c.cut,
+               regexp_replace(regexp_replace(concat_ws(', ', coalesce(x.usename, 'role hidden'),
+                                                       'application ' || nullif(x.application_name, ''),
+                                                       'client ' || x.client_addr),
+                                             '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g') AS who
+          FROM jsonb_to_recordset(doc->'blocking_trees')
+               AS x(depth int, pid int, usename text, application_name text,
+                    client_addr text, state text, wait_event text, query text,
+                    sessions bigint, db_time float8, xact_start timestamptz,
+                    first_seen timestamptz, last_seen timestamptz)
+               CROSS JOIN LATERAL (
+                   SELECT CASE WHEN length(q.t) <= 60 THEN q.t
+                               ELSE left(regexp_replace(left(q.t, 61), '\s+\S*$', ''), 60) || ' ...' END
+                     FROM (SELECT regexp_replace(regexp_replace(btrim(x.query), '\s+', ' ', 'g'),
+                                                 '[[:cntrl:]]', '?', 'g')) AS q(t)) AS c(cut)
+         WHERE x.depth = 0
+    ), statements AS (
+        SELECT t.*, c.cut
+          FROM jsonb_to_recordset(doc->'top_statements')
+               AS t(queryid bigint, query text, db_time float8, wait_profile text,
+                    calls_per_s float8, ms_per_call float8)
+               CROSS JOIN LATERAL (
+                   SELECT CASE WHEN length(q.t) <= 60 THEN q.t
+                               ELSE left(regexp_replace(left(q.t, 61), '\s+\S*$', ''), 60) || ' ...' END
+                     FROM (SELECT regexp_replace(regexp_replace(btrim(t.query), '\s+', ' ', 'g'),
+                                                 '[[:cntrl:]]', '?', 'g')) AS q(t)) AS c(cut)
+    ), advice (event, class, what, todo) AS (
+        -- what a wait event means and what to do, most specific first
+        VALUES
+        ('IO:DataFileRead', NULL, 'reads of tables and indexes from disk',
+         'check the plans of the statements that wait on it for large scans (an index, fewer rows read), and whether shared_buffers and the OS cache hold what they read'),
+        ('IO:DataFilePrefetch', NULL, 'reads of tables and indexes from disk',
+         'check the plans of the statements that wait on it for large scans (an index, fewer rows read), and whether shared_buffers and the OS cache hold what they read'),
+        ('IO:WALSync', NULL, 'the WAL to reach disk at commit',
+         'put the WAL on a faster device or commit less often (larger transactions); synchronous_commit = off where losing the last commits in a crash is acceptable'),
+        ('IO:WALWrite', NULL, 'the WAL to reach disk at commit',
+         'put the WAL on a faster device or commit less often (larger transactions); synchronous_commit = off where losing the last commits in a crash is acceptable'),
+        ('LWLock:WALWrite', NULL, 'the WAL to reach disk at commit',
+         'put the WAL on a faster device or commit less often (larger transactions); synchronous_commit = off where losing the last commits in a crash is acceptable'),
+        ('LWLock:WALInsert', NULL, 'their turn to insert into the WAL',
+         'write less WAL: fewer full-page images (wal_compression, a longer checkpoint_timeout), batched writes'),
+        ('IO:BufFileRead', NULL, 'temporary files of sorts and hashes that spilled',
+         'raise work_mem for the statements that spill (log_temp_files names them)'),
+        ('IO:BufFileWrite', NULL, 'temporary files of sorts and hashes that spilled',
+         'raise work_mem for the statements that spill (log_temp_files names them)'),
+        ('IO:DataFileExtend', NULL, 'tables and indexes to grow block by block',
+         'load in larger batches (COPY), with fewer indexes during the load'),
+        ('IO:DataFileWrite', NULL, 'dirty buffers they wrote out themselves',
+         'let the background writer and checkpoints do it (bgwriter_lru_maxpages, checkpoint_completion_target) or raise shared_buffers'),
+        ('LWLock:BufferMapping', NULL, 'pages to find in shared buffers',
+         'read fewer pages (the plans of the top SQL) or raise shared_buffers above the working set'),
+        ('LWLock:BufferContent', NULL, 'pages other sessions were changing',
+         'spread the writes: fewer updates of the same rows, keys that do not all land on the last index page'),
+        ('LWLock:LockManager', NULL, 'the lock manager, taking many locks at once',
+         'touch fewer partitions and indexes per statement (partition pruning, prepared statements) and keep fewer sessions active at once (a pool)'),
+        ('Client:ClientRead', NULL, 'their client to send (while active)',
+         'look at the application (COPY FROM STDIN, steps of the extended protocol) and the network between it and the server'),
+        ('Client:ClientWrite', NULL, 'their client to read results',
+         'fetch fewer rows at a time, and look at the client and its network'),
+        ('IPC:SyncRep', NULL, 'synchronous standbys to confirm commits',
+         'check the standbys and the network to them (synchronous_standby_names, synchronous_commit)'),
+        ('Timeout:PgSleep', NULL, 'pg_sleep() called by the application',
+         'look at the application that calls it'),
+        (NULL, 'Lock', 'locks held by other sessions',
+         'see the blocking trees: end what holds the locks, and give DDL a lock_timeout'),
+        (NULL, 'BufferPin', 'a buffer pinned by another session''s open cursor or scan',
+         'find the long-open cursor or query (VACUUM waits for it too)'),
+        (NULL, 'LWLock', 'a lock inside the server',
+         'look at the statements that wait on it and at how many sessions are active at once'),
+        (NULL, 'IO', 'the storage',
+         'check the storage''s latency and the plans of the statements that wait on it'),
+        (NULL, 'IPC', 'another process (parallel workers, replication, checkpoints)',
+         'look at the statements that wait on it'),
+        (NULL, 'Extension', 'an extension',
+         'look at the extension the statements that wait on it call')
+    ), lock_found AS (
+        SELECT r.*, r.db_time AS cost FROM roots r WHERE r.db_time >= min_cost
+    ), candidates AS (
+        -- 1, 2: a lock queue behind one root, idle in transaction or not
+        SELECT CASE WHEN r.state LIKE 'idle in transaction%' THEN 'blocker_idle_in_transaction'
+                    WHEN r.state = 'active' THEN 'blocker_active'
+                    ELSE 'blocker' END AS kind,
+               1 AS ord, r.cost,
+               pg_catalog.format('session %s (%s) %s, and %s %s waited for it from %s to %s',
+                   r.pid, r.who,
+                   CASE WHEN r.state LIKE 'idle in transaction%'
+                        THEN 'sat idle in transaction'
+                             || CASE WHEN r.xact_start IS NOT NULL
+                                     THEN pg_catalog.format(' (its transaction open for %s s by then)',
+                                                            round(extract(epoch FROM r.last_seen - r.xact_start)))
+                                     ELSE '' END
+                             || ' holding a lock'
+                        WHEN r.state = 'active'
+                        THEN 'held a lock while it ran '
+                             || coalesce(r.cut, 'a statement that was not sampled')
+                             || coalesce(' (itself on ' || r.wait_event || ')', '')
+                        ELSE 'held a lock' || coalesce(' in state ' || r.state, ' (its state hidden from you)')
+                   END,
+                   r.sessions, CASE WHEN r.sessions = 1 THEN 'session' ELSE 'sessions' END,
+                   to_char(r.first_seen, 'HH24:MI:SS'), to_char(r.last_seen, 'HH24:MI:SS')) AS fact,
+               CASE WHEN r.state LIKE 'idle in transaction%'
+                    THEN pg_catalog.format('end that transaction (pg_terminate_backend(%s) if its application will not), make the application commit or roll back before it waits, and set idle_in_transaction_session_timeout; give DDL a lock_timeout so that it never queues others behind it',
+                                           r.pid)
+                    WHEN r.state = 'active'
+                    THEN 'look at what that statement did while it held the lock (its plan, its waits); run DDL with a lock_timeout and retry it, and long statements that lock rows off peak'
+                    ELSE 'see the blocking trees for who it was; give DDL a lock_timeout'
+               END AS todo
+          FROM lock_found r
+        UNION ALL
+        -- 3: a wait event (CPU is 4; a lock queue found above explains its Lock waits)
+        SELECT 'wait_event', 3, e.db_time,
+               pg_catalog.format('sessions waited on %s%s', e.key, coalesce(' for ' || a.what, '')),
+               coalesce(a.todo, 'look at the statements that wait on it (the waits of Top SQL)')
+          FROM jsonb_to_recordset(doc->'top_events') AS e(key text, db_time float8)
+          LEFT JOIN LATERAL (
+               SELECT v.what, v.todo FROM advice v
+                WHERE v.event = e.key OR v.class = split_part(e.key, ':', 1)
+                ORDER BY v.event IS NULL LIMIT 1) a ON true
+         WHERE e.key IS NOT NULL AND e.key <> 'CPU'
+           AND NOT (e.key LIKE 'Lock:%' AND EXISTS (SELECT FROM lock_found))
+        UNION ALL
+        -- 4: more sessions on CPU than CPUs: the excess waited for a CPU
+        SELECT 'cpu', 2, (c.aas - cpus) * observed,
+               pg_catalog.format('sessions were on CPU %s at a time on average for %s %s, so part of that time they queued for a CPU',
+                                 round(c.aas::numeric, 2), cpus, CASE WHEN cpus = 1 THEN 'CPU' ELSE 'CPUs' END),
+               'make the top SQL use less CPU (plans, how often it runs), keep fewer sessions active at once (a pool sized near the CPUs), or add CPUs'
+          FROM jsonb_to_recordset(doc->'wait_classes') AS c(key text, aas float8)
+         WHERE c.key = 'CPU' AND cpus IS NOT NULL AND c.aas > cpus
+        UNION ALL
+        -- 5: a statement (not one that waited for locks: its blocker is the cause)
+        SELECT 'statement', 4, t.db_time,
+               pg_catalog.format('statement %s (%s) spent its time on %s',
+                                 t.queryid, coalesce(t.cut, 'its text not kept'),
+                                 coalesce(nullif(t.wait_profile, ''), 'hidden')),
+               'look at its plan (EXPLAIN (ANALYZE, BUFFERS)) and at how often it runs'
+                   || CASE WHEN t.calls_per_s IS NOT NULL AND t.ms_per_call IS NOT NULL
+                           THEN pg_catalog.format(' (%s calls/s, %s ms a call)',
+                                                  round(t.calls_per_s::numeric, 1), round(t.ms_per_call::numeric, 2))
+                           ELSE '' END
+          FROM statements t
+         WHERE t.queryid IS NOT NULL AND t.wait_profile NOT LIKE 'Lock:%'
+    )
+    SELECT jsonb_agg(jsonb_build_object(
+               'kind', f.kind, 'db_time', f.cost, 'pct', 100 * f.cost / db_time,
+               'finding', pg_catalog.format('%s%s (%s s of DB time, %s%%): %s.',
+                                            upper(left(f.fact, 1)), substr(f.fact, 2), round(f.cost::numeric), round((100 * f.cost / db_time)::numeric),
+                                            f.todo))
+             ORDER BY f.cost DESC, f.ord, f.fact)
+      INTO found
+      FROM (SELECT c.* FROM candidates c
+             WHERE c.cost >= min_cost
+             ORDER BY c.cost DESC, c.ord, c.fact LIMIT 5) f;
+    RETURN coalesce(found, jsonb_build_array(jsonb_build_object(
+        'kind', 'none', 'db_time', 0, 'pct', NULL,
+        'finding', pg_catalog.format('No finding: no blocker, wait, statement or CPU shortage took 10%% of the %s s of DB time and 0.05 active sessions (%s on average).',
+                                     round(db_time::numeric), round((db_time / observed)::numeric, 2)))));
 END
 $fn$;
 
@@ -647,7 +854,7 @@ BEGIN
         || 'h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:2px;margin-top:28px}'
         || 'table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}'
         || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td.tree{white-space:pre;font-family:monospace}'
-        || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}'
+        || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}ol.findings li{margin-bottom:4px}'
         -- the chart's slices: tabs without script (a radio button each)
         || '.tabs>input{display:none}.tabs>label{display:inline-block;padding:2px 10px;margin:0 4px 6px 0;border:1px solid #ccc;font-size:13px;cursor:pointer}'
         || '.tabs>input:checked+label{background:#e8e8e8;font-weight:bold}.tabs>.panel{display:none}'
@@ -667,6 +874,12 @@ BEGIN
                                                                                           doc->>'server', doc->>'database') END,
                                                               '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), replace(replace(replace(coalesce(doc->>'server_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                                       to_char((doc->>'generated_at')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ'));
+    html := html || '<h2>Findings</h2>'
+            || CASE WHEN doc->'findings'->0->>'kind' = 'none'
+                    THEN '<p class="none">' || replace(replace(replace(doc->'findings'->0->>'finding', '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</p>'
+                    ELSE '<ol class="findings">' || (SELECT string_agg('<li>' || replace(replace(replace(x.f, '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</li>', '' ORDER BY x.n)
+                                                       FROM jsonb_array_elements_text(jsonb_path_query_array(doc->'findings', '$[*].finding'))
+                                                            WITH ORDINALITY AS x(f, n)) || '</ol>' END;
     IF doc->>'dbname_filter' IS NULL THEN
         EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
             INTO tbl USING doc->'incidents',
