@@ -314,14 +314,16 @@ pull_due_servers(const char *schema)
 static void
 publish_fleet_error(void)
 {
-	LWLockAcquire(pgs_state->lock, LW_EXCLUSIVE);
-	if (failed_what[0] == '\0')
-		pgs_state->archiver.fleet_failed[0] = '\0';
-	else
-		snprintf(pgs_state->archiver.fleet_failed, PGS_MESSAGE_LEN,
-				 "%s failed at %s", failed_what, failed_when);
-	strlcpy(pgs_state->archiver.fleet_error, failed_message, PGS_MESSAGE_LEN);
-	LWLockRelease(pgs_state->lock);
+	char		failed[PGS_MESSAGE_LEN] = "";
+
+	/* formatted before the lock, which is held only to copy (shmem.c) */
+	if (failed_what[0] != '\0')
+		snprintf(failed, sizeof(failed), "%s failed at %s", failed_what,
+				 failed_when);
+	(void) pgs_lock_exclusive();
+	memcpy(pgs_state->archiver.fleet_failed, failed, PGS_MESSAGE_LEN);
+	memcpy(pgs_state->archiver.fleet_error, failed_message, PGS_MESSAGE_LEN);
+	pgs_unlock_exclusive();
 }
 
 /* Run one of the tick's steps other than the pulls, and note how it went. */
