@@ -821,23 +821,23 @@ WITH w AS (
       FROM w CROSS JOIN LATERAL (
            SELECT pg_catalog.sum(x.observed) AS observed, pg_catalog.max(x.peak) AS peak
              FROM pgsentinel_observed(w.since, pgsentinel_periods.until, 'hour'::pg_catalog.text, server) x) o
-), filtered AS (
+), filtered AS MATERIALIZED (
     -- with a filter, the peak counts the rows of each sample that pass it,
-    -- which no rollup keeps: read from rows
-    SELECT h.ash_time, h.sample_id,
-           pg_catalog.sum(h.weight) OPERATOR(pg_catalog./) NULLIF(pg_catalog.max(s.weight), 0::pg_catalog.float8) AS n
+    -- which no rollup keeps: read from rows, once.  A row weighs what its
+    -- sample does (or 0: sampled idle), so a sample's count is its rows'
+    -- weights over the largest of them, without a join to the samples
+    -- (which the planner, blind to the rows' number, ran as a nested loop)
+    SELECT h.ash_time,
+           pg_catalog.sum(h.weight) OPERATOR(pg_catalog./)
+               NULLIF(pg_catalog.max(h.weight), 0::pg_catalog.float8) AS n
       FROM pgsentinel_ash(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
                           pgsentinel_periods.until, dbname, username,
                           application, client, backend, query_id, wait_class,
                           event, session_pid, server) h
-      JOIN pgsentinel_samples_in(pgsentinel_periods.until OPERATOR(pg_catalog.-) interval '1 month',
-                                 pgsentinel_periods.until, server) s
-        ON s.sample_time OPERATOR(pg_catalog.=) h.ash_time
-       AND s.sample_id OPERATOR(pg_catalog.=) h.sample_id
      WHERE NOT (dbname IS NULL AND username IS NULL AND application IS NULL
                 AND client IS NULL AND backend IS NULL AND query_id IS NULL
                 AND wait_class IS NULL AND event IS NULL AND session_pid IS NULL)
-     GROUP BY 1, 2
+     GROUP BY h.ash_time, h.sample_id
 )
 SELECT l.label, l.since, pgsentinel_periods.until,
        coalesce(l.db_time, 0::pg_catalog.float8),
