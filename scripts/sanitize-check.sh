@@ -8,19 +8,23 @@
 # 1. PostgreSQL 15 built from Debian's source package (the upstream tarball
 #    that `apt-get source postgresql-15` fetches; root adds a deb-src entry,
 #    /etc/apt/sources.list.d/pgsentinel-deb-src.sources, when there is none)
-#    with the sanitizers, --enable-cassert and --enable-debug, installed with
-#    pg_stat_statements, pg_regress and pg_isolation_regress into its own
-#    prefix $PGSENTINEL_SANITIZE_PREFIX (default
+#    with --enable-cassert and --enable-debug, linked with the ASan and UBSan
+#    run-time libraries, and installed with pg_stat_statements, pg_regress
+#    and pg_isolation_regress (only what the suites use: no pg_dump, ecpg...)
+#    into its own prefix $PGSENTINEL_SANITIZE_PREFIX (default
 #    /opt/pgsentinel-deps/pg15-sanitize).  The build is reused while the stamp
 #    file in that prefix matches the recipe below (--rebuild-pg forces it).
-#    Memory contexts are built with -DUSE_VALGRIND and a valgrind/memcheck.h
-#    that turns Valgrind's client requests into ASan poisoning, so ASan also
-#    sees palloc'd chunks: a write past the requested size, a use of pfree'd
-#    memory, a read of the free space of a context are reported, not only
-#    errors on malloc'd memory.
+#    PostgreSQL's own code is not instrumented (the checks are for the
+#    extension's code; instrumenting the server too doubled the build, 22
+#    minutes of two cores), but its memory contexts are built with
+#    -DUSE_VALGRIND and a valgrind/memcheck.h that turns Valgrind's client
+#    requests into ASan poisoning, so the extension's accesses are checked
+#    against palloc'd chunks too: a write past the requested size, a use of
+#    pfree'd memory, a read of the free space of a context are reported, not
+#    only errors on malloc'd memory.
 # 2. The extension, from a copy of the sources in build/pg15-sanitize/, built
-#    with that pg_config (so with its CFLAGS: the same sanitizer flags, plus
-#    the Makefile's -Werror), installed into that prefix only.
+#    with that pg_config and the sanitizers (-fsanitize=address,undefined,
+#    plus the Makefile's -Werror), installed into that prefix only.
 # 3. As the unprivileged user: make installcheck for the REGRESS list, then
 #    for the ISOLATION list (temporary preloaded instances, test/pgsentinel.conf,
 #    10 ms sampling), with ASAN_OPTIONS/UBSAN_OPTIONS below; every process,
@@ -34,7 +38,10 @@
 # a signal other than SIGKILL/SIGTERM, or memory-context corruption warnings:
 # a crash of a background worker does not fail any SQL test by itself.
 # Signed overflow is not checked: PostgreSQL compiles with -fwrapv (defined
-# wrap-around), and so does the extension.
+# wrap-around), and so does the extension.  Before the suites, a self-test
+# (test/sanitizer-probe/) proves that the build sees what it is for: a
+# module built as the extension is writes past a palloc'd chunk and reads a
+# pfree'd one, and ASan must report both.
 #
 # --build-only does step 1 alone (scripts/test-all.sh runs it beside the
 # other suites, so that the sanitizer suite finds the build made) and exits
@@ -77,11 +84,23 @@ SAN_PGC=$SAN_PREFIX/bin/pg_config
 SAN_STAMP=$SAN_PREFIX/.pgsentinel-sanitize-stamp
 SAN_SHIM=$SAN_PREFIX/include/asan-valgrind-shim
 SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all"
-SAN_CFLAGS="-O1 -g -fno-omit-frame-pointer $SAN_FLAGS"
+# PostgreSQL itself is compiled without instrumentation (half the build's
+# time) but linked with the sanitizers' run-time libraries: its allocators
+# poison and unpoison memory through them (the shim below), and the
+# extension, compiled with SAN_FLAGS (SAN_EXT_COPT), checks every access
+# it makes against that.
+SAN_CFLAGS="-O1 -g -fno-omit-frame-pointer"
+SAN_EXT_COPT="-fno-omit-frame-pointer $SAN_FLAGS"
 SAN_LDFLAGS="$SAN_FLAGS"
 SAN_CPPFLAGS="-DUSE_VALGRIND -I$SAN_SHIM"
 SAN_CONFIGURE=(--prefix="$SAN_PREFIX" --enable-debug --enable-cassert
 	--without-icu --without-readline --without-zlib)
+# What the suites use of PostgreSQL, built and installed (not pg_dump,
+# pgbench, ecpg and the other programs that make would build).
+SAN_PG_DIRS=(src/backend src/backend/utils/mb/conversion_procs src/backend/snowball
+	src/timezone src/interfaces/libpq src/fe_utils src/pl/plpgsql
+	src/bin/initdb src/bin/pg_ctl src/bin/psql src/bin/pg_config
+	src/test/regress src/test/isolation contrib/pg_stat_statements)
 SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
 
 # The stand-in for valgrind/memcheck.h (see the top of this file).  Valgrind
@@ -92,20 +111,22 @@ SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
 san_shim_text() {
 	cat <<'EOF'
 /* valgrind/memcheck.h for pgsentinel's sanitizer build of PostgreSQL
- * (scripts/sanitize-check.sh): Valgrind client requests as ASan poisoning. */
+ * (scripts/sanitize-check.sh): Valgrind client requests as ASan poisoning,
+ * through the run-time's functions (ASAN_POISON_MEMORY_REGION is a no-op in
+ * code compiled without -fsanitize=address, as PostgreSQL is here). */
 #ifndef PGSENTINEL_ASAN_VALGRIND_SHIM_H
 #define PGSENTINEL_ASAN_VALGRIND_SHIM_H
 #include <sanitizer/asan_interface.h>
 #define RUNNING_ON_VALGRIND 0
-#define VALGRIND_MAKE_MEM_NOACCESS(addr, size) ASAN_POISON_MEMORY_REGION((addr), (size))
-#define VALGRIND_MAKE_MEM_UNDEFINED(addr, size) ASAN_UNPOISON_MEMORY_REGION((addr), (size))
-#define VALGRIND_MAKE_MEM_DEFINED(addr, size) ASAN_UNPOISON_MEMORY_REGION((addr), (size))
+#define VALGRIND_MAKE_MEM_NOACCESS(addr, size) __asan_poison_memory_region((addr), (size))
+#define VALGRIND_MAKE_MEM_UNDEFINED(addr, size) __asan_unpoison_memory_region((addr), (size))
+#define VALGRIND_MAKE_MEM_DEFINED(addr, size) __asan_unpoison_memory_region((addr), (size))
 #define VALGRIND_CHECK_MEM_IS_DEFINED(addr, size) ((void) 0)
 #define VALGRIND_CREATE_MEMPOOL(pool, redzones, zeroed) ((void) 0)
 #define VALGRIND_DESTROY_MEMPOOL(pool) ((void) 0)
-#define VALGRIND_MEMPOOL_ALLOC(pool, addr, size) ASAN_UNPOISON_MEMORY_REGION((addr), (size))
+#define VALGRIND_MEMPOOL_ALLOC(pool, addr, size) __asan_unpoison_memory_region((addr), (size))
 #define VALGRIND_MEMPOOL_FREE(pool, addr) ((void) 0)
-#define VALGRIND_MEMPOOL_CHANGE(pool, oaddr, naddr, size) ASAN_UNPOISON_MEMORY_REGION((naddr), (size))
+#define VALGRIND_MEMPOOL_CHANGE(pool, oaddr, naddr, size) __asan_unpoison_memory_region((naddr), (size))
 #define VALGRIND_COUNT_ERRORS 0
 #define VALGRIND_PRINTF(...) 0
 #define VALGRIND_PRINTF_BACKTRACE(...) 0
@@ -138,7 +159,7 @@ EOF
 
 # What a build in the prefix must have been made with to be reused.
 san_recipe() {
-	echo "pgsentinel sanitize build 2; configure ${SAN_CONFIGURE[*]}; CFLAGS=$SAN_CFLAGS; LDFLAGS=$SAN_LDFLAGS; CPPFLAGS=$SAN_CPPFLAGS; shim $(san_shim_text | md5sum | cut -c1-12); ubsan options $(san_ubsan_options_text | md5sum | cut -c1-12); gcc $(gcc -dumpfullversion 2>/dev/null)"
+	echo "pgsentinel sanitize build 3 (${SAN_PG_DIRS[*]}); configure ${SAN_CONFIGURE[*]}; CFLAGS=$SAN_CFLAGS; LDFLAGS=$SAN_LDFLAGS; CPPFLAGS=$SAN_CPPFLAGS; shim $(san_shim_text | md5sum | cut -c1-12); ubsan options $(san_ubsan_options_text | md5sum | cut -c1-12); gcc $(gcc -dumpfullversion 2>/dev/null)"
 }
 
 # The build itself (configure, make, pg_config, pg_regress...) runs sanitized
@@ -254,12 +275,19 @@ san_build_pg() {
 	(cd "$src" && ./configure "${SAN_CONFIGURE[@]}" CFLAGS="$SAN_CFLAGS" \
 		LDFLAGS="$SAN_LDFLAGS" LDFLAGS_EX="$SAN_UBSAN_OPTIONS_O" CPPFLAGS="$SAN_CPPFLAGS") >"$work/configure.log" 2>&1 ||
 		{ tail -30 "$work/configure.log"; pgs_die "configure failed"; }
-	pgs_log "make -j$jobs (log: $work/make.log)"
-	(cd "$src" && make -j"$jobs" && make -C contrib/pg_stat_statements -j"$jobs") >"$work/make.log" 2>&1 ||
-		{ grep -E 'error|Error' "$work/make.log" | tail -30; pgs_die "PostgreSQL build failed"; }
+	pgs_log "make -j$jobs in ${SAN_PG_DIRS[*]} (log: $work/make.log)"
+	local d
+	for d in "${SAN_PG_DIRS[@]}"; do
+		make -C "$src/$d" -j"$jobs" >>"$work/make.log" 2>&1 ||
+			{ grep -E 'error|Error' "$work/make.log" | tail -30; pgs_die "PostgreSQL build failed in $d"; }
+	done
 	pgs_log "make install (server, PGXS, pg_regress, pg_isolation_regress, pg_stat_statements)"
-	(cd "$src" && make install && make -C contrib/pg_stat_statements install) >"$work/install.log" 2>&1 ||
-		{ tail -30 "$work/install.log"; pgs_die "PostgreSQL install failed"; }
+	for d in "${SAN_PG_DIRS[@]}" src/include src/makefiles src/port src/common config; do
+		make -C "$src/$d" install >>"$work/install.log" 2>&1 ||
+			{ tail -30 "$work/install.log"; pgs_die "PostgreSQL install failed in $d"; }
+	done
+	make -C "$src/src" install-local >>"$work/install.log" 2>&1 ||
+		{ tail -30 "$work/install.log"; pgs_die "PostgreSQL install failed (src/Makefile.global)"; }
 
 	# What PGXS's installcheck runs: $(top_builddir)/src/test/... in the
 	# installed pgxs tree.
@@ -270,8 +298,8 @@ san_build_pg() {
 		"$("$SAN_PGC" --bindir)/postgres" "$("$SAN_PGC" --sharedir)/extension/pg_stat_statements.control"; do
 		[ -e "$f" ] || pgs_die "the sanitizer build lacks $f"
 	done
-	"$SAN_PGC" --cflags | grep -q -- '-fsanitize=address,undefined' ||
-		pgs_die "$SAN_PGC --cflags has no sanitizer flags"
+	"$SAN_PGC" --ldflags | grep -q -- '-fsanitize=address,undefined' ||
+		pgs_die "$SAN_PGC --ldflags has no sanitizer flags"
 	chmod -R a+rX "$SAN_PREFIX"
 	{
 		san_recipe
@@ -385,6 +413,34 @@ san_run_suite() {
 	SUMMARY+=("sanitizer $kind: $p passed, $f failed, $san ($((SECONDS - t0)) s)")
 }
 
+# The suite's self-test (test/sanitizer-probe/): a module built as the
+# extension is writes one byte past a palloc'd chunk and reads a pfree'd
+# one; ASan must report both, and the same write inside the chunk must
+# pass.  One test: a suite that cannot see such bugs fails.
+san_self_test() {
+	local pdir=$DIR/probe t0=$SECONDS ok=1 out
+	rm -rf "$pdir"
+	cp -R "$PGS_REPO/test/sanitizer-probe" "$pdir"
+	pgs_give_to_user "$pdir"
+	echo
+	pgs_log "self-test: ASan reports a write past a palloc'd chunk and a read of a pfree'd one"
+	out=$("${PGS_AS_USER[@]}" env HOME="$pdir" \
+		ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:disable_coredump=1:log_path=$pdir/asan" \
+		UBSAN_OPTIONS=print_stacktrace=1 \
+		bash "$pdir/run.sh" "$SAN_PGC" "$SAN_EXT_COPT" 2>&1)
+	echo "$out"
+	grep -q '^inside: 120$' <<<"$out" || { pgs_warn "self-test: the write inside the chunk failed"; ok=0; }
+	grep -qs 'WRITE of size 1' "$pdir"/asan.* || { pgs_warn "self-test: ASan missed the write past a palloc'd chunk"; ok=0; }
+	grep -qs 'READ of size 1' "$pdir"/asan.* || { pgs_warn "self-test: ASan missed the read of a pfree'd chunk"; ok=0; }
+	if [ "$ok" = 1 ]; then
+		PASSED=$((PASSED + 1))
+		SUMMARY+=("sanitizer self-test: both planted bugs reported ($((SECONDS - t0)) s)")
+	else
+		FAILED=$((FAILED + 1))
+		SUMMARY+=("sanitizer self-test: FAILED, the suite would miss such bugs (see $pdir)")
+	fi
+}
+
 # ---------------------------------------------------------------------------
 
 pgs_setup_user
@@ -409,16 +465,18 @@ fi
 
 echo
 pgs_log "building pgsentinel with $SAN_PGC in $DIR"
-pgs_log "CFLAGS: $("$SAN_PGC" --cflags) -Werror"
+pgs_log "CFLAGS: $("$SAN_PGC" --cflags) $SAN_EXT_COPT -Werror"
 pgs_copy_sources "$DIR"
 pgs_give_to_user "$DIR"
-if ! (cd "$DIR" && pgs_as_user_in "$DIR" make -s -j"$(nproc)" PG_CONFIG="$SAN_PGC") ||
-	! (cd "$DIR" && make -s PG_CONFIG="$SAN_PGC" install) ||
+if ! (cd "$DIR" && pgs_as_user_in "$DIR" make -s -j"$(nproc)" PG_CONFIG="$SAN_PGC" COPT="$SAN_EXT_COPT") ||
+	! (cd "$DIR" && make -s PG_CONFIG="$SAN_PGC" COPT="$SAN_EXT_COPT" install) ||
+	! nm -D "$DIR/pgsentinel.so" | grep __asan_report >/dev/null ||
 	! pgs_check_installed 15-sanitize "$SAN_PGC"; then
 	pgs_warn "the extension did not build or install with the sanitizer flags"
 	FAILED=$((FAILED + 1))
 	SUMMARY+=("sanitizer: extension build/install FAILED")
 else
+	san_self_test
 	san_run_suite regress
 	san_run_suite isolation
 fi

@@ -4,7 +4,7 @@
 #   scripts/test-all.sh [--pg 15|16|17|18]... [--no-tap] [--no-sanitize]
 #                       [--sanitize-only] [--private-install]
 #                       [--repeat N] [--cpu-load] [--no-pgxn] [--no-debian]
-#                       [--no-prometheus] [--no-chromium]
+#                       [--no-prometheus] [--no-chromium] [--serial]
 #
 # First, cheap checks of the tree: scripts/check-version.sh (the version
 # agrees in the control file, META.json, debian/changelog, CHANGELOG.md and
@@ -67,6 +67,12 @@
 # one failure per suite with a sanitizer report or crash).
 # Exit status: 0 when nothing failed, 1 otherwise.
 #
+# Two lanes: when PostgreSQL 15 and another version are tested, the PGXN
+# check, the other versions' suites and the sanitizer suite run in a second
+# lane (this script with --lane, output in build/lane.log, printed and
+# counted at the end) beside the PostgreSQL 15 suites; --serial runs all in
+# one lane, in the order above.
+#
 # Stress mode, to prove the suites do not depend on timing: --repeat N runs
 # every selected suite N times (built and installed once), and --cpu-load
 # keeps every core busy with one spinning process per core for the whole
@@ -81,7 +87,8 @@
 # suite gets at most what is left, a suite with nothing left is not run and
 # counts as one failure, and the summary is still printed),
 # PGSENTINEL_SANITIZE_TIMEOUT (seconds for the sanitizer suite, PostgreSQL
-# build included, default 2700), PROVE_FLAGS (default -v), and those
+# build included, default 2700), PROVE_FLAGS (default -v --timer -j2: two
+# TAP files at a time, each file's output printed whole when it ends), and those
 # described in scripts/lib.sh, scripts/provision.sh and
 # scripts/sanitize-check.sh.
 
@@ -106,6 +113,8 @@ PGXN=yes
 DEBIAN=yes
 PROMETHEUS=yes
 CHROMIUM=yes
+PARALLEL=yes
+LANE=no
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) [ $# -ge 2 ] || usage 2; VERSIONS+=("$2"); shift 2 ;;
@@ -121,11 +130,13 @@ while [ $# -gt 0 ]; do
 	--no-debian) DEBIAN=no; shift ;;
 	--no-prometheus) PROMETHEUS=no; shift ;;
 	--no-chromium) CHROMIUM=no; shift ;;
+	--serial) PARALLEL=no; shift ;;
+	--lane) LANE=yes; shift ;; # (internal: the second lane, see below)
 	-h | --help) usage 0 ;;
 	*) echo "unknown argument: $1" >&2; usage 2 ;;
 	esac
 done
-[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(15 16 17 18)
+[ ${#VERSIONS[@]} -gt 0 ] || [ "$LANE" = yes ] || VERSIONS=(15 16 17 18)
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || pgs_die "--repeat needs a positive number, not '$REPEAT'"
 for v in "${VERSIONS[@]}"; do
 	case $v in 15 | 16 | 17 | 18) ;; *) pgs_die "unsupported PostgreSQL version: $v (15, 16, 17 or 18)" ;; esac
@@ -134,7 +145,7 @@ done
 SUITE_TIMEOUT=${PGSENTINEL_SUITE_TIMEOUT:-1800}
 SANITIZE_TIMEOUT=${PGSENTINEL_SANITIZE_TIMEOUT:-2700}
 TOTAL_TIMEOUT=${PGSENTINEL_TOTAL_TIMEOUT:-0}
-export PROVE_FLAGS=${PROVE_FLAGS:--v}
+export PROVE_FLAGS=${PROVE_FLAGS:--v --timer -j2}
 
 PASSED=0
 FAILED=0
@@ -143,11 +154,13 @@ START=$SECONDS
 
 if [ "$SANITIZE" = only ]; then
 	VERSIONS=() # scripts/sanitize-check.sh installs what it needs
-elif [ "$SANITIZE" = yes ] && [[ " ${VERSIONS[*]} " != *" 15 "* ]]; then
+elif [ "$SANITIZE" = yes ] && [ "$LANE" = no ] && [[ " ${VERSIONS[*]} " != *" 15 "* ]]; then
 	SANITIZE=no # a PostgreSQL 15 suite
 fi
-[ ${#VERSIONS[@]} -eq 0 ] ||
+# (the second lane has what the first installed)
+if [ "$LANE" = no ] && [ ${#VERSIONS[@]} -gt 0 ]; then
 	pgs_ensure_deps "${VERSIONS[*]}" "$([ "$TAP" = tap ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]] && echo tap)"
+fi
 pgs_setup_user
 pgs_prepare_build_root
 
@@ -160,20 +173,23 @@ stop_cpu_load() {
 	[ ${#LOAD_PIDS[@]} -eq 0 ] || kill "${LOAD_PIDS[@]}" 2>/dev/null
 	LOAD_PIDS=()
 }
+LANE_PID=
 stop_background() {
 	stop_cpu_load
 	[ -z "$SAN_BUILD_PID" ] || kill -- -"$SAN_BUILD_PID" 2>/dev/null
 	SAN_BUILD_PID=
+	[ -z "$LANE_PID" ] || kill -TERM -- -"$LANE_PID" 2>/dev/null
+	LANE_PID=
 }
 trap 'stop_background; pgs_interrupted "$PGS_BUILD_ROOT"' INT TERM
 trap stop_background EXIT
 
-# The sanitizer build of PostgreSQL 15 (about 15 minutes of both cores, once
+# The sanitizer build of PostgreSQL 15 (about 5 minutes of both cores, once
 # per machine) shares nothing with the suites before the sanitizer suite:
 # it runs beside them from the start, niced so that they keep the CPU they
 # ask for, and the sanitizer suite waits for it (sanitize-check.sh's lock).
 # Two apt-get runs at once wait for each other instead of failing.
-if [ "$SANITIZE" = yes ]; then
+if [ "$SANITIZE" = yes ] && [ "$LANE" = no ]; then
 	APT_CONFIG=$PGS_BUILD_ROOT/apt-wait.conf
 	echo 'DPkg::Lock::Timeout "600";' >"$APT_CONFIG"
 	export APT_CONFIG
@@ -190,6 +206,63 @@ if [ "$CPU_LOAD" = yes ]; then
 	done
 	pgs_log "CPU load: ${#LOAD_PIDS[@]} spinning processes (${LOAD_PIDS[*]})"
 fi
+
+# Two lanes.  The PostgreSQL 15 suites spend most of their time waiting
+# for servers (the TAP suite: 150 s of CPU in 20 minutes), and the other
+# versions' suites and the sanitizer suite share nothing with them (their
+# own builds, installs, servers and ports).  So a second lane -- this
+# script again with --lane, its output in build/lane.log, printed when it
+# ends, its counts added to ours -- runs the PGXN check, the suites of the
+# other versions and the sanitizer suite beside the first, which runs the
+# version check, the PostgreSQL 15 suites and the Debian package.
+# --serial (and --repeat) run everything in this one lane.
+LANE_LOG=$PGS_BUILD_ROOT/lane.log
+LANE_SUMMARY=$PGS_BUILD_ROOT/lane.summary
+if [ "$LANE" = no ] && [ "$PARALLEL" = yes ] && [ "$REPEAT" = 1 ] &&
+	[[ " ${VERSIONS[*]} " == *" 15 "* ]] && [ ${#VERSIONS[@]} -gt 1 ]; then
+	lane_args=(--lane --no-tap --no-debian --no-prometheus --no-chromium)
+	[ "$PGXN" = yes ] || lane_args+=(--no-pgxn)
+	[ "$SANITIZE" = yes ] || lane_args+=(--no-sanitize)
+	for v in "${VERSIONS[@]}"; do [ "$v" = 15 ] || lane_args+=(--pg "$v"); done
+	rm -f "$LANE_SUMMARY"
+	pgs_log "second lane: bash scripts/test-all.sh ${lane_args[*]} (log: $LANE_LOG)"
+	lane_time=0
+	[ "$TOTAL_TIMEOUT" = 0 ] || lane_time=$((TOTAL_TIMEOUT - (SECONDS - START)))
+	PGSENTINEL_TOTAL_TIMEOUT=$lane_time setsid bash "${BASH_SOURCE[0]}" "${lane_args[@]}" \
+		>"$LANE_LOG" 2>&1 </dev/null &
+	LANE_PID=$!
+	VERSIONS=(15)
+	PGXN=no
+	SANITIZE=no
+fi
+
+# Wait for the second lane (at most until the run's time is spent), print
+# its output and add its counts.
+join_lane() {
+	[ -n "$LANE_PID" ] || return 0
+	local t0=$SECONDS line
+	echo
+	pgs_log "waiting for the second lane ($LANE_LOG)"
+	while kill -0 "$LANE_PID" 2>/dev/null &&
+		{ [ "$TOTAL_TIMEOUT" = 0 ] || [ $((TOTAL_TIMEOUT - (SECONDS - START))) -gt 60 ]; }; do
+		sleep 5
+	done
+	kill -0 "$LANE_PID" 2>/dev/null && kill -TERM -- -"$LANE_PID" 2>/dev/null
+	wait "$LANE_PID"
+	LANE_PID=
+	pgs_log "the second lane is done ($((SECONDS - t0)) s waited); its output:"
+	cat "$LANE_LOG"
+	if [ -s "$LANE_SUMMARY" ] && read -r line <"$LANE_SUMMARY" &&
+		[[ $line =~ ^([0-9]+)\ ([0-9]+)$ ]]; then
+		PASSED=$((PASSED + BASH_REMATCH[1]))
+		FAILED=$((FAILED + BASH_REMATCH[2]))
+		mapfile -t -s 1 lines <"$LANE_SUMMARY"
+		SUMMARY+=("${lines[@]}")
+	else
+		FAILED=$((FAILED + 1))
+		SUMMARY+=("second lane: no summary (it failed or ran out of time): $LANE_LOG")
+	fi
+}
 
 # Runs that failed, per suite label, for the stress summary.
 declare -A RUNS_FAILED=()
@@ -454,7 +527,7 @@ run_version_check() {
 	FAILED=$((FAILED + f))
 	SUMMARY+=("version consistency: $p passed, $f failed ($((SECONDS - t0)) s)")
 }
-[ "$SANITIZE" = only ] || run_version_check
+[ "$SANITIZE" = only ] || [ "$LANE" = yes ] || run_version_check
 
 # A suite that is a script of its own whose last line is "N passed, N
 # failed": $1 label, $2 log name, $3 time limit (seconds), $4 directory whose
@@ -549,6 +622,7 @@ if [ "$DEBIAN" = yes ] && [[ " ${VERSIONS[*]} " == *" 15 "* ]]; then
 		pgs_log "Debian package: not tested (needs root to install it; --no-debian to say so)"
 	fi
 fi
+join_lane
 if [ "$SANITIZE" != no ]; then
 	for RUN in $(seq "$REPEAT"); do
 		[ "$REPEAT" = 1 ] && RUN_LABEL= || RUN_LABEL=" (run $RUN of $REPEAT)"
@@ -565,6 +639,9 @@ if [ "$REPEAT" != 1 ]; then
 	for k in "${!RUNS_DONE[@]}"; do
 		printf '  %s: %s of %s runs failed\n' "$k" "${RUNS_FAILED[$k]:-0}" "${RUNS_DONE[$k]}"
 	done | sort
+fi
+if [ "$LANE" = yes ]; then
+	{ echo "$PASSED $FAILED"; printf '%s\n' "${SUMMARY[@]}"; } >"$LANE_SUMMARY"
 fi
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
