@@ -545,6 +545,10 @@ RESET pgsentinel_report.cpus;
 SELECT line FROM regexp_split_to_table(
     pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2), E'\n') line
 WHERE line !~ ' generated [0-9]';
+-- a tree of one waiter on one level says so in the singular
+SELECT line FROM regexp_split_to_table(
+    pgsentinel_report('2020-01-01 10:00:04', '2020-01-01 10:00:07', cpus => 2), E'\n') line
+WHERE line ~ 'root blocker pid';
 -- its header names the databases the load ran in and the versions, each
 -- labelled (the HTML's footer too)
 SELECT regexp_replace(split_part(pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', cpus => 2),

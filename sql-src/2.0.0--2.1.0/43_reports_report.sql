@@ -211,7 +211,7 @@ BEGIN
                                             coalesce(', root blocker pid ' || r.root_blocker, ''));
             out := out || pg_catalog.format(E'      SQL %s: %s\n', coalesce(r.queryid::text, '(none)'),
                                             left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
-            IF r.blocker IS NOT NULL THEN
+            IF btrim(r.blocker) <> '' THEN
                 out := out || pg_catalog.format(E'      blocker: %s\n',
                                                 left(regexp_replace(regexp_replace(r.blocker, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 160));
             END IF;
@@ -335,19 +335,20 @@ BEGIN
                       application_name text, client_addr text, xact_start timestamptz,
                       first_seen timestamptz, last_seen timestamptz) LOOP
         IF r.depth = 0 THEN
-            out := out || pg_catalog.format(E'  root blocker pid %s (%s, application %s, client %s, %s%s): %s sessions behind it from %s to %s (%s), %s s of DB time (%s AAS), %s levels\n      %s\n',
+            out := out || pg_catalog.format(E'  root blocker pid %s (%s, application %s, client %s, %s%s): %s behind it from %s to %s (%s), %s s of DB time (%s AAS), %s\n      %s\n',
                                             r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             coalesce(regexp_replace(regexp_replace(nullif(r.application_name, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '-'),
                                             -- (a session one may not see has no state either)
                                             coalesce(r.client_addr, CASE WHEN r.state IS NULL THEN 'hidden' ELSE 'local' END),
                                             coalesce(r.state, 'state unknown'),
                                             coalesce(', in a transaction since ' || to_char(r.xact_start, 'YYYY-MM-DD HH24:MI:SS'), ''),
-                                            r.sessions,
+                                            r.sessions || CASE WHEN r.sessions = 1 THEN ' session' ELSE ' sessions' END,
                                             to_char(r.first_seen, 'HH24:MI:SS'), to_char(r.last_seen, 'HH24:MI:SS'),
                                             lpad(floor(extract(epoch FROM r.last_seen - r.first_seen) / 3600)::text, 2, '0')
                                                 || to_char(r.last_seen - r.first_seen, ':MI:SS'),
                                             round(r.db_time::numeric, 1),
-                                            round(r.aas::numeric, 2), r.levels,
+                                            round(r.aas::numeric, 2),
+                                            r.levels || CASE WHEN r.levels = 1 THEN ' level' ELSE ' levels' END,
                                             coalesce(left(regexp_replace(regexp_replace(r.query, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100),
                                                      '(its statement was not sampled)'));
         ELSE
