@@ -59,9 +59,10 @@
  *	- Readers of the rings and of the text area (the views) take no lock:
  *	  they copy, then validate what they copied, so that a reader, however
  *	  slow or descheduled, never makes a writer wait.  This departs from
- *	  DESIGN.md invariant 4 ("readers hold the shared lock only to copy
- *	  out"): with the lock, a reader descheduled in the middle of a chunk
- *	  would hold the sampler up for a scheduler time slice.  The rings use per-chunk sequence counters and the
+ *	  the rule the status readers above follow (hold the shared lock only
+ *	  to copy out): with the lock, a reader descheduled in the middle of a
+ *	  chunk would hold the sampler up for a scheduler time slice.  The
+ *	  rings use per-chunk sequence counters and the
  *	  claimed/written counters described in ring.c; the text area is
  *	  written in an order that lets a copy tell whether an entry it copied
  *	  is whole: the writer moves text.tail past the entries it will
