@@ -673,7 +673,7 @@ INSERT INTO pgs_calls VALUES
    'SELECT pgs_fleet_here() IS NULL OR (SELECT %1$I.pgsentinel_fleet_newest_sample(f.server_id, ''infinity''::timestamptz) IS NOT DISTINCT FROM (SELECT pg_catalog.max(x.sample_time) FROM %1$I.pgsentinel_fleet_sample_archive x WHERE x.server_id OPERATOR(pg_catalog.=) f.server_id) FROM %1$I.pgsentinel_fleet_server f WHERE f.name OPERATOR(pg_catalog.=) ''hostile'')'),
   ('function pgsentinel_fleet_node_drop(integer, name)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) OPERATOR(pg_catalog.=) 1 FROM (SELECT %1$I.pgsentinel_fleet_node_drop(2147483647, ''pgs_node''::name)) d)'),
-  ('function pgsentinel_fleet_node_keep()',
+  ('function pgsentinel_fleet_node_keep(interval)',
    'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_node_keep() OPERATOR(pg_catalog.=) 1'),
   -- (made by pgsentinel_fleet_add(..., node => ...): its foreign partitions)
   ('function pgsentinel_fleet_node_place(integer, name, date)',

@@ -316,6 +316,19 @@ ok( $a->poll_query_until('postgres', q{
 		 WHERE node_due > now() AND node_due <= now() + interval '10 minutes' AND last_error IS NULL}),
 	'both nodes are kept again ten minutes later');
 
+# No node is begun once the budget has passed, the first always is: with
+# both nodes due and no budget, node B is kept and node C stays due for the
+# next tick.  (In one transaction: the archiver's tick, which keeps the
+# nodes too, waits for its rows.)
+is( $a->safe_psql('postgres', q{
+		BEGIN;
+		UPDATE pgsentinel_fleet_server SET node_due = NULL WHERE node IS NOT NULL;
+		SELECT pgsentinel_fleet_node_keep(budget => '0 s');
+		SELECT string_agg(DISTINCT node || CASE WHEN node_due IS NULL THEN ' due' ELSE ' kept' END, ', ')
+		  FROM pgsentinel_fleet_server WHERE node IS NOT NULL;
+		COMMIT;}),
+	"1\nnode_b kept, node_c due", 'node keeping: none begun past its budget');
+
 # Node C unreachable without a refusal (a socket that accepts and never
 # answers, as a host gone behind a firewall): q's report fails once node
 # C's connect_timeout has passed, naming it; p's goes on.

@@ -259,12 +259,17 @@ SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_node_drops', '');
 -- there.  A day that rows were being written to through the node's
 -- parent (a subscription's apply, a roll) is not dropped then: the next
 -- pass drops it.  A node that fails is tried again ten minutes later too,
--- its error in its servers' last_error; the other nodes go on.  The archiver calls it
--- in a transaction of its own, before the tick: no pull has locked the
--- node's tables through postgres_fdw then, which the drops would have to
--- wait for.  Then the drops the nodes owe (pgsentinel_fleet_node_drops),
--- those due.  Returns the nodes kept.
-CREATE FUNCTION pgsentinel_fleet_node_keep()
+-- its error in its servers' last_error; the other nodes go on.  No node
+-- is begun once budget has passed (the first always is): the archiver
+-- calls it in a transaction of its own under a deadline of five minutes,
+-- whose cancel would roll back every node's new due time with it, and
+-- each node takes at most its connect_timeout and its statement's 60 s;
+-- the nodes left are due at the next tick.  The transaction is the
+-- archiver's own, before the tick: no pull has locked the node's tables
+-- through postgres_fdw then, which the drops would have to wait for.
+-- Then the drops the nodes owe (pgsentinel_fleet_node_drops), those due.
+-- Returns the nodes kept.
+CREATE FUNCTION pgsentinel_fleet_node_keep(budget interval DEFAULT '2 minutes')
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -281,6 +286,7 @@ DECLARE
     id integer;
     kept integer := 0;
     started timestamptz := clock_timestamp();
+    tried integer := 0;
     today date := timezone('UTC', now())::date;
 BEGIN
     SELECT x.nspname INTO s
@@ -295,6 +301,8 @@ BEGIN
                               GROUP BY v.node
                              HAVING bool_or(v.node_due IS NULL OR v.node_due <= now())
                               ORDER BY v.node', s) LOOP
+        EXIT WHEN tried > 0 AND clock_timestamp() > started + budget;
+        tried := tried + 1;
         BEGIN
             EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING n.node;
             EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
@@ -372,4 +380,4 @@ BEGIN
     RETURN kept;
 END
 $$;
-REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_keep() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_keep(interval) FROM PUBLIC;
