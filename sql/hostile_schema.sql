@@ -674,7 +674,7 @@ INSERT INTO pgs_calls VALUES
   ('function pgsentinel_fleet_node_drop(integer, name)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) OPERATOR(pg_catalog.=) 1 FROM (SELECT %1$I.pgsentinel_fleet_node_drop(2147483647, ''pgs_node''::name)) d)'),
   ('function pgsentinel_fleet_node_keep(interval)',
-   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_node_keep() OPERATOR(pg_catalog.=) 1'),
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_node_keep(''2 minutes''::pg_catalog.interval) OPERATOR(pg_catalog.=) 1'),
   -- (made by pgsentinel_fleet_add(..., node => ...): its foreign partitions)
   ('function pgsentinel_fleet_node_place(integer, name, date)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) OPERATOR(pg_catalog.=) 14 FROM pg_catalog.pg_class c JOIN %1$I.pgsentinel_fleet_server f ON f.name OPERATOR(pg_catalog.=) ''hostile_node'' WHERE c.relkind OPERATOR(pg_catalog.=) ''f'' AND c.relname OPERATOR(pg_catalog.~) (''^pgsentinel_fleet_[a-z_]+_'' OPERATOR(pg_catalog.||) f.server_id OPERATOR(pg_catalog.||) ''$''))'),

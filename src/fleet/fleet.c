@@ -73,6 +73,15 @@ static const char *const find_sql =
 #define FLEET_WORK_TIMEOUT_MS	(300 * 1000)
 
 /*
+ * The arguments of pgsentinel_fleet_node_keep(budget interval), exactly
+ * typed: no node begun after two minutes, so that the nodes begun, each at
+ * most its connect_timeout and a 60-s statement, end within the deadline
+ * above.  (Passed, not left to the default: a call without arguments would
+ * choose a function of no arguments that a role planted in our schema.)
+ */
+#define FLEET_NODE_KEEP_ARGS	"'2 minutes'::pg_catalog.interval"
+
+/*
  * The fleet's failure that pgsentinel_status() shows (empty: none): what
  * failed ("the pull of fleet server \"x\"", a function) and when, and the
  * error's message.  It stays until the same work succeeds (a failed
@@ -361,7 +370,7 @@ pgs_fleet_tick(void)
 		failed_what[0] = '\0';
 	else
 	{
-		run_step("pgsentinel_fleet_node_keep", "");
+		run_step("pgsentinel_fleet_node_keep", FLEET_NODE_KEEP_ARGS);
 		if (!ShutdownRequestPending)
 			pull_due_servers(schema);
 		if (!ShutdownRequestPending)
