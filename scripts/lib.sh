@@ -125,10 +125,12 @@ pgs_give_to_user() {
 
 # Make sure the unprivileged user can write the build root.  A repository
 # under /root is not reachable by that user: build in /var/tmp instead.
+# The probe is this process's own: scripts that run at once (the two lanes
+# of test-all.sh, the sanitizer build) must not remove each other's.
 pgs_prepare_build_root() {
 	mkdir -p "$PGS_BUILD_ROOT" || pgs_die "cannot create $PGS_BUILD_ROOT"
 	if pgs_is_root; then
-		local probe=$PGS_BUILD_ROOT/.user-probe
+		local probe=$PGS_BUILD_ROOT/.user-probe.$$
 		mkdir -p "$probe"
 		pgs_give_to_user "$probe"
 		if ! runuser -u "$PGS_TEST_USER" -- test -w "$probe"; then

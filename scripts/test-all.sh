@@ -228,7 +228,8 @@ if [ "$LANE" = no ] && [ "$PARALLEL" = yes ] && [ "$REPEAT" = 1 ] &&
 	pgs_log "second lane: bash scripts/test-all.sh ${lane_args[*]} (log: $LANE_LOG)"
 	lane_time=0
 	[ "$TOTAL_TIMEOUT" = 0 ] || lane_time=$((TOTAL_TIMEOUT - (SECONDS - START)))
-	PGSENTINEL_TOTAL_TIMEOUT=$lane_time setsid bash "${BASH_SOURCE[0]}" "${lane_args[@]}" \
+	# (the same build root: the lane's summary is read from it)
+	PGSENTINEL_BUILD_DIR=$PGS_BUILD_ROOT PGSENTINEL_TOTAL_TIMEOUT=$lane_time setsid bash "${BASH_SOURCE[0]}" "${lane_args[@]}" \
 		>"$LANE_LOG" 2>&1 </dev/null &
 	LANE_PID=$!
 	VERSIONS=(15)

@@ -177,21 +177,26 @@ LEFT JOIN pg_stat_statements_history h USING (queryid, dbid)
 WHERE s.query LIKE '%AS as_bob%'
 GROUP BY s.userid;
 
--- The helpers work wherever the extension lives, whatever the caller's
--- search_path (their bodies are bound when created).
+-- pgsentinel stays in the schema it was created in: its functions name
+-- its objects with that schema, bound at creation.  Moving it is refused.
 CREATE SCHEMA pgs_moved;
 ALTER EXTENSION pgsentinel SET SCHEMA pgs_moved;
+DROP SCHEMA pgs_moved;
+SELECT e.extrelocatable, n.nspname
+FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'pgsentinel';
+
+-- The helpers work whatever the caller's search_path (their bodies are
+-- bound when created).
 SET search_path = pg_catalog;
 SELECT count(*) > 0 AS rates_found
-FROM pgs_moved.pg_stat_statements_history_rates()
+FROM public.pg_stat_statements_history_rates()
 WHERE queryid = :work_queryid;
 SELECT count(*) > 0 AS deltas_found
-FROM pgs_moved.pg_stat_statements_history_deltas(now() - interval '1 hour', now())
+FROM public.pg_stat_statements_history_deltas(now() - interval '1 hour', now())
 WHERE queryid = :work_queryid;
-SELECT count(*) > 0 AS ash_found FROM pgs_moved.pg_active_session_history;
+SELECT count(*) > 0 AS ash_found FROM public.pg_active_session_history;
 RESET search_path;
-ALTER EXTENSION pgsentinel SET SCHEMA public;
-DROP SCHEMA pgs_moved;
 
 -- Other roles' query ids are hidden, as pg_stat_statements hides them.
 SET ROLE regress_pgssh_bob;

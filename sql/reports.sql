@@ -1294,3 +1294,16 @@ DROP TABLE pgs_rep_s, pgs_rep_a, pgs_rep_b, pgs_rep_se, pgs_rep_t, pgs_rep_rm, p
 RESET extra_float_digits;
 RESET timezone;
 RESET datestyle;
+
+-- The text report's lines: white space made one space, control characters
+-- shown, a long text cut after its last whole word that fits (never in a
+-- word: "... LIMI"), a single word too long cut where it must.
+SELECT w, pgsentinel_text_line(t, w) AS line,
+       length(pgsentinel_text_line(t, w)) <= w AS fits
+FROM (VALUES (E'SELECT abalance\n  FROM pgbench_accounts WHERE aid = $1 LIMIT 1', 100),
+             (E'SELECT abalance\n  FROM pgbench_accounts WHERE aid = $1 LIMIT 1', 60),
+             ('SELECT abalance FROM pgbench_accounts WHERE aid = $1 LIMIT 1', 59),
+             (E'UPDATE t\u0001 SET x = 1', 30),
+             ('SELECT_a_very_long_identifier_with_no_space_in_it', 20),
+             ('', 10), (NULL, 10)) AS v(t, w)
+ORDER BY w DESC, t;

@@ -51,9 +51,19 @@ CREATE FUNCTION public.pgs_overload(x integer DEFAULT 0) RETURNS bigint
 LANGUAGE sql AS 'SELECT 0::bigint';
 ALTER FUNCTION public.pgs_overload(integer) RENAME TO pgsentinel_samples;
 CREATE PROCEDURE public.pgsentinel_samples(x integer DEFAULT 0) LANGUAGE sql AS '';
--- (without defaults it cannot be chosen over ours: our calls are exact)
+-- Nor one taking the leading arguments of a function of ours that has
+-- defaults (the shape of a call that leaves them out): none, or some.
+CREATE FUNCTION public.pgsentinel_fleet_node_keep() RETURNS integer
+LANGUAGE sql AS 'SELECT 0';
+CREATE FUNCTION public.pgsentinel_aas(since timestamptz) RETURNS integer
+LANGUAGE sql AS 'SELECT 0';
+-- (otherwise, without defaults it cannot be chosen over ours: our calls
+-- are exact)
 CREATE FUNCTION public.pgsentinel_history_id(x integer) RETURNS bigint
 LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE FUNCTION public.pgsentinel_aas(since integer) RETURNS integer
+LANGUAGE sql AS 'SELECT 0';
+DROP FUNCTION public.pgsentinel_aas(integer);
 CREATE OR REPLACE FUNCTION public.pgsentinel_history_id(x integer DEFAULT 0) RETURNS bigint
 LANGUAGE sql AS 'SELECT 0::bigint';
 DROP FUNCTION public.pgsentinel_history_id(integer), public.pgs_overload(integer);

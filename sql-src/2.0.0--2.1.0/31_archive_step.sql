@@ -34,12 +34,9 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     fleet boolean := server_id IS NOT NULL;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     RETURN QUERY EXECUTE format($q$
 WITH txt AS MATERIALIZED (
   SELECT DISTINCT u.day, u.text, hashtextextended(u.text, 0) AS hash

@@ -17,7 +17,7 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
 BEGIN
     IF server IS NULL THEN
@@ -29,9 +29,6 @@ BEGIN
                   DETAIL = 'The repository keeps other servers'' sessions whole: their roles mean nothing here.',
                   HINT = 'Reports on a fleet server are for superusers and members of pg_read_all_stats; leave server out for this server''s own history.';
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE pg_catalog.format('SELECT f.server_id FROM %I.pgsentinel_fleet_status f WHERE f.name = $1', s)
         INTO id USING server;
     IF id IS NULL THEN
@@ -124,18 +121,14 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
     q text;
 BEGIN
     IF server IS NULL THEN
         RETURN;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_rows_sql()', s) INTO q;
     RETURN QUERY EXECUTE pg_catalog.format(q, s) USING id, since, until;
 END
@@ -150,17 +143,13 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
 BEGIN
     IF server IS NULL THEN
         RETURN;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     RETURN QUERY EXECUTE pg_catalog.format($q$
         SELECT x.sample_id, x.sample_time, x.sample_period, x.weight,
                x.active_sessions, 'fleet'::text
@@ -189,17 +178,13 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
 BEGIN
     IF server IS NULL THEN
         RETURN;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     RETURN QUERY EXECUTE pg_catalog.format($q$
         SELECT d.queryid, d.toplevel, d.reset, d.ash_time, d.prev_ash_time,
                CASE WHEN NOT d.reset THEN coalesce(d.calls, 0) END,
@@ -222,18 +207,14 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
     r timestamptz;
 BEGIN
     IF server IS NULL THEN
         RETURN NULL;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     EXECUTE pg_catalog.format('SELECT f.rolled_until FROM %I.pgsentinel_fleet_status f
                                 WHERE f.server_id = $1', s)
         INTO r USING id;
@@ -259,17 +240,13 @@ ROWS 100
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
 BEGIN
     IF server IS NULL OR kind NOT IN ('hour', 'minute') THEN
         RETURN;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     IF sessions THEN
         RETURN QUERY EXECUTE pg_catalog.format($q$
             SELECT x.bucket, x.last_time, x.datname, x.usename, x.application_name,
@@ -304,17 +281,13 @@ ROWS 60
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
 BEGIN
     IF server IS NULL OR kind NOT IN ('hour', 'minute') THEN
         RETURN;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     RETURN QUERY EXECUTE pg_catalog.format($q$
         SELECT x.bucket, x.samples, x.observed, x.peak
           FROM %I.%I x
@@ -335,17 +308,13 @@ ROWS 20
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
 BEGIN
     IF server IS NULL OR kind NOT IN ('hour', 'minute') THEN
         RETURN;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     RETURN QUERY EXECUTE pg_catalog.format($q$
         SELECT x.bucket, x.kind, x.root_pid, x.pid, x.key_usesysid, x.depth,
                x.blocked_by, x.samples, x.db_time, x.last_time, x.usesysid, x.usename,
@@ -372,18 +341,14 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     id integer;
     t text;
 BEGIN
     IF server IS NULL THEN
         RETURN NULL;
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-        INTO id USING server;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
     EXECUTE pg_catalog.format($q$
         SELECT a.top_level_query FROM %I.pgsentinel_fleet_activity_archive a
          WHERE a.server_id = $1 AND a.queryid = $2

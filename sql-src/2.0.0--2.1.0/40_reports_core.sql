@@ -21,6 +21,23 @@
 -- with their arguments as constants (and a constant argument is checked
 -- when planned, the same way on every version).
 
+-- A text (a statement, a session's description) as one line of at most
+-- width characters for the text report: runs of white space made one
+-- space, control characters shown as '?', and a text too long cut after
+-- its last whole word that fits, followed by ' ...' (a single word longer
+-- than that is cut where it must).  NULL for NULL.
+CREATE FUNCTION pgsentinel_text_line(t text, width integer)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (SELECT CASE WHEN pg_catalog.length(c.line) OPERATOR(pg_catalog.<=) width THEN c.line
+                    ELSE pg_catalog.left(pg_catalog.regexp_replace(
+                             pg_catalog.left(c.line, width OPERATOR(pg_catalog.-) 3),
+                             '\s+\S*$', ''), width OPERATOR(pg_catalog.-) 4)
+                         OPERATOR(pg_catalog.||) ' ...' END
+          FROM (SELECT pg_catalog.regexp_replace(
+                           pg_catalog.regexp_replace(pg_catalog.btrim(t), '\s+', ' ', 'g'),
+                           '[[:cntrl:]]', '?', 'g')) AS c(line));
+
 -- The window's length in seconds; a NULL or empty window is an error.
 -- Immutable (it depends on its arguments only), so that a constant window
 -- is checked when planned.
@@ -89,7 +106,7 @@ DECLARE
     hint text;
     said text := current_setting('pgsentinel_internal.notices_said', true);
     stmt text := statement_timestamp()::text;
-    sch name;
+    sch constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     app_seen boolean := true;
     app_key text;
 BEGIN
@@ -116,9 +133,6 @@ BEGIN
         -- the first matching row ends the scan
         app_key := 'app' || md5(concat_ws('|', application, since, until, server));
         IF position('|' || app_key IN said) = 0 THEN
-            SELECT n.nspname INTO sch
-              FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-             WHERE e.extname = 'pgsentinel';
             EXECUTE format('SELECT EXISTS (SELECT FROM %I.pgsentinel_ash($1, $2, application => $3, server => $4))', sch)
                 INTO app_seen USING since, until, application, server;
             said := said || '|' || app_key;

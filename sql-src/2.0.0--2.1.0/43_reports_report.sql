@@ -2,7 +2,7 @@
 -- Reports: the one-call report of a window, as text, JSON or a single
 -- self-contained HTML file (docs/reports.md).  PL/pgSQL with a fixed
 -- search_path; the extension's own functions are called in its schema,
--- looked up when run (the extension is relocatable).
+-- @extschema@, bound when the script runs.
 
 -- The report of a window: load profile, activity over time, top waits,
 -- statements and sessions, blocking trees.  format: 'text' (for psql),
@@ -28,7 +28,7 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $fn$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     doc jsonb;
     secs double precision;
     step interval;
@@ -46,17 +46,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use format => ''text'', ''html'' or ''json''.';
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE pg_catalog.format('SELECT %I.pgsentinel_window_seconds($1, $2)', s)
         INTO secs USING since, until;
     EXECUTE pg_catalog.format('SELECT %I.pgsentinel_check_request($1, $2, $3, $4, $5, NULL::pg_catalog.text, NULL::pg_catalog.text, $6)', s)
         USING since, until, top_n, cpus, dbname, server;
     IF server IS NOT NULL THEN
         -- checks the caller and the name before any section runs
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_server_id($1)', s)
-            INTO id USING server;
+        id := @extschema@.pgsentinel_fleet_server_id(server);
         EXECUTE pg_catalog.format('SELECT f.remote_version FROM %I.pgsentinel_fleet_status f
                                     WHERE f.server_id = $1', s)
             INTO version USING id;
@@ -148,15 +144,13 @@ BEGIN
         $q$, s)
         INTO doc USING since, until, top_n, secs, dbname, cpus, step, server, version, format;
     -- what the sections above say, as findings with their cost and action
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_report_findings($1)', s)
-        INTO j USING doc;
+    j := @extschema@.pgsentinel_report_findings(doc);
     doc := doc || jsonb_build_object('findings', j);
 
     IF format = 'json' THEN
         RETURN jsonb_pretty(doc);
     ELSIF format = 'html' THEN
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_report_html($1)', s)
-            INTO out USING doc;
+        out := @extschema@.pgsentinel_report_html(doc);
         RETURN out;
     END IF;
 
@@ -210,10 +204,10 @@ BEGIN
                                             coalesce(', application ' || regexp_replace(regexp_replace(r.application, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), ''),
                                             coalesce(', root blocker pid ' || r.root_blocker, ''));
             out := out || pg_catalog.format(E'      SQL %s: %s\n', coalesce(r.queryid::text, '(none)'),
-                                            left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
+                                            coalesce(@extschema@.pgsentinel_text_line(r.query, 100), ''));
             IF btrim(r.blocker) <> '' THEN
                 out := out || pg_catalog.format(E'      blocker: %s\n',
-                                                left(regexp_replace(regexp_replace(r.blocker, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 160));
+                                                @extschema@.pgsentinel_text_line(r.blocker, 160));
             END IF;
         END LOOP;
         out := out || pg_catalog.format(E'\n== Unusual now (the hour before %s against the same hour of the weeks before)\n',
@@ -233,7 +227,7 @@ BEGIN
                                             replace(r.dimension, '_', ' '), r.key, round(r.aas::numeric, 2),
                                             round(r.usual::numeric, 2),
                                             coalesce('x' || round(r.ratio::numeric, 1), 'new'),
-                                            coalesce('  ' || left(regexp_replace(regexp_replace(r.description, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 80), ''));
+                                            coalesce('  ' || @extschema@.pgsentinel_text_line(r.description, 80), ''));
         END LOOP;
         out := out || E'\n';
     END IF;
@@ -293,7 +287,7 @@ BEGIN
                                         coalesce(round(r.ms_per_call::numeric, 2)::text, '-'),
                                         coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
                                         r.wait_profile,
-                                        left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100));
+                                        coalesce(@extschema@.pgsentinel_text_line(r.query, 100), ''));
         IF r.counted < 0.9 THEN
             out := out || pg_catalog.format(E'      (calls counted over %s%% of the window: it was read only while sampled)\n',
                                             round(100 * r.counted::numeric));
@@ -349,14 +343,14 @@ BEGIN
                                             round(r.db_time::numeric, 1),
                                             round(r.aas::numeric, 2),
                                             r.levels || CASE WHEN r.levels = 1 THEN ' level' ELSE ' levels' END,
-                                            coalesce(left(regexp_replace(regexp_replace(r.query, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 100),
+                                            coalesce(@extschema@.pgsentinel_text_line(r.query, 100),
                                                      '(its statement was not sampled)'));
         ELSE
             out := out || pg_catalog.format(E'  %s pid %s (%s) waited %s s on %s behind %s: %s\n',
                                             repeat('  ', r.depth), r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             round(r.db_time::numeric, 1), coalesce(r.wait_event, '?'),
                                             array_to_string(r.blocked_by, ','),
-                                            left(regexp_replace(regexp_replace(coalesce(r.query, ''), '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), 60));
+                                            coalesce(@extschema@.pgsentinel_text_line(r.query, 60), ''));
         END IF;
     END LOOP;
     RETURN out;
@@ -409,22 +403,14 @@ BEGIN
                     client_addr text, state text, wait_event text, query text,
                     sessions bigint, db_time float8, xact_start timestamptz,
                     first_seen timestamptz, last_seen timestamptz)
-               CROSS JOIN LATERAL (
-                   SELECT CASE WHEN length(q.t) <= 60 THEN q.t
-                               ELSE left(regexp_replace(left(q.t, 61), '\s+\S*$', ''), 60) || ' ...' END
-                     FROM (SELECT regexp_replace(regexp_replace(btrim(x.query), '\s+', ' ', 'g'),
-                                                 '[[:cntrl:]]', '?', 'g')) AS q(t)) AS c(cut)
+               CROSS JOIN LATERAL (SELECT @extschema@.pgsentinel_text_line(x.query, 60)) AS c(cut)
          WHERE x.depth = 0
     ), statements AS (
         SELECT t.*, c.cut
           FROM jsonb_to_recordset(doc->'top_statements')
                AS t(queryid bigint, query text, db_time float8, wait_profile text,
                     calls_per_s float8, ms_per_call float8)
-               CROSS JOIN LATERAL (
-                   SELECT CASE WHEN length(q.t) <= 60 THEN q.t
-                               ELSE left(regexp_replace(left(q.t, 61), '\s+\S*$', ''), 60) || ' ...' END
-                     FROM (SELECT regexp_replace(regexp_replace(btrim(t.query), '\s+', ' ', 'g'),
-                                                 '[[:cntrl:]]', '?', 'g')) AS q(t)) AS c(cut)
+               CROSS JOIN LATERAL (SELECT @extschema@.pgsentinel_text_line(t.query, 60)) AS c(cut)
     ), advice (event, class, what, todo) AS (
         -- what a wait event means and what to do, most specific first
         VALUES
@@ -773,7 +759,7 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     classes jsonb;
     ser jsonb;
     tbl text;
@@ -786,9 +772,6 @@ DECLARE
     panels text := '';
     trees jsonb;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE pg_catalog.format('SELECT jsonb_agg(to_jsonb(c)) FROM %I.pgsentinel_wait_classes() c', s)
         INTO classes;
 

@@ -264,12 +264,9 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     creators name[];
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT %I.pgsentinel_schema_creators()', s) INTO creators;
     IF cardinality(creators) > 0 THEN
         RAISE EXCEPTION 'roles that are not superusers may create objects in schema "%", where pgsentinel''s fleet looks its tables up: %',
@@ -343,7 +340,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     t text;
     key text;
     range_column name;
@@ -357,9 +354,6 @@ DECLARE
     intruder record;
     revoke_from text;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     -- a partition made here keeps none of the schema's default privileges:
     -- it is read through the fleet's views, which mask what they must
     SELECT string_agg(DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC'
@@ -502,13 +496,10 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     f record;
     dropped integer := 0;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     FOR f IN EXECUTE format($q$
         SELECT format('LOCK TABLE ONLY %%I.%%I, %%I.%%I IN ACCESS EXCLUSIVE MODE NOWAIT',
                       $1, p.relname, $1, c.relname) AS lock,

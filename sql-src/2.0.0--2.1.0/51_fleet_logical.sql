@@ -20,7 +20,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     t text;
 BEGIN
     IF current_setting('wal_level') <> 'logical' THEN
@@ -34,9 +34,6 @@ BEGIN
             USING ERRCODE = 'read_only_sql_transaction',
                   HINT = 'Add a standby to the fleet with method => ''pull''.';
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = 'pgsentinel_fleet') THEN
         EXECUTE format('CREATE PUBLICATION pgsentinel_fleet FOR TABLE %1$I.pgsentinel_archive_batch, '
                        '%1$I.pgsentinel_archive_session, %1$I.pgsentinel_archive_text, '
@@ -75,7 +72,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     srv integer;
     fd bigint;
     after timestamptz;
@@ -84,9 +81,6 @@ DECLARE
     too_old date;
     d date;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT f.server_id, f.feed, f.accept_after,
                            GREATEST(f.accept_after, f.statements_pulled_until),
                            f.node IS NULL,
@@ -308,13 +302,10 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     srv text;
     sub name;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT f.name, f.subscription
                       FROM %I.pgsentinel_fleet_server f
                       JOIN pg_catalog.pg_stat_subscription p ON p.subid OPERATOR(pg_catalog.=) f.feed::pg_catalog.oid

@@ -79,7 +79,7 @@ SET search_path = pg_catalog, pg_temp
 SET DateStyle = 'ISO, YMD'
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     dbl name;
     fdw name;
     srv integer;
@@ -124,25 +124,11 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give it as key=value pairs, e.g. ''host=db1 port=5432 dbname=postgres user=pgs''.';
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
-    -- a function another role created in our schema under one of our
-    -- names, with defaults, makes our calls of that name ambiguous: not a
-    -- schema to set up a fleet in (pgsentinel_status() names them too)
-    SELECT string_agg(format('%I.%I(%s)', s, p.proname, pg_get_function_identity_arguments(p.oid)),
-                      ', ' ORDER BY p.proname, p.oid)
-      INTO intruders
-      FROM pg_extension e
-      JOIN pg_proc p ON p.pronamespace = e.extnamespace
-     WHERE e.extname = 'pgsentinel' AND p.pronargdefaults > 0
-       AND p.proname IN (SELECT m.proname FROM pg_depend d JOIN pg_proc m ON m.oid = d.objid
-                          WHERE d.classid = 'pg_proc'::regclass
-                            AND d.refclassid = 'pg_extension'::regclass
-                            AND d.refobjid = e.oid AND d.deptype = 'e')
-       AND NOT EXISTS (SELECT FROM pg_depend d
-                        WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
-                          AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e');
+    -- a routine another role created in our schema that makes our calls
+    -- ambiguous: not a schema to set up a fleet in (pgsentinel_status()
+    -- names them too)
+    SELECT string_agg(r.routine::text, ', ') INTO intruders
+      FROM @extschema@.pgsentinel_ambiguous_routines r;
     IF intruders IS NOT NULL THEN
         RAISE EXCEPTION 'functions named like pgsentinel''s are in its schema: %', intruders
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -538,7 +524,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     dbl name;
     f record;
     t text;
@@ -548,9 +534,6 @@ DECLARE
     ddl text;
     busy boolean := false;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT * FROM %I.pgsentinel_fleet_server f WHERE f.name = $1 FOR UPDATE', s)
         INTO f USING name;
     IF f.server_id IS NULL THEN

@@ -165,7 +165,7 @@ SET TimeZone = 'UTC'
 SET DateStyle = 'ISO, YMD'
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     f record;
     q text;
     qs text;
@@ -187,9 +187,6 @@ DECLARE
     pgss_table regclass;
     floor_time timestamptz := timezone('UTC', (timezone('UTC', now())::date - 2)::timestamp);
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
     IF server IS NOT NULL THEN
         EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_server f
@@ -315,12 +312,9 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     updated integer;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('UPDATE %I.pgsentinel_fleet_server SET last_pull = now(), last_error = $2
                      WHERE name = $1', s)
         USING server_name, error_message;
@@ -339,12 +333,9 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     dropped integer;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT coalesce(sum(%1$I.pgsentinel_fleet_expire(v.server_id, v.retention,
                                                             v.minute_retention, v.hour_retention)), 0)
                       FROM %1$I.pgsentinel_fleet_server v WHERE v.node IS NULL', s)
@@ -370,13 +361,10 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     f record;
     pulled integer := 0;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
     FOR f IN EXECUTE format('SELECT f.name FROM %I.pgsentinel_fleet_server f
                               WHERE f.method = ''pull'' AND f.removed IS NULL

@@ -30,9 +30,7 @@ BEGIN
                                       WHERE y.server_id = $1 AND y.batch_start < $2
                                         AND y.batch_start >= date_trunc(''day'', $2, ''UTC'')
                                         AND y.batch_end >= $2 AND y.sample_time < $2))',
-                   (SELECT n.nspname FROM pg_extension e
-                      JOIN pg_namespace n ON n.oid = e.extnamespace
-                     WHERE e.extname = 'pgsentinel'))
+                   (pg_catalog.parse_ident('@extschema@'))[1])
         INTO newest USING server, before;
     RETURN newest;
 EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN

@@ -75,7 +75,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     f record;
     t record;
     q text;
@@ -88,9 +88,6 @@ DECLARE
     redo boolean;
     started timestamptz := clock_timestamp();
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     IF server IS NOT NULL THEN
         EXECUTE format('SELECT %I.pgsentinel_fleet_server_id($1)', s) USING server;
     END IF;

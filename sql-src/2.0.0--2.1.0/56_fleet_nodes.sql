@@ -28,14 +28,11 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     dbl name;
     probe record;
     taken boolean;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     IF NOT EXISTS (SELECT FROM pg_foreign_server f
                      JOIN pg_foreign_data_wrapper w ON w.oid = f.srvfdw
                     WHERE f.srvname = node AND w.fdwname = 'postgres_fdw') THEN
@@ -131,16 +128,13 @@ SET DateStyle = 'ISO, YMD'
 SET IntervalStyle = 'postgres'
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     ns name;
     dbl name;
     t text;
     p text;
     cols text;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING node;
     EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
     FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
@@ -216,14 +210,11 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     ns name;
     dbl name;
     names text;
 BEGIN
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING node;
     EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
     EXECUTE format('SELECT string_agg(format(''%%I.%%I'', $1, x.parent || ''_'' || $2), '', '' ORDER BY x.parent)
@@ -278,7 +269,7 @@ SET DateStyle = 'ISO, YMD'
 SET IntervalStyle = 'postgres'
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     ns name;
     dbl name;
     n record;
@@ -289,9 +280,6 @@ DECLARE
     tried integer := 0;
     today date := timezone('UTC', now())::date;
 BEGIN
-    SELECT x.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace x ON x.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     FOR n IN EXECUTE format('SELECT v.node, array_agg(v.server_id ORDER BY v.server_id) AS ids,
                                     array_agg(v.retention ORDER BY v.server_id) AS raw,
                                     array_agg(v.minute_retention ORDER BY v.server_id) AS minute,

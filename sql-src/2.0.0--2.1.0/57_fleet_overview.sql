@@ -130,7 +130,7 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     q text;
     step interval;
     hours boolean;
@@ -152,9 +152,6 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'The load of each server is given in that many buckets (24 by default).';
     END IF;
-    SELECT n.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     -- a bucket of whole minutes (the rollups' grain), read from the hour
     -- rollups when it is whole hours
     EXECUTE format('SELECT greatest(%I.pgsentinel_auto_bucket($1, $2, $3), interval ''1 minute'')', s)
@@ -281,7 +278,7 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $fn$
 DECLARE
-    s name;
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     r record;
     rows text := '';
     sections text := '';
@@ -292,9 +289,6 @@ DECLARE
     ev text;
     qs text;
 BEGIN
-    SELECT x.nspname INTO s
-      FROM pg_extension e JOIN pg_namespace x ON x.oid = e.extnamespace
-     WHERE e.extname = 'pgsentinel';
     FOR r IN EXECUTE format('SELECT * FROM %I.pgsentinel_fleet_overview($1, $2, $3)', s)
              USING since, until, buckets LOOP
         n := n + 1;

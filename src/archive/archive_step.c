@@ -67,8 +67,7 @@ pgs_archive_template(const char *schema, const char *fn, const char *arg)
  * some fifty common table expressions, took most of a step's time (about
  * 18 ms of 20 at the regression suite's settings).  The plan is generic (its
  * arguments are limits and times whose values do not change its shape), made
- * again when the text changes (the extension moved to another schema, or
- * updated), and re-planned by PostgreSQL's plan cache when a relation or
+ * again when the text changes (the extension updated), and re-planned by PostgreSQL's plan cache when a relation or
  * function it uses changes (a partition attached or dropped, the extension
  * dropped and created again).  plan_cache_mode = force_custom_plan, set
  * for the database, overrides the generic plan: the step is then planned
