@@ -11,7 +11,9 @@
 # WORKDIR/report.html, checks its SVG (an area per wait class of the
 # workload, the CPU line, nothing to fetch), renders it with Chromium
 # (package chromium; scripts/test-all.sh installs it) and checks the PNG:
-# not blank, and the colours of the CPU, Timeout and Lock areas present.
+# not blank, and the colours of the CPU, Timeout and Lock areas present;
+# then that the page fits a window 1,200 px wide (laid out by Chromium),
+# its times are readable and its blocking tree drawn.
 # --png copies the picture (docs/report.png is one, made with --hold 60).  Run as the user that
 # owns WORKDIR, not root.  Prints one "ok"/"not ok" line per check and
 # "render: N passed, N failed"; exits non-zero on any failure.
@@ -155,7 +157,7 @@ check $? "the axes are labelled at round values and times"
 
 # headless Chromium: no sandbox (containers), no GPU, its profile in DIR
 HOME=$DIR timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-	--user-data-dir="$DIR/chromium-profile" --window-size=1100,1500 \
+	--user-data-dir="$DIR/chromium-profile" --window-size=1200,1500 \
 	--screenshot="$DIR/report.png" "file://$DIR/report.html" >"$DIR/chromium.log" 2>&1
 [ -s "$DIR/report.png" ]
 check $? "Chromium rendered the page to PNG"
@@ -221,6 +223,40 @@ sys.exit(0 if ok else 1)
 EOF
 rc=$?
 check $rc "the PNG shows the chart"
+
+# The page fits a window 1,200 px wide: laid out by Chromium with a
+# script added that records how wide the page is and what sticks out.
+python3 - "$DIR/report.html" "$DIR/width.html" <<'EOF'
+import sys
+page = open(sys.argv[1]).read()
+probe = ('<script>window.addEventListener("load", function () {'
+         ' var d = document.documentElement, out = [];'
+         ' document.querySelectorAll("body *").forEach(function (e) {'
+         '  var r = e.getBoundingClientRect();'
+         '  if (r.right > d.clientWidth + 1) out.push(e.tagName + ":" + Math.round(r.right)); });'
+         ' document.body.setAttribute("data-width", d.scrollWidth + " " + d.clientWidth + " " + out.slice(0, 5).join(","));'
+         '});</script>')
+open(sys.argv[2], 'w').write(page.replace('</body>', probe + '</body>'))
+EOF
+HOME=$DIR timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--user-data-dir="$DIR/chromium-profile" --window-size=1200,1500 --virtual-time-budget=5000 \
+	--dump-dom "file://$DIR/width.html" 2>>"$DIR/chromium.log" |
+	grep -o 'data-width="[^"]*"' >"$DIR/width.txt"
+read -r scroll client rest < <(sed 's/data-width="\(.*\)"/\1/' "$DIR/width.txt")
+echo "# page ${scroll:-?} px wide in a window of ${client:-?} px${rest:+; past its edge: $rest}"
+[ -n "$scroll" ] && [ "$scroll" -le "$client" ]
+check $? "the page fits a window 1,200 px wide"
+
+# Times readable (no ISO form in the text outside the chart), trees drawn.
+python3 - "$DIR/report.html" <<'EOF'
+import re, sys
+html = open(sys.argv[1]).read()
+text = re.sub(r'<[^>]*>', ' ', re.sub(r'<svg.*?</svg>', ' ', html, flags=re.S))
+iso = re.findall(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d', text)
+assert not iso, iso[:3]
+assert '&#9492;&#9472;&#9472; ' in html and '`--' not in html, 'the blocking tree is not drawn'
+EOF
+check $? "times are readable and the blocking tree is drawn"
 
 if [ -n "$PNG" ] && [ -s "$DIR/report.png" ]; then
 	cp "$DIR/report.png" "$PNG"

@@ -592,7 +592,7 @@ SELECT (regexp_match(h, '^<!DOCTYPE html>')) IS NOT NULL AS html,
        (SELECT count(*) FROM regexp_matches(h, '<line class="cpus"', 'g')) AS cpu_lines,
        h ~* '(src=|href=|url\(|@import|<script)' AS fetches_something,
        substring(h from '<rect class="tip"[^>]*><title>([^<]*)</title>') AS first_tooltip,
-       h ~ '<td class="tree">103</td>.*<td class="tree">`-- 104</td>.*<td class="tree">    `-- 105</td>' AND h ~ 'idle in transaction' AS names_root_state
+       h ~ '<td class="tree">103</td>.*<td class="tree">&#9492;&#9472;&#9472; 104</td>.*<td class="tree">    &#9492;&#9472;&#9472; 105</td>' AND h ~ 'idle in transaction' AS names_root_state
 FROM (SELECT pgsentinel_report('2020-01-01 10:00', '2020-01-01 10:02', 'html', cpus => 2) AS h) x;
 -- The trees are drawn depth first: each session under the one it waited
 -- for (2 and 3 behind root 1, 5 behind 2, 4 behind 3); one whose blocker

@@ -129,7 +129,7 @@ BEGIN
         RETURN;
     END IF;
     id := @extschema@.pgsentinel_fleet_server_id(server);
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_fleet_rows_sql()', s) INTO q;
+    SELECT @extschema@.pgsentinel_fleet_rows_sql() INTO q;
     RETURN QUERY EXECUTE pg_catalog.format(q, s) USING id, since, until;
 END
 $$;

@@ -46,10 +46,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use format => ''text'', ''html'' or ''json''.';
     END IF;
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_window_seconds($1, $2)', s)
-        INTO secs USING since, until;
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_check_request($1, $2, $3, $4, $5, NULL::pg_catalog.text, NULL::pg_catalog.text, $6)', s)
-        USING since, until, top_n, cpus, dbname, server;
+    SELECT @extschema@.pgsentinel_window_seconds(since, until) INTO secs;
+    PERFORM @extschema@.pgsentinel_check_request(since, until, top_n, cpus, dbname, NULL::pg_catalog.text, NULL::pg_catalog.text, server);
     IF server IS NOT NULL THEN
         -- checks the caller and the name before any section runs
         id := @extschema@.pgsentinel_fleet_server_id(server);
@@ -57,11 +55,10 @@ BEGIN
                                     WHERE f.server_id = $1', s)
             INTO version USING id;
     ELSIF cpus IS NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_cpu_count()', s) INTO cpus;
+        SELECT @extschema@.pgsentinel_cpu_count() INTO cpus;
     END IF;
     step := NULL;
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_auto_bucket($1, $2, 120)', s)
-        INTO step USING since, until;
+    SELECT @extschema@.pgsentinel_auto_bucket(since, until, 120) INTO step;
 
     -- Every section, as the report functions return it.
     EXECUTE pg_catalog.format($q$
@@ -545,11 +542,14 @@ END
 $fn$;
 
 -- An HTML table of a JSON array of objects: the values of keys, under
--- headers, escaped; fractions rounded to two decimals; the key "tree" in
--- a cell that keeps its spaces (class tree).
+-- headers, escaped; fractions rounded to two decimals; times (JSON's ISO
+-- form) as "Dec 06 18:18:08" in the reader's time zone, whole in the
+-- cell's title; arrays as lists; the key "tree" in a cell that keeps its
+-- spaces (class tree), its "`-- " drawn as a line (an entity: the scripts
+-- are ASCII).  The page's style lets long texts wrap: the table fits.
 CREATE FUNCTION pgsentinel_html_table(rows jsonb, keys text[], headers text[])
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -567,7 +567,18 @@ BEGIN
                                     THEN '<td class="n">' || CASE WHEN (e->>k)::numeric = trunc((e->>k)::numeric)
                                                                   THEN e->>k
                                                                   ELSE round((e->>k)::numeric, 2)::text END || '</td>'
-                                    ELSE '<td' || CASE WHEN k = 'tree' THEN ' class="tree"' ELSE '' END || '>'
+                                    WHEN jsonb_typeof(e->k) = 'array'
+                                    THEN '<td>' || replace(replace(replace(coalesce(
+                                             (SELECT string_agg(a, ', ') FROM jsonb_array_elements_text(e->k) AS a), ''),
+                                             '&', '&amp;'), '<', '&lt;'), '>', '&gt;') || '</td>'
+                                    WHEN e->>k ~ '^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d'
+                                    THEN '<td class="t" title="' || (e->>k)::timestamptz::text || '">'
+                                         || to_char((e->>k)::timestamptz, 'Mon DD HH24:MI:SS') || '</td>'
+                                    WHEN k = 'tree'
+                                    THEN '<td class="tree">' || replace(replace(replace(replace(e->>k, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                                                                        '`-- ', '&#9492;&#9472;&#9472; ') || '</td>'
+                                    ELSE '<td' || CASE WHEN k IN ('query', 'blocker', 'description', 'who')
+                                                       THEN ' class="q"' ELSE '' END || '>'
                                          || coalesce(replace(replace(replace(e->>k, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '') || '</td>'
                                END, '' ORDER BY o)
                FROM unnest(keys) WITH ORDINALITY AS x(k, o)) || '</tr>';
@@ -789,11 +800,22 @@ BEGIN
                    coalesce(c.colour, '#7f7f7f') AS colour, sum(x.aas) AS aas, max(x.cov) AS cov
               FROM x LEFT JOIN c ON c.wait_class = x.key
              GROUP BY 1, 2, 3, 4) y;
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_stack($1, $2, $3, $4, $5)', s)
-        INTO svg USING ser, (doc->>'seconds')::float8, cpus, doc->>'bucket', 'DB load by wait class';
+    SELECT @extschema@.pgsentinel_html_stack(ser, ((doc->>'seconds')::float8), cpus, (doc->>'bucket'), ('DB load by wait class')) INTO svg;
 
-    EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_trees($1)', s)
-        INTO trees USING doc->'blocking_trees';
+    SELECT @extschema@.pgsentinel_html_trees((doc->'blocking_trees')) INTO trees;
+    -- (a session's role, application and client in one cell, and the
+    -- time a tree was seen as one span: the table fits the page)
+    SELECT coalesce(jsonb_agg(t.e || jsonb_build_object(
+               'who', concat_ws(', ', t.e->>'usename', nullif(t.e->>'application_name', ''),
+                                t.e->>'client_addr'),
+               'seen', to_char((t.e->>'first_seen')::timestamptz, 'Mon DD HH24:MI:SS') || ' to '
+                       || to_char((t.e->>'last_seen')::timestamptz,
+                                  CASE WHEN date_trunc('day', (t.e->>'first_seen')::timestamptz)
+                                            = date_trunc('day', (t.e->>'last_seen')::timestamptz)
+                                       THEN 'HH24:MI:SS' ELSE 'Mon DD HH24:MI:SS' END))
+               ORDER BY t.o), '[]')
+      INTO trees
+      FROM jsonb_array_elements(trees) WITH ORDINALITY AS t(e, o);
     -- and sliced by statement, application and role as Performance Insights
     -- slices it: the six largest keys of each, the rest as one
     slices := '';
@@ -825,8 +847,7 @@ BEGIN
                        sum(x.aas) AS aas, max(x.cov) AS cov
                   FROM x LEFT JOIN named nm ON nm.key = x.key
                  GROUP BY 1, 2, 3, 4) y;
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_stack($1, $2, $3, $4, $5)', s)
-            INTO tbl USING ser, (doc->>'seconds')::float8, cpus, doc->>'bucket', 'DB load by ' || r.title;
+        SELECT @extschema@.pgsentinel_html_stack(ser, ((doc->>'seconds')::float8), cpus, (doc->>'bucket'), ('DB load by ' || r.title)) INTO tbl;
         slices := slices || pg_catalog.format('<input type="radio" name="slice" id="slice-%s"><label for="slice-%s">by %s</label>',
                                               r.dim, r.dim, r.title);
         panels := panels || pg_catalog.format('<div class="panel" id="panel-%s">%s</div>', r.dim, tbl);
@@ -836,8 +857,10 @@ BEGIN
     html := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>pgsentinel report</title><style>'
         || 'body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}'
         || 'h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:2px;margin-top:28px}'
-        || 'table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}'
-        || 'th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}td.tree{white-space:pre;font-family:monospace}'
+        -- (tables fit the page: a long statement or name wraps, anywhere
+        -- if it must; numbers, times and trees do not)
+        || 'table{border-collapse:collapse;font-size:13px;max-width:100%}th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;}'
+        || 'td.q{overflow-wrap:anywhere;min-width:12em}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.t{white-space:nowrap}td.tree{white-space:pre;font-family:monospace}'
         || '.ax{font-size:11px;fill:#444}.none{color:#777}.note{color:#a00}ol.findings li{margin-bottom:4px}'
         -- the chart's slices: tabs without script (a radio button each)
         || '.tabs>input{display:none}.tabs>label{display:inline-block;padding:2px 10px;margin:0 4px 6px 0;border:1px solid #ccc;font-size:13px;cursor:pointer}'
@@ -865,18 +888,12 @@ BEGIN
                                                        FROM jsonb_array_elements_text(jsonb_path_query_array(doc->'findings', '$[*].finding'))
                                                             WITH ORDINALITY AS x(f, n)) || '</ol>' END;
     IF doc->>'dbname_filter' IS NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
-            INTO tbl USING doc->'incidents',
-                 '{started,ended,aas,peak,baseline,top_wait,top_wait_pct,queryid,query,application,root_blocker,blocker}'::text[],
-                 '{started,ended,AAS,peak,normal,top wait,% of it,queryid,statement,application,root blocker,blocker}'::text[];
+        SELECT @extschema@.pgsentinel_html_table((doc->'incidents'), ('{started,ended,aas,peak,baseline,top_wait,top_wait_pct,queryid,query,application,root_blocker,blocker}'::text[]), ('{started,ended,AAS,peak,normal,top wait,% of it,queryid,statement,application,root blocker,blocker}'::text[])) INTO tbl;
         html := html || '<h2>Incidents</h2>'
                 || CASE WHEN jsonb_array_length(doc->'incidents') = 0
                         THEN '<p class="none">None: the active sessions stayed within their normal.</p>'
                         ELSE tbl END;
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
-            INTO tbl USING doc->'unusual'->'keys',
-                 '{dimension,key,aas,usual,ratio,weeks_seen,description}'::text[],
-                 '{by,key,AAS,usual AAS,ratio,weeks compared,statement}'::text[];
+        SELECT @extschema@.pgsentinel_html_table((doc->'unusual'->'keys'), ('{dimension,key,aas,usual,ratio,weeks_seen,description}'::text[]), ('{by,key,AAS,usual AAS,ratio,weeks compared,statement}'::text[])) INTO tbl;
         html := html || '<h2>Unusual now</h2>'
                 || CASE WHEN (doc->'unusual'->>'keys_seen')::int = 0
                         THEN '<p class="none">Nothing to compare: no load in the last hour.</p>'
@@ -918,14 +935,12 @@ BEGIN
             (7, 'Top clients', 'top_clients', '{rank,key,aas,pct,wait_profile}',
              '{#,client,AAS,% DB time,waits}'),
             (8, 'Blocking trees', 'blocking_trees',
-             '{tree,blocked_by,usename,application_name,client_addr,state,xact_start,wait_event,first_seen,last_seen,sessions,levels,db_time,aas,query}',
-             '{root and who waited behind it (pid),blocked by,role,application,client,state,transaction start,wait,first seen,last seen,sessions behind,levels,DB time (s),AAS,statement}'))
+             '{tree,blocked_by,who,state,xact_start,wait_event,seen,sessions,db_time,aas,query}',
+             '{root and who waited behind it (pid),blocked by,"role, application, client",state,transaction start,wait,seen,sessions behind,DB time (s),AAS,statement}'))
              AS v(n, title, section, keys, headers) ORDER BY n
     LOOP
-        EXECUTE pg_catalog.format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s)
-            INTO tbl USING CASE WHEN r.section = 'blocking_trees' THEN trees
-                           ELSE doc->r.section END,
-                           r.keys, r.headers;
+        SELECT @extschema@.pgsentinel_html_table((CASE WHEN r.section = 'blocking_trees' THEN trees
+                           ELSE doc->r.section END), r.keys, r.headers) INTO tbl;
         html := html || '<h2>' || r.title || '</h2>' || tbl;
     END LOOP;
     RETURN html || '<p class="none">pgsentinel ' || replace(replace(replace(coalesce(doc->>'pgsentinel_version', 'unknown'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;')

@@ -267,7 +267,7 @@ DECLARE
     s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     creators name[];
 BEGIN
-    EXECUTE format('SELECT %I.pgsentinel_schema_creators()', s) INTO creators;
+    SELECT @extschema@.pgsentinel_schema_creators() INTO creators;
     IF cardinality(creators) > 0 THEN
         RAISE EXCEPTION 'roles that are not superusers may create objects in schema "%", where pgsentinel''s fleet looks its tables up: %',
                         s, array_to_string(creators[1:5], ', ') || CASE WHEN cardinality(creators) > 5 THEN ', ...' ELSE '' END

@@ -119,7 +119,7 @@ BEGIN
         END IF;
         d := timezone('UTC', NEW.first_time)::date;
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(srv, d, d);
         END IF;
         IF NEW.first_time <= after THEN
             -- the batch less its samples up to accept_after, and their
@@ -179,7 +179,7 @@ BEGIN
         END IF;
     ELSIF TG_ARGV[0] = 'session' THEN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_' || TG_ARGV[0] || '_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(srv, NEW.day, NEW.day);
         END IF;
         EXECUTE format('INSERT INTO %I.%I
                           SELECT $1, $2, ($3).*
@@ -187,7 +187,7 @@ BEGIN
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'text' THEN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(srv, NEW.day, NEW.day);
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_text
                           SELECT $1, $2, ($3).day, ($3).text_id, ($3).hash, ($3).text
@@ -195,7 +195,7 @@ BEGIN
             USING srv, fd, NEW;
     ELSIF TG_ARGV[0] = 'wait_event' THEN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_wait_event_' || srv)) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(srv, NULL::pg_catalog.date, NULL::pg_catalog.date);
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_wait_event
                           SELECT $1, $2, ($3).wait_event_id, ($3).wait_event_type,
@@ -212,7 +212,7 @@ BEGIN
         END IF;
         d := timezone('UTC', NEW.first_time)::date;
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, d;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(srv, d, d);
         END IF;
         IF NEW.first_time <= stmt_after THEN
             -- (first_time stays: the times are counted from it)
@@ -254,7 +254,7 @@ BEGIN
         END IF;
     ELSIF TG_ARGV[0] = 'statement_text' THEN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_text_' || srv || '_' || to_char(NEW.day, 'YYYYMMDD'))) IS NULL THEN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $2)', s) USING srv, NEW.day;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(srv, NEW.day, NEW.day);
         END IF;
         EXECUTE format('INSERT INTO %I.pgsentinel_fleet_statement_text
                           SELECT $1, $2, ($3).day, ($3).queryid, ($3).dbid,

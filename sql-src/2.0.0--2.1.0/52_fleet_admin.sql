@@ -135,7 +135,7 @@ BEGIN
                   DETAIL = 'They are not part of the extension: another role created them, and they make pgsentinel''s calls of those names ambiguous.',
                   HINT = 'Drop them after checking what they are, and let only trusted roles create in that schema (docs/security.md).';
     END IF;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
+    PERFORM @extschema@.pgsentinel_fleet_check_schema();
     -- what is kept and given to postgres_fdw is what libpq would read
     EXECUTE format('SELECT string_agg(c.value, '' '') FROM %I.pgsentinel_fleet_conninfo($1) c WHERE c.key IS NULL', s)
         INTO intruders USING conninfo;
@@ -145,7 +145,7 @@ BEGIN
                   DETAIL = format('Not read as a pair: "%s".', left(btrim(intruders), 40)),
                   HINT = 'Quote a value with spaces or quotes as libpq reads it (password=''it\''s''), or keep the password in a passfile (docs/fleet.md).';
     END IF;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    SELECT @extschema@.pgsentinel_fleet_needs('dblink'::pg_catalog.name) INTO dbl;
     -- dblink lets whoever may call it open connections from this server
     -- (to probe ports, or reach what trusts this host): the fleet is not
     -- the reason every role may
@@ -165,7 +165,7 @@ BEGIN
                   HINT = 'Install dblink in a schema only superusers use (DROP EXTENSION dblink; CREATE SCHEMA fleet_ext; CREATE EXTENSION dblink SCHEMA fleet_ext;), or revoke EXECUTE on its functions from PUBLIC.';
     END IF;
     IF method = 'pull' OR node IS NOT NULL THEN
-        EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''postgres_fdw''::pg_catalog.name)', s) INTO fdw;
+        SELECT @extschema@.pgsentinel_fleet_needs('postgres_fdw'::pg_catalog.name) INTO fdw;
     END IF;
 
     -- one server per name; a removed one comes back with its history
@@ -179,13 +179,13 @@ BEGIN
     -- the node first: before anything is made on the source
     IF node IS NOT NULL THEN
         -- the partitions made there are committed there at once
-        EXECUTE format('SELECT %I.pgsentinel_in_transaction_block()', s) INTO busy;
+        SELECT @extschema@.pgsentinel_in_transaction_block() INTO busy;
         IF busy THEN
             RAISE EXCEPTION 'pgsentinel_fleet_add(node => ...) cannot run inside a transaction block'
                 USING ERRCODE = 'active_sql_transaction',
                       HINT = format('It makes the server''s partitions on node "%s", which a rollback here would leave there: call it on its own.', node);
         END IF;
-        EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) USING node;
+        PERFORM @extschema@.pgsentinel_fleet_node_schema(node::pg_catalog.name, NULL::pg_catalog.int4);
     END IF;
     -- a server's history stays where it is
     IF old.server_id IS NOT NULL AND old.node IS DISTINCT FROM node THEN
@@ -263,7 +263,7 @@ BEGIN
         END IF;
         -- the slot this makes on the source would outlive a rollback of
         -- the caller's transaction
-        EXECUTE format('SELECT %I.pgsentinel_in_transaction_block()', s) INTO busy;
+        SELECT @extschema@.pgsentinel_in_transaction_block() INTO busy;
         IF busy THEN
             RAISE EXCEPTION 'pgsentinel_fleet_add(method => ''logical'') cannot run inside a transaction block'
                 USING ERRCODE = 'active_sql_transaction',
@@ -349,8 +349,7 @@ BEGIN
             -- the names of its foreign tables must be free: a relation
             -- another role made there first would be read by every pull
             FOREACH sub IN ARRAY ARRAY['_samples', '_ash', '_statements', '_pgss'] LOOP
-                EXECUTE format('SELECT %I.pgsentinel_fleet_foreign_table($1::pg_catalog.name, $2::pg_catalog.text)', s)
-                    INTO probe_table USING fsrv, sub;
+                SELECT @extschema@.pgsentinel_fleet_foreign_table(fsrv::pg_catalog.name, sub::pg_catalog.text) INTO probe_table;
                 IF probe_table IS NOT NULL THEN
                     RAISE EXCEPTION 'relation "%.%" exists already', s, fsrv || sub
                         USING ERRCODE = 'duplicate_table',
@@ -474,14 +473,13 @@ BEGIN
                                    timezone('UTC', now())::date - 2);
             END IF;
             first_day := greatest(first_day, (timezone('UTC', now() - retention))::date);
-            EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, $2::pg_catalog.int4)', s) USING node, srv;
+            PERFORM @extschema@.pgsentinel_fleet_node_schema(node::pg_catalog.name, srv::pg_catalog.int4);
             -- (a placement that fails drops what it made itself: what
             -- another repository made meanwhile stays)
-            EXECUTE format('SELECT %I.pgsentinel_fleet_node_place($1::pg_catalog.int4, $2::pg_catalog.name, $3::pg_catalog.date)', s)
-                USING srv, node, first_day;
+            PERFORM @extschema@.pgsentinel_fleet_node_place(srv::pg_catalog.int4, node::pg_catalog.name, first_day::pg_catalog.date);
             placed := true;
         END IF;
-        EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, NULL::pg_catalog.date, NULL::pg_catalog.date)', s) USING srv;
+        PERFORM @extschema@.pgsentinel_fleet_partitions(srv, NULL::pg_catalog.date, NULL::pg_catalog.date);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- whatever failed or was cancelled after the slot was made on the
         -- source (this transaction rolls back, the slot would not): it
@@ -500,7 +498,7 @@ BEGIN
         -- and the partitions made on a node
         IF placed THEN
             BEGIN
-                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s) USING srv, node;
+                PERFORM @extschema@.pgsentinel_fleet_node_drop(srv::pg_catalog.int4, node::pg_catalog.name);
             EXCEPTION WHEN OTHERS THEN
                 RAISE WARNING 'the partitions of fleet server id % are left on repository node "%": %', srv, node, SQLERRM
                     USING HINT = format('Drop them there: the tables named pgsentinel_fleet_*_%s.', srv);
@@ -544,7 +542,7 @@ BEGIN
     -- a drop on a node is committed there at once: a rollback here would
     -- leave this repository pointing at tables that are gone
     IF f.node IS NOT NULL AND NOT keep_history THEN
-        EXECUTE format('SELECT %I.pgsentinel_in_transaction_block()', s) INTO busy;
+        SELECT @extschema@.pgsentinel_in_transaction_block() INTO busy;
     END IF;
     IF busy THEN
         RAISE EXCEPTION 'pgsentinel_fleet_remove(keep_history => false) of a server on a repository node cannot run inside a transaction block'
@@ -631,8 +629,7 @@ BEGIN
         -- archiver drops them there once it can
         IF f.node IS NOT NULL THEN
             BEGIN
-                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
-                    USING f.server_id, f.node;
+                PERFORM @extschema@.pgsentinel_fleet_node_drop(f.server_id::pg_catalog.int4, f.node::pg_catalog.name);
             EXCEPTION WHEN OTHERS THEN
                 RAISE WARNING 'the partitions of fleet server "%" are left on repository node "%": %', name, f.node, SQLERRM
                     USING HINT = format('The archiver drops them there when it is back (every ten minutes, while pgsentinel_fleet_node_drops lists them): the tables named pgsentinel_fleet_*_%s.', f.server_id);

@@ -187,7 +187,7 @@ DECLARE
     pgss_table regclass;
     floor_time timestamptz := timezone('UTC', (timezone('UTC', now())::date - 2)::timestamp);
 BEGIN
-    EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
+    PERFORM @extschema@.pgsentinel_fleet_check_schema();
     IF server IS NOT NULL THEN
         EXECUTE format('SELECT count(*) FROM %I.pgsentinel_fleet_server f
                          WHERE f.name = $1 AND f.method = ''pull'' AND f.removed IS NULL', s)
@@ -198,8 +198,8 @@ BEGIN
                       HINT = 'SELECT name, method FROM pgsentinel_fleet_status; lists them.';
         END IF;
     END IF;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_pull_sql()', s) INTO q;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_pull_statements_sql()', s) INTO qs;
+    SELECT @extschema@.pgsentinel_fleet_pull_sql() INTO q;
+    SELECT @extschema@.pgsentinel_fleet_pull_statements_sql() INTO qs;
     -- partitions of the days a pull may fill: from two days ago to tomorrow
     FOR f IN EXECUTE format('SELECT f.server_id, f.name, f.keep_one_in, f.foreign_server
                                FROM %I.pgsentinel_fleet_server f
@@ -212,9 +212,7 @@ BEGIN
         rows_stored := 0;
         statements_stored := 0;
         BEGIN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $3)', s)
-                USING f.server_id, timezone('UTC', floor_time)::date,
-                      timezone('UTC', now())::date + 1;
+            PERFORM @extschema@.pgsentinel_fleet_partitions(f.server_id, (timezone('UTC', floor_time)::date), (timezone('UTC', now())::date + 1));
             -- the server's foreign tables, checked: a relation another
             -- role made under one of their names is never read
             lookup := format('SELECT %I.pgsentinel_fleet_foreign_table($1::pg_catalog.name, $2::pg_catalog.text)', s);
@@ -365,7 +363,7 @@ DECLARE
     f record;
     pulled integer := 0;
 BEGIN
-    EXECUTE format('SELECT %I.pgsentinel_fleet_check_schema()', s);
+    PERFORM @extschema@.pgsentinel_fleet_check_schema();
     FOR f IN EXECUTE format('SELECT f.name FROM %I.pgsentinel_fleet_server f
                               WHERE f.method = ''pull'' AND f.removed IS NULL
                                 AND (f.last_pull IS NULL
@@ -380,7 +378,7 @@ BEGIN
                 USING f.name, SQLERRM;
         END;
     END LOOP;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_expire_all()', s);
+    PERFORM @extschema@.pgsentinel_fleet_expire_all();
     RETURN pulled;
 END
 $$;

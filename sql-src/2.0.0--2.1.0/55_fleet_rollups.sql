@@ -89,9 +89,9 @@ DECLARE
     started timestamptz := clock_timestamp();
 BEGIN
     IF server IS NOT NULL THEN
-        EXECUTE format('SELECT %I.pgsentinel_fleet_server_id($1)', s) USING server;
+        PERFORM @extschema@.pgsentinel_fleet_server_id(server);
     END IF;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_roll_sql()', s) INTO q;
+    SELECT @extschema@.pgsentinel_fleet_roll_sql() INTO q;
     FOR f IN EXECUTE format('SELECT f.server_id, f.name, f.node FROM %I.pgsentinel_fleet_server f
                               WHERE $1 IS NULL OR f.name = $1
                               ORDER BY f.rolled_until NULLS FIRST, f.server_id', s) USING server LOOP
@@ -132,10 +132,7 @@ BEGIN
                 hlo := coalesce(hlo, date_trunc('hour', lo, 'UTC'));
                 hhi := greatest(hlo, date_trunc('hour', hi, 'UTC'));
                 -- the partitions of the days (months) it fills
-                EXECUTE format('SELECT %I.pgsentinel_fleet_partitions($1, $2, $3)', s)
-                    USING f.server_id,
-                          timezone('UTC', greatest(hlo, date_trunc('hour', nxt, 'UTC')))::date,
-                          timezone('UTC', hi)::date;
+                PERFORM @extschema@.pgsentinel_fleet_partitions(f.server_id, (timezone('UTC', greatest(hlo, date_trunc('hour', nxt, 'UTC')))::date), (timezone('UTC', hi)::date));
                 -- Rollups on another node commit there before this
                 -- transaction does (postgres_fdw has no two-phase commit):
                 -- after a crash between the two, this roll finds what the

@@ -28,7 +28,6 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
     dbl name;
     probe record;
     taken boolean;
@@ -47,7 +46,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('An unreachable node would hold every call for the system''s TCP timeout: ALTER SERVER %I OPTIONS (ADD connect_timeout ''10'');', node);
     END IF;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    SELECT @extschema@.pgsentinel_fleet_needs('dblink'::pg_catalog.name) INTO dbl;
     BEGIN
         EXECUTE format($q$
             SELECT * FROM %I.dblink($1, $r$
@@ -135,8 +134,8 @@ DECLARE
     p text;
     cols text;
 BEGIN
-    EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING node;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    SELECT @extschema@.pgsentinel_fleet_node_schema(node::pg_catalog.name, NULL::pg_catalog.int4) INTO ns;
+    SELECT @extschema@.pgsentinel_fleet_needs('dblink'::pg_catalog.name) INTO dbl;
     FOR t IN EXECUTE format('SELECT x.parent FROM %I.pgsentinel_fleet_partitioned() x ORDER BY x.parent', s) LOOP
         p := t || '_' || server::text;
         IF to_regclass(format('%I.%I', s, p)) IS NOT NULL THEN
@@ -188,8 +187,7 @@ BEGIN
     END LOOP;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         BEGIN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
-                USING server, node;
+            PERFORM @extschema@.pgsentinel_fleet_node_drop(server::pg_catalog.int4, node::pg_catalog.name);
         EXCEPTION WHEN OTHERS THEN
             RAISE WARNING 'the partitions of fleet server id % are left on repository node "%": %', server, node, SQLERRM
                 USING HINT = format('Drop them there: the tables named pgsentinel_fleet_*_%s.', server);
@@ -215,8 +213,8 @@ DECLARE
     dbl name;
     names text;
 BEGIN
-    EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING node;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+    SELECT @extschema@.pgsentinel_fleet_node_schema(node::pg_catalog.name, NULL::pg_catalog.int4) INTO ns;
+    SELECT @extschema@.pgsentinel_fleet_needs('dblink'::pg_catalog.name) INTO dbl;
     EXECUTE format('SELECT string_agg(format(''%%I.%%I'', $1, x.parent || ''_'' || $2), '', '' ORDER BY x.parent)
                       FROM %I.pgsentinel_fleet_partitioned() x', s)
         INTO names USING ns, server::text;
@@ -292,8 +290,8 @@ BEGIN
         EXIT WHEN tried > 0 AND clock_timestamp() > started + budget;
         tried := tried + 1;
         BEGIN
-            EXECUTE format('SELECT %I.pgsentinel_fleet_node_schema($1::pg_catalog.name, NULL::pg_catalog.int4)', s) INTO ns USING n.node;
-            EXECUTE format('SELECT %I.pgsentinel_fleet_needs(''dblink''::pg_catalog.name)', s) INTO dbl;
+            SELECT @extschema@.pgsentinel_fleet_node_schema(n.node::pg_catalog.name, NULL::pg_catalog.int4) INTO ns;
+            SELECT @extschema@.pgsentinel_fleet_needs('dblink'::pg_catalog.name) INTO dbl;
             -- one statement there (a DO: dblink_exec takes no rows back),
             -- bounded in time; a day from the server's
             -- newest sample there on (a node back from a long outage gets
@@ -353,8 +351,7 @@ BEGIN
         END IF;
         BEGIN
             FOREACH id IN ARRAY d.ids LOOP
-                EXECUTE format('SELECT %I.pgsentinel_fleet_node_drop($1::pg_catalog.int4, $2::pg_catalog.name)', s)
-                    USING id, d.node;
+                PERFORM @extschema@.pgsentinel_fleet_node_drop(id::pg_catalog.int4, d.node::pg_catalog.name);
                 EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1 AND server_id = $2', s)
                     USING d.node, id;
             END LOOP;

@@ -157,7 +157,7 @@ BEGIN
     EXECUTE format('SELECT greatest(%I.pgsentinel_auto_bucket($1, $2, $3), interval ''1 minute'')', s)
         INTO step USING since, until, buckets;
     hours := extract(epoch FROM step)::numeric % 3600 = 0;
-    EXECUTE format('SELECT %I.pgsentinel_fleet_overview_sql()', s) INTO q;
+    SELECT @extschema@.pgsentinel_fleet_overview_sql() INTO q;
     q := format('SELECT coalesce(jsonb_agg(to_jsonb(x)), ''[]'')
                    FROM (' || q || ') x(server_id, kind, b, wclass, wevent, queryid, v, peak)', s);
     EXECUTE format('SELECT array_agg(f.server_id) FROM %I.pgsentinel_fleet_status f', s) INTO ids;
@@ -316,12 +316,8 @@ BEGIN
                                coalesce(to_char(r.as_of AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), ''),
                                coalesce(justify_interval(date_trunc('second', r.lag))::text, ''),
                                coalesce(replace(replace(replace(r.last_error, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), ''));
-        EXECUTE format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s) INTO ev
-            USING r.top_events, ARRAY['wait_event_type', 'wait_event', 'db_time']::text[],
-                  ARRAY['wait class', 'wait event', 'DB time (s)']::text[];
-        EXECUTE format('SELECT %I.pgsentinel_html_table($1, $2, $3)', s) INTO qs
-            USING r.top_queries, ARRAY['queryid', 'db_time']::text[],
-                  ARRAY['query id', 'DB time (s)']::text[];
+        SELECT @extschema@.pgsentinel_html_table(r.top_events, (ARRAY['wait_event_type', 'wait_event', 'db_time']::text[]), (ARRAY['wait class', 'wait event', 'DB time (s)']::text[])) INTO ev;
+        SELECT @extschema@.pgsentinel_html_table(r.top_queries, (ARRAY['queryid', 'db_time']::text[]), (ARRAY['query id', 'DB time (s)']::text[])) INTO qs;
         sections := sections || format('<h2 id="s-%s">%s</h2><p>%s%s; rollups to %s UTC.</p>',
                                        r.server, r.server, r.state,
                                        coalesce(', node ' || replace(replace(r.node, '&', '&amp;'), '<', '&lt;'), ''),
