@@ -130,7 +130,7 @@ my $html = $node->safe_psql('postgres',
 like($html, qr/<path class="series" data-class="Timeout"/, 'HTML report: the Timeout area');
 like($html, qr/<path class="series" data-class="Lock"/, 'HTML report: the Lock area');
 like($html, qr/<line class="cpus"/, 'HTML report: the CPU line');
-like($html, qr/<td class="tree">$root_pid<\/td>.*ops-console.*idle in transaction.*UPDATE rep_t SET v = v \+ 1.*<td class="tree">`-- \d+<\/td>.*<td class="tree">    `-- \d+<\/td>/s,
+like($html, qr/<td class="tree">$root_pid<\/td>.*ops-console.*idle in transaction.*UPDATE rep_t SET v = v \+ 1.*<td class="tree">&#9492;&#9472;&#9472; \d+<\/td>.*<td class="tree">    &#9492;&#9472;&#9472; \d+<\/td>/s,
 	'HTML report: the root blocker, its application, state and statement; the tree drawn');
 unlike($html, qr/(src=|href=|url\(|<script)/i, 'HTML report: nothing to fetch');
 
