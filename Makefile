@@ -60,7 +60,7 @@ DATA = \
 	pgsentinel--1.4.0--1.5.0.sql \
 	pgsentinel--1.5.0--1.5.1.sql \
 	pgsentinel--1.5.1--2.0.0.sql
-DATA_built = pgsentinel--2.0.0--2.1.0.sql
+DATA_built = pgsentinel--2.1.0.sql pgsentinel--2.0.0--2.1.0.sql
 PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -91,10 +91,17 @@ include $(PGXS)
 # configured with --enable-depend.
 $(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 
-# The 2.0.0 -> 2.1.0 script is assembled from one file per concern, in the
-# order of their names (after the include: srcdir is set there).
-UPDATE_2_1_0_PARTS = $(sort $(wildcard $(srcdir)/sql-src/2.0.0--2.1.0/*.sql))
-pgsentinel--2.0.0--2.1.0.sql: $(UPDATE_2_1_0_PARTS)
+# The 2.1.0 scripts are assembled from one file per concern: the files of
+# sql-src/ring, archive, fleet, reports and checks, in the order of the
+# number that starts their names (whatever their folder: a file uses only
+# what lower numbers created), after sql-src/install/ for a fresh
+# installation or sql-src/update/ for the update from 2.0.0.
+SQL_CONCERN_PARTS = $(shell cd '$(srcdir)' && ls sql-src/*/[0-9]*.sql | \
+	grep -v -e '^sql-src/install/' -e '^sql-src/update/' | \
+	awk -F/ '{ print $$NF, $$0 }' | LC_ALL=C sort | cut -d' ' -f2)
+pgsentinel--2.1.0.sql: $(sort $(wildcard $(srcdir)/sql-src/install/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
+	cat $^ > $@
+pgsentinel--2.0.0--2.1.0.sql: $(sort $(wildcard $(srcdir)/sql-src/update/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
 	cat $^ > $@
 
 # A build outside the source tree (make -f SRC/Makefile VPATH=SRC, as
@@ -107,12 +114,12 @@ endif
 # Warnings are errors on every supported version.
 override CFLAGS += -Werror
 
-# A full install script left by an earlier build would shadow the update
-# chain that fresh installs follow: remove it before installing.
+# A full install script of 2.0.0 left by an earlier build would shadow
+# the update chain that installations of 2.0.0 follow: remove it.
 install: remove-stale-install-scripts
 .PHONY: remove-stale-install-scripts
 remove-stale-install-scripts:
-	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql' '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.1.0.sql'
+	rm -f '$(DESTDIR)$(datadir)/$(datamoduledir)/pgsentinel--2.0.0.sql'
 
 # Against a running server, check first that it preloads pgsentinel with the
 # test settings (not needed when only the TAP tests run: they start their

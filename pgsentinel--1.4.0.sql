@@ -3,9 +3,9 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION pgsentinel" to load this file. \quit
 
--- The objects of pgsentinel 1.4.0, as its users have them.  A fresh
--- installation starts here and follows the update scripts to the current
--- version, so that it ends up exactly like an updated one.
+-- The objects of pgsentinel 1.4.0, as its users have them (CREATE
+-- EXTENSION pgsentinel VERSION '1.4.0'; a fresh installation of the
+-- current version runs its own full script).
 
 CREATE FUNCTION pg_active_session_history(
     OUT ash_time timestamptz,

@@ -60,7 +60,8 @@ EOF
 }
 
 # The files of the Makefile's DATA and DATA_built lists in tree $1, one a
-# line (a built script is assembled from sql-src/FROM--TO/*.sql).
+# line (a built script is assembled from sql-src/: the full script of the
+# version from sql-src/install/*.sql, the update to it from sql-src/update/).
 makefile_data() {
 	awk '
 		/^DATA(_built)?[[:space:]]*[+:]?=/ { in_data = 1; sub(/^DATA(_built)?[[:space:]]*[+:]?=/, "") }
@@ -136,8 +137,8 @@ check_tree() {
 	for f in $(makefile_data "$dir"); do
 		case $f in
 		pgsentinel--"$version".sql | pgsentinel--*--"$version".sql)
-			local parts=${f#pgsentinel--}
-			parts=$dir/sql-src/${parts%.sql}
+			local parts=$dir/sql-src/install
+			[ "$f" = pgsentinel--"$version".sql ] || parts=$dir/sql-src/update
 			if [ -f "$dir/$f" ] || compgen -G "$parts/*.sql" >/dev/null; then
 				found=$f
 			else
@@ -208,9 +209,9 @@ EOF
 	[ -f "$src/debian/changelog" ] && { copy; bump '1s/\(([^)-]+)/(9.9.9/' debian/changelog; expect fail "debian/changelog top version changed"; }
 	copy; bump '0,/^## /s/^## +[0-9.]+/## 9.9.9/' CHANGELOG.md; expect fail "CHANGELOG.md top heading changed"
 	copy; bump '1s/pgsentinel [0-9.]+/pgsentinel 9.9/' README.md; expect fail "README.md title changed"
-	copy; rm -rf "$tmp/t"/pgsentinel--*--"$(versions_of "$tmp/t" | sed -n 's/^control: //p')".sql \
-		"$tmp/t"/sql-src/*--"$(versions_of "$tmp/t" | sed -n 's/^control: //p')"
-	expect fail "update script to the version missing"
+	copy; rm -rf "$tmp/t"/pgsentinel--*"$(versions_of "$tmp/t" | sed -n 's/^control: //p')".sql \
+		"$tmp/t"/sql-src/install "$tmp/t"/sql-src/update
+	expect fail "install and update scripts to the version missing"
 	optional META.json || { copy; rm -f "$tmp/t/META.json"; expect fail "META.json missing"; }
 	optional debian/changelog || { copy; rm -f "$tmp/t/debian/changelog"; expect fail "debian/changelog missing"; }
 	echo "$pass passed, $fail failed"

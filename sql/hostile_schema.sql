@@ -908,8 +908,8 @@ END $$;
 SELECT 'SELECT pgs_hostile_work()' FROM generate_series(1, 5) \gexec
 SELECT pgs_hostile_wait();
 
--- 1. A fresh installation into the attacker's schema (1.4.0 and every
--- update script), everything called by a superuser.
+-- 1. A fresh installation into the attacker's schema (the full script of
+-- the current version), everything called by a superuser.
 DROP EXTENSION pgsentinel;
 CREATE EXTENSION pgsentinel SCHEMA pgs_trap;
 SELECT extversion FROM pg_extension WHERE extname = 'pgsentinel';

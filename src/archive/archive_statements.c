@@ -3,7 +3,7 @@
  * archive_statements.c
  *		The statements history in the archive, through SPI: one statement
  *		(pgsentinel_archive_statements_step_sql(), in
- *		sql-src/2.0.0--2.1.0/32_archive_statements.sql, which says what it
+ *		sql-src/archive/32_archive_statements.sql, which says what it
  *		does and why it is exactly once) archives the readings of the
  *		statements ring after the statements' watermark as per-interval
  *		deltas, with the texts of the statements not archived yet that day,

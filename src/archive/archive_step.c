@@ -6,7 +6,7 @@
  *		archive tables and moves the watermark, in one statement; the
  *		partitions are created ahead and dropped after their retention.
  *
- * The statements are the extension's (sql-src/2.0.0--2.1.0/31_archive_step.sql
+ * The statements are the extension's (sql-src/archive/31_archive_step.sql
  * says what they do and why they are exactly once); this file runs them,
  * and takes the locks that partitions need without stalling the archive.
  *

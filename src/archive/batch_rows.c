@@ -3,7 +3,7 @@
  * batch_rows.c
  *		pgsentinel_batch_rows(): the rows of one archive batch, read back.
  *
- * A batch (pgsentinel_archive_batch, sql-src 30_archive.sql) holds the
+ * A batch (pgsentinel_archive_batch, sql-src/archive/30_archive.sql) holds the
  * samples of one archiving step and day, and their rows, as one array per
  * column.  Every reader of the archive (its views, the fleet's) decodes a
  * batch through this function: each array is detoasted once and read in

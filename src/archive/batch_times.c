@@ -4,7 +4,7 @@
  *		The times of an archive batch: microseconds after the batch's
  *		first sample, or after another time of the same row.
  *
- * The batches (sql-src 30_archive.sql) store every time as the signed
+ * The batches (sql-src/archive/30_archive.sql) store every time as the signed
  * number of microseconds from another time: pgsentinel_us_between()
  * writes them, pgsentinel_us_after() and batch_rows.c read them back.
  * Both are exact (a timestamptz is a count of microseconds) and check for

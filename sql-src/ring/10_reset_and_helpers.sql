@@ -157,9 +157,3 @@ END;
 -- view reads the table with its owner's rights).
 REVOKE ALL ON FUNCTION pgsentinel_fdw_handler() FROM PUBLIC;
 REVOKE ALL ON FUNCTION pgsentinel_fdw_validator(text[], oid) FROM PUBLIC;
-
--- Every scan of the history in one query reads the same rows, fixed by the
--- query's first read (ring.c); a parallel worker running the function
--- would fix its own.  PARALLEL RESTRICTED, as core's pg_stat_get_activity.
-ALTER FUNCTION pg_active_session_history() PARALLEL RESTRICTED;
-ALTER FUNCTION pg_stat_statements_history() PARALLEL RESTRICTED;

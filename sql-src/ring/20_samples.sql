@@ -1,21 +1,5 @@
 
--- Weights (docs/archive.md): every row of the history stands for its
--- sample's period of one session's time, and every sample is listed,
--- those that found no active session too, so that average active sessions
--- is exact at any sampling period: sum(sample_period) / seconds observed.
---
--- weight: the DB time the row stands for, its sample's period if the
--- session was active, 0 if it was sampled idle in transaction (with
--- track_idle_trans) or because it blocked a sampled session (pgsentinel
--- samples every blocker, whatever its state, so that it is named whole).
--- blocker_usesysid: the blocker's role, which blocker_state's visibility
--- depends on (the archive keeps it with the row).
-ALTER FOREIGN TABLE pgsentinel_ash_ring
-    ADD COLUMN sample_period double precision,
-    ADD COLUMN blocker_usesysid oid,
-    ADD COLUMN weight double precision;
-
--- pg_active_session_history shows the new columns of the foreign table.
+-- pg_active_session_history shows every column of the foreign table.
 -- It shows what pgsentinel 1.4 did: active sessions, and sessions idle in
 -- transaction while track_idle_trans is on (then also those sampled
 -- because they blocked: a row does not say why it was sampled); not the
@@ -27,6 +11,7 @@ CREATE OR REPLACE VIEW pg_active_session_history AS
           OPERATOR(pg_catalog.=) 'on'::pg_catalog.text
           AND (state OPERATOR(pg_catalog.=) 'idle in transaction'::pg_catalog.text
                OR state OPERATOR(pg_catalog.=) 'idle in transaction (aborted)'::pg_catalog.text));
+GRANT SELECT ON pg_active_session_history TO PUBLIC;
 
 -- The samples the ring holds, oldest first: time, period, and the rows
 -- each wrote (active_sessions).
