@@ -933,7 +933,21 @@ SELECT count(*) AS deltas_read, sum(calls) AS calls
 FROM pgsentinel_fleet_statements_in('pgs_rep_copy', '-infinity', 'infinity');
 SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0) - :text_scans_before AS text_scans
 FROM pg_stat_xact_user_tables WHERE relname ~ '^pgsentinel_fleet_(statement_)?text_';
+-- Every statement's calls in a window, each reading's delta (1 call, its
+-- interval the 10 s before it) counted for its part in the window: from
+-- 10:00:55 to 10:10:57, the reading of 10:01 counts half, the one of 10:11
+-- 0.7 (both of 1001), those between whole: 1001 made 2.2 calls, the
+-- others 2; ordered by calls, then query id.
+SELECT rank, queryid, round((calls_per_s * 602)::numeric, 3) AS calls, ms_per_call,
+       rows_per_call, round(exec_s::numeric, 4) AS exec_s, round(pct::numeric, 2) AS pct,
+       round(counted::numeric, 3) AS counted, query IS NOT NULL AS has_text
+FROM pgsentinel_top_calls('2020-01-01 10:00:55', '2020-01-01 10:10:57', 10, 'calls', 'pgs_rep_copy');
+-- by execution time, the top 2
+SELECT rank, queryid FROM pgsentinel_top_calls('2020-01-01 10:00:55', '2020-01-01 10:10:57', 2, server => 'pgs_rep_copy');
 ROLLBACK;
+-- bad input: an unknown order, no statement asked for
+SELECT * FROM pgsentinel_top_calls(by => 'cpu');
+SELECT * FROM pgsentinel_top_calls(n => 0);
 CREATE FUNCTION pg_temp.pgs_plan(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE p jsonb;
 BEGIN
@@ -1307,3 +1321,18 @@ FROM (VALUES (E'SELECT abalance\n  FROM pgbench_accounts WHERE aid = $1 LIMIT 1'
              ('SELECT_a_very_long_identifier_with_no_space_in_it', 20),
              ('', 10), (NULL, 10)) AS v(t, w)
 ORDER BY w DESC, t;
+
+-- A statement's delta in a window: the share of its interval in the
+-- window (spread evenly), 0 outside, NULL for an empty interval.  Window
+-- 10:00-10:01: an interval from 09:59:30 to 10:00:30 is half in it, one
+-- ending after it (10:00:45-10:01:15) half, one inside whole, one before
+-- it nothing, as one ending where the window starts.
+SELECT start, stop, pgsentinel_window_share('2020-01-01 10:00', '2020-01-01 10:01', start, stop) AS share
+FROM (VALUES ('2020-01-01 09:59:30'::timestamptz, '2020-01-01 10:00:30'::timestamptz),
+             ('2020-01-01 10:00:45', '2020-01-01 10:01:15'),
+             ('2020-01-01 10:00:10', '2020-01-01 10:00:20'),
+             ('2020-01-01 09:58:00', '2020-01-01 09:59:00'),
+             ('2020-01-01 09:59:00', '2020-01-01 10:00:00'),
+             ('2020-01-01 10:00:10', '2020-01-01 10:00:10'),
+             (NULL, '2020-01-01 10:00:10')) AS v(start, stop)
+ORDER BY start NULLS LAST, stop;

@@ -23,6 +23,7 @@ char	   *pgs_db_name = NULL;
 bool		pgs_track_idle_trans = false;
 int			pgs_pgssh_max_entries = 10000;
 bool		pgs_pgssh_enable = true;
+int			pgs_pgssh_sweep_interval_s = 30;
 bool		pgs_save_history = true;
 bool		pgs_archive_enable = true;
 int			pgs_archive_interval_ms = 60 * 1000;
@@ -95,6 +96,14 @@ pgs_define_settings(void)
 							 true,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pgsentinel_pgssh.sweep_interval",
+							"Time between two readings of every statement of pg_stat_statements.",
+							"Each keeps the statements whose counters changed since the previous one, so that statements the samples never see have their calls in the history too. 0 reads only the sampled statements.",
+							&pgs_pgssh_sweep_interval_s,
+							30, 0, 3600,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pgsentinel.save_history",
 							 "Save the history at shutdown and restore it at the next start.",

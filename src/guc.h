@@ -23,6 +23,7 @@ extern char *pgs_db_name;
 extern bool pgs_track_idle_trans;
 extern int	pgs_pgssh_max_entries;
 extern bool pgs_pgssh_enable;
+extern int	pgs_pgssh_sweep_interval_s;
 extern bool pgs_save_history;
 extern bool pgs_archive_enable;
 extern int	pgs_archive_interval_ms;

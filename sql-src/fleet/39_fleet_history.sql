@@ -164,12 +164,16 @@ $$;
 -- The statements history of a fleet server in [since, until], as
 -- pg_stat_statements_history_deltas() gives this server's: the intervals
 -- between two readings both in the window (the repository keeps those in
--- which a counter moved), as pgsentinel_fleet_statements shows them
--- but read from the deltas alone: that view's joins to the texts are not
--- provably removable, and a node's texts would all be fetched at each
--- call.  No server: none.
+-- which a counter moved), or with overlapping, every reading in
+-- (since, until] whatever its interval's start (for
+-- pgsentinel_statement_calls_in(), which counts the part of each interval
+-- in a window); as pgsentinel_fleet_statements shows them but read from
+-- the deltas alone: that view's joins to the texts are not provably
+-- removable, and a node's texts would all be fetched at each call.  No
+-- server: none.
 CREATE FUNCTION pgsentinel_fleet_statements_in(server text, since timestamptz,
-                                                  until timestamptz)
+                                                  until timestamptz,
+                                                  overlapping boolean DEFAULT false)
 RETURNS TABLE (queryid bigint, toplevel boolean, reset boolean,
                ash_time timestamptz, prev_ash_time timestamptz,
                calls bigint, rows bigint, exec_ms double precision)
@@ -191,10 +195,11 @@ BEGIN
                CASE WHEN NOT d.reset THEN coalesce(d.rows, 0) END,
                CASE WHEN NOT d.reset THEN coalesce(d.exec_ms, 0) END
           FROM %I.pgsentinel_fleet_statement_delta d
-         WHERE d.server_id = $1 AND d.prev_ash_time >= $2 AND d.ash_time <= $3
+         WHERE d.server_id = $1 AND d.ash_time <= $3
+           AND CASE WHEN $4 THEN d.ash_time > $2 ELSE d.prev_ash_time >= $2 END
            AND d.batch_start >= pg_catalog.date_trunc('day', $2, 'UTC')
            AND d.batch_start <= $3 AND d.batch_end >= $2$q$, s)
-        USING id, since, until;
+        USING id, since, until, overlapping;
 END
 $$;
 

@@ -38,6 +38,23 @@ RETURN (SELECT CASE WHEN pg_catalog.length(c.line) OPERATOR(pg_catalog.<=) width
                            pg_catalog.regexp_replace(pg_catalog.btrim(t), '\s+', ' ', 'g'),
                            '[[:cntrl:]]', '?', 'g')) AS c(line));
 
+-- The share of the interval (start, stop] that lies in the window
+-- [since, until): 0 to 1; NULL for an empty or unknown interval.  A
+-- statement's delta is spread evenly over its interval: its part in a
+-- window is the delta times this share (pgsentinel_top_statements()).
+CREATE FUNCTION pgsentinel_window_share(since timestamptz, until timestamptz,
+                                        start timestamptz, stop timestamptz)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN stop OPERATOR(pg_catalog.>) start
+            THEN greatest(0::pg_catalog.float8,
+                     pg_catalog.date_part('epoch'::pg_catalog.text,
+                         least(stop, until) OPERATOR(pg_catalog.-)
+                         greatest(start, since)))
+                 OPERATOR(pg_catalog./)
+                 pg_catalog.date_part('epoch'::pg_catalog.text, stop OPERATOR(pg_catalog.-) start)
+       END;
+
 -- The window's length in seconds; a NULL or empty window is an error.
 -- Immutable (it depends on its arguments only), so that a constant window
 -- is checked when planned.

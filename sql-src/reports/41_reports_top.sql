@@ -159,16 +159,79 @@ SELECT x.rank, x.key,
  ORDER BY x.rank;
 END;
 
--- The top n statements (by top-level query id): their last text, share of
--- DB time and wait profile, and from the statements history (the archive's
--- and the ring's, pgsentinel_statements_history; a fleet server's: the one
--- the repository keeps of it) the calls of the readings taken in the
--- window, each over the time since its statement's previous reading: calls
--- per second of the window, milliseconds and rows per call; NULL when the
--- history has no reading of the statement in the window.  counted: the
--- share of the window those readings span -- the statements worker reads a
--- statement while it is sampled, so that calls before its first reading
--- and after its last are not counted (below 1: calls/s is a lower bound).
+-- The calls, rows and execution time of each statement (by top-level
+-- query id) in the window, from the statements history (the archive's and
+-- the ring's, pgsentinel_statements_history; a fleet server's: the one
+-- the repository keeps of it), with its latest text there.  Each delta is
+-- spread evenly over its interval and counted for the share of it in the
+-- window (pgsentinel_window_share()): a reading taken after the window
+-- counts the calls made before its end, one whose interval began before
+-- it only the rest.  The statements worker reads every statement that
+-- changed once a sweep (pgsentinel_pgssh.sweep_interval), so the calls of
+-- an interval were made in its last sweep interval at most: an interval
+-- is taken to start no earlier than that before its reading.  seconds:
+-- the part of the window from the statement's first interval to its last
+-- reading.
+CREATE FUNCTION pgsentinel_statement_calls_in(since timestamptz, until timestamptz,
+                                              server text DEFAULT NULL)
+RETURNS TABLE (queryid bigint, query text, calls double precision,
+               rows double precision, exec_ms double precision,
+               seconds double precision)
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+WITH sweep AS (
+    SELECT pg_catalog.make_interval(secs => coalesce(
+               (SELECT s.setting::pg_catalog.float8 FROM pg_catalog.pg_settings s
+                 WHERE s.name OPERATOR(pg_catalog.=) 'pgsentinel_pgssh.sweep_interval'::pg_catalog.text),
+               0::pg_catalog.float8)) AS span
+), r AS (
+    SELECT x.queryid, x.toplevel, x.reset, x.ash_time, x.prev_ash_time,
+           x.calls, x.rows, x.exec_ms, x.query
+      FROM pgsentinel_statements_history x, sweep
+     WHERE server IS NULL
+       AND x.ash_time OPERATOR(pg_catalog.>) since
+       AND x.ash_time OPERATOR(pg_catalog.<) (until OPERATOR(pg_catalog.+) sweep.span)
+       AND x.batch_start OPERATOR(pg_catalog.>=)
+           pg_catalog.date_trunc('day', since, 'UTC')
+       AND x.batch_start OPERATOR(pg_catalog.<) (until OPERATOR(pg_catalog.+) sweep.span)
+       AND x.batch_end OPERATOR(pg_catalog.>=) since
+    UNION ALL
+    SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
+           y.calls, y.rows, y.exec_ms, NULL::pg_catalog.text
+      FROM sweep, pgsentinel_fleet_statements_in(server, since, until OPERATOR(pg_catalog.+) sweep.span, true) y
+     WHERE server IS NOT NULL
+), d AS (
+    SELECT r.*, i.start_time,
+           pgsentinel_window_share(since, until, i.start_time, r.ash_time) AS share
+      FROM r, sweep,
+           LATERAL (SELECT CASE WHEN sweep.span OPERATOR(pg_catalog.>) interval '0'
+                                THEN greatest(r.prev_ash_time, r.ash_time OPERATOR(pg_catalog.-) sweep.span)
+                                ELSE r.prev_ash_time END) AS i(start_time)
+     WHERE r.toplevel IS NOT FALSE AND NOT r.reset
+)
+SELECT d.queryid,
+       (pg_catalog.array_agg(d.query ORDER BY d.ash_time DESC)
+            FILTER (WHERE d.query IS NOT NULL))[1],
+       pg_catalog.sum(d.calls::pg_catalog.float8 OPERATOR(pg_catalog.*) d.share),
+       pg_catalog.sum(d.rows::pg_catalog.float8 OPERATOR(pg_catalog.*) d.share),
+       pg_catalog.sum(d.exec_ms OPERATOR(pg_catalog.*) d.share),
+       pg_catalog.date_part('epoch'::pg_catalog.text,
+           least(pg_catalog.max(d.ash_time), until) OPERATOR(pg_catalog.-)
+           greatest(pg_catalog.min(d.start_time), since))
+  FROM d
+ WHERE d.share OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+ GROUP BY d.queryid;
+END;
+
+-- The top n statements (by top-level query id) by DB time: their last
+-- text, share of DB time and wait profile, and from the statements history
+-- (pgsentinel_statement_calls_in()) their calls per second of the window,
+-- milliseconds and rows per call; NULL when the history has no reading of
+-- the statement in the window.  counted: the share of the window from the
+-- statement's first interval to its last reading (below 1 with sweeps
+-- off: calls before its first reading and after its last are not
+-- counted, calls/s is a lower bound; with sweeps on, a statement that did
+-- not run throughout has no more calls to count).
 CREATE FUNCTION pgsentinel_top_statements(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -201,42 +264,101 @@ WITH t AS (
     SELECT * FROM pgsentinel_top(since, until, 'statement'::pg_catalog.text, n, dbname, username,
                                  application, client, backend, query_id,
                                  wait_class, event, session_pid, server)
-), st AS (
-    SELECT d.queryid, pg_catalog.sum(d.calls) AS calls,
-           pg_catalog.sum(d.rows) AS rows, pg_catalog.sum(d.exec_ms) AS exec_ms,
-           extract(epoch FROM pg_catalog.max(d.ash_time)
-                   OPERATOR(pg_catalog.-) greatest(pg_catalog.min(d.prev_ash_time), since))::pg_catalog.float8 AS secs
-      FROM (SELECT x.queryid, x.toplevel, x.reset, x.ash_time, x.prev_ash_time,
-                   x.calls, x.rows, x.exec_ms
-              FROM pgsentinel_statements_history x
-             WHERE server IS NULL
-               AND x.ash_time OPERATOR(pg_catalog.>=) since
-               AND x.ash_time OPERATOR(pg_catalog.<) until
-               AND x.batch_start OPERATOR(pg_catalog.>=)
-                   pg_catalog.date_trunc('day', since, 'UTC')
-               AND x.batch_start OPERATOR(pg_catalog.<) until
-               AND x.batch_end OPERATOR(pg_catalog.>=) since
-            UNION ALL
-            SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
-                   y.calls, y.rows, y.exec_ms
-              FROM pgsentinel_fleet_statements_in(server, since, until) y
-             WHERE server IS NOT NULL) d
-     WHERE d.toplevel IS NOT FALSE AND NOT d.reset
-       AND d.queryid OPERATOR(pg_catalog.=) ANY (SELECT t.key::pg_catalog.int8 FROM t)
-     GROUP BY d.queryid
 )
 SELECT t.rank, t.key::pg_catalog.int8, t.description, t.db_time, t.aas, t.pct,
        t.wait_profile,
-       st.calls::pg_catalog.float8 OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until),
-       st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
-       st.rows::pg_catalog.float8 OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.numeric)::pg_catalog.float8,
+       st.calls OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until),
+       st.exec_ms OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.float8),
+       st.rows OPERATOR(pg_catalog./) NULLIF(st.calls, 0::pg_catalog.float8),
        -- (least() would turn a statement without readings, NULL, into 1)
-       CASE WHEN st.secs OPERATOR(pg_catalog.>=) pgsentinel_window_seconds(since, until)
+       CASE WHEN st.seconds OPERATOR(pg_catalog.>=) pgsentinel_window_seconds(since, until)
             THEN 1::pg_catalog.float8
-            ELSE st.secs OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) END
-  FROM t LEFT JOIN st ON st.queryid OPERATOR(pg_catalog.=) t.key::pg_catalog.int8
+            ELSE st.seconds OPERATOR(pg_catalog./) pgsentinel_window_seconds(since, until) END
+  FROM t LEFT JOIN pgsentinel_statement_calls_in(since, until, server) st
+    ON st.queryid OPERATOR(pg_catalog.=) t.key::pg_catalog.int8
  ORDER BY t.rank;
 END;
+
+-- The top n statements by what pg_stat_statements counts, every statement
+-- of the statements history (pgsentinel_statement_calls_in()), sampled or
+-- not: by = 'time' (execution time, the default), 'calls' or 'rows'.
+-- calls_per_s over the window; exec_s: seconds of execution in it; pct:
+-- its share of every statement's execution time; counted as in
+-- pgsentinel_top_statements().  The answer to "which statements run most
+-- often, or take the most time", which sampling alone misses for short
+-- statements.
+CREATE FUNCTION pgsentinel_top_calls(
+    since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
+    until timestamptz DEFAULT pg_catalog.now(),
+    n integer DEFAULT 10,
+    by text DEFAULT 'time',
+    server text DEFAULT NULL)
+RETURNS TABLE (
+    rank bigint,
+    queryid bigint,
+    query text,
+    calls_per_s double precision,
+    ms_per_call double precision,
+    rows_per_call double precision,
+    exec_s double precision,
+    pct double precision,
+    counted double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    secs constant double precision := @extschema@.pgsentinel_window_seconds(since, until);
+    x record;
+BEGIN
+    IF by IS NULL OR by NOT IN ('time', 'calls', 'rows') THEN
+        RAISE EXCEPTION 'unknown order for the top statements: %', coalesce(by, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use by => ''time'' (execution time), ''calls'' or ''rows''.';
+    END IF;
+    IF n IS NULL OR n < 1 THEN
+        RAISE EXCEPTION 'the number of statements must be at least 1, not %', coalesce(n::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Leave n out for the top 10.';
+    END IF;
+    FOR x IN
+        WITH s AS (
+            SELECT c.*, sum(c.exec_ms) OVER () AS all_ms
+              FROM @extschema@.pgsentinel_statement_calls_in(since, until, server) c
+        )
+        SELECT s.*, row_number() OVER (ORDER BY CASE by WHEN 'time' THEN s.exec_ms
+                                                       WHEN 'calls' THEN s.calls
+                                                       ELSE s.rows END DESC NULLS LAST,
+                                                  s.queryid) AS r
+          FROM s
+         ORDER BY r
+         LIMIT n
+    LOOP
+        rank := x.r;
+        queryid := x.queryid;
+        query := x.query;
+        -- a fleet server's text: its latest in the window (read only for a
+        -- server, whose views a reader needs the rights of)
+        IF query IS NULL AND server IS NOT NULL THEN
+            SELECT f.query INTO query
+              FROM @extschema@.pgsentinel_fleet_statements f
+             WHERE f.server = pgsentinel_top_calls.server
+               AND f.queryid = x.queryid AND f.query IS NOT NULL
+               AND f.ash_time > since AND f.ash_time <= until
+               AND f.batch_start >= date_trunc('day', since, 'UTC')
+               AND f.batch_start <= until AND f.batch_end >= since
+             ORDER BY f.ash_time DESC
+             LIMIT 1;
+        END IF;
+        calls_per_s := x.calls / secs;
+        ms_per_call := x.exec_ms / NULLIF(x.calls, 0::float8);
+        rows_per_call := x.rows / NULLIF(x.calls, 0::float8);
+        exec_s := x.exec_ms / 1000::float8;
+        pct := 100::float8 * x.exec_ms / NULLIF(x.all_ms, 0::float8);
+        counted := CASE WHEN x.seconds >= secs THEN 1::float8 ELSE x.seconds / secs END;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
 
 -- The blocking trees of a window.  In each sample, a session waits behind
 -- every pid pg_blocking_pids() gave for it (soft and hard blockers once);

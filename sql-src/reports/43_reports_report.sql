@@ -95,6 +95,11 @@ BEGIN
                              FROM %1$I.pgsentinel_top($1, $2, 'wait_event'::pg_catalog.text, $3, $5, server => $8) t),
             'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                  FROM %1$I.pgsentinel_top_statements($1, $2, $3, $5, server => $8) t),
+            -- every statement's calls, sampled or not (of the whole
+            -- server: not with a database filter)
+            'top_calls', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                            FROM %1$I.pgsentinel_top_calls($1, $2, $3, 'time'::pg_catalog.text, $8) t
+                           WHERE $5 IS NULL),
             'top_sessions', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                                FROM %1$I.pgsentinel_top($1, $2, 'session'::pg_catalog.text, $3, $5, server => $8) t),
             'top_session_groups', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
@@ -290,6 +295,25 @@ BEGIN
                                             round(100 * r.counted::numeric));
         END IF;
     END LOOP;
+
+    IF jsonb_array_length(doc->'top_calls') > 0 THEN
+        out := out || E'\n== Top SQL by execution time (every statement, from pg_stat_statements)\n';
+        out := out || pg_catalog.format(E'  %-20s %9s %7s %9s %9s %9s  %s\n', 'queryid', 'exec s',
+                                        '%exec', 'calls/s', 'ms/call', 'rows/call', 'statement');
+        FOR r IN SELECT * FROM jsonb_to_recordset(doc->'top_calls')
+                     AS x(rank int, queryid bigint, query text, calls_per_s float8,
+                          ms_per_call float8, rows_per_call float8, exec_s float8,
+                          pct float8) LOOP
+            out := out || pg_catalog.format(E'  %-20s %9s %6s%% %9s %9s %9s  %s\n',
+                                            coalesce(r.queryid::text, '(hidden)'),
+                                            round(r.exec_s::numeric, 1),
+                                            coalesce(round(r.pct::numeric, 1)::text, '-'),
+                                            round(r.calls_per_s::numeric, 1),
+                                            coalesce(round(r.ms_per_call::numeric, 2)::text, '-'),
+                                            coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
+                                            coalesce(@extschema@.pgsentinel_text_line(r.query, 60), ''));
+        END LOOP;
+    END IF;
 
     out := out || E'\n== Top sessions\n';
     FOR r IN SELECT * FROM jsonb_to_recordset(doc->'top_sessions')
@@ -924,6 +948,9 @@ BEGIN
             (3, 'Top SQL', 'top_statements',
              '{rank,queryid,aas,pct,wait_profile,calls_per_s,ms_per_call,rows_per_call,counted,query}',
              '{#,queryid,AAS,% DB time,waits,calls/s,ms/call,rows/call,share of the window counted,statement}'),
+            (3.5, 'Top SQL by execution time (every statement, from pg_stat_statements)', 'top_calls',
+             '{rank,queryid,exec_s,pct,calls_per_s,ms_per_call,rows_per_call,query}',
+             '{#,queryid,execution (s),% execution,calls/s,ms/call,rows/call,statement}'),
             (4, 'Top sessions', 'top_sessions', '{rank,key,description,aas,pct,wait_profile}',
              '{#,pid,session,AAS,% DB time,waits}'),
             (4.5, 'Top session groups', 'top_session_groups', '{rank,key,aas,pct,wait_profile}',

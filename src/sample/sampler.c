@@ -448,8 +448,8 @@ sample_blockers(AshRow *rows, int nrows, int64 sample_id, TimestampTz now,
  */
 static void
 publish_sample(const AshRow *rows, int nrows, int nactive,
-			   const PgsBackfill *fills, int nfills, int nkeys, int via_core,
-			   int64 sample_id, TimestampTz now, int64 period,
+			   const PgsBackfill *fills, int nfills, int nkeys, bool sweep,
+			   int via_core, int64 sample_id, TimestampTz now, int64 period,
 			   TimestampTz started)
 {
 	int64		sample_us = GetCurrentTimestamp() - started;
@@ -494,7 +494,7 @@ publish_sample(const AshRow *rows, int nrows, int nactive,
 	pgs_state->sampler.pending_sample_id = pending_id;
 	pgs_state->sampler.pending_sample_time = pending_time;
 
-	pgssh_publish_request_locked(pgssh_keys, nkeys, sample_id, now);
+	pgssh_publish_request_locked(pgssh_keys, nkeys, sweep, sample_id, now);
 
 	pgs_state->sampler.blockers_via_core += via_core;
 	pgs_state->sampler.samples_taken++;
@@ -537,6 +537,7 @@ take_sample(TimestampTz now)
 	int			nrows = 0;
 	int			nfills;
 	int			nkeys;
+	bool		sweep;
 	int			via_core;
 	bool		query_ids_on;
 	int64		sample_id = last_sample_id + 1;
@@ -591,10 +592,11 @@ take_sample(TimestampTz now)
 		nactive += pgs_row_weight(&rows[i]) > 0;
 
 	nkeys = pgssh_collect_keys(rows, nrows, pgssh_keys);
-	publish_sample(rows, nrows, nactive, fills, nfills, nkeys, via_core,
+	sweep = pgssh_sweep_due(now);
+	publish_sample(rows, nrows, nactive, fills, nfills, nkeys, sweep, via_core,
 				   sample_id, now, period, started);
 	last_sample_id = sample_id;
-	if (nkeys > 0)
+	if (nkeys > 0 || sweep)
 		pgssh_notify();
 
 	MemoryContextSwitchTo(oldcxt);

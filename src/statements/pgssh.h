@@ -101,6 +101,7 @@ typedef struct PgsStatementsShared
 	int64		request_sample_id;
 	TimestampTz request_ash_time;
 	int			request_nkeys;
+	bool		request_sweep;	/* a sweep is asked for (pgssh_worker.c) */
 
 	/* Statements worker status: protected by lock. */
 	int32		pid;
@@ -117,8 +118,10 @@ typedef struct PgsStatementsShared
 /* pgssh_request.c: the sampler's side */
 extern void pgssh_sampler_init(void);
 extern int	pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys);
+extern bool pgssh_sweep_due(TimestampTz now);
 extern void pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
-										 int64 sample_id, TimestampTz ash_time);
+										 bool sweep, int64 sample_id,
+										 TimestampTz ash_time);
 extern void pgssh_notify(void);
 extern void pgssh_supervise(void);
 extern void pgssh_set_state(PgsshState state, const char *message);

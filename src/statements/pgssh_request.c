@@ -44,6 +44,7 @@ static PgsshKey *union_keys = NULL; /* room for two requests */
 static uint64 keys_dropped = 0;	/* not yet added to the shared counter */
 static int	npublished = 0;
 static uint64 published_seq = 0;
+static TimestampTz last_sweep_time = 0;	/* of the last sweep asked for */
 static bool worker_expected = false;	/* a worker will take requests */
 static bool history_expected = false;	/* and it is serving, or starting */
 static PgsWorkerLauncher launcher = {
@@ -309,15 +310,39 @@ pgssh_collect_keys(const AshRow *rows, int nrows, PgsshKey *keys)
 }
 
 /*
- * Publish the request of this sample.  The caller holds pgs_state->lock
- * exclusively: copies and stores only.
+ * Is a sweep due at the sample taken at now?  A sweep reads every statement
+ * of pg_stat_statements and keeps those whose counters changed since the
+ * previous sweep (pgssh_worker.c), so that the calls of statements that no
+ * sample sees reach the history too: the first at the first sample, then
+ * one every pgsentinel_pgssh.sweep_interval (sooner if the clock went back).
+ */
+bool
+pgssh_sweep_due(TimestampTz now)
+{
+	if (!pgs_pgssh_enable || pgs_pgssh_max_entries <= 0 ||
+		pgs_pgssh_sweep_interval_s <= 0 || !pgss_preloaded())
+		return false;
+	if (last_sweep_time != 0 && now >= last_sweep_time &&
+		now < last_sweep_time + (int64) pgs_pgssh_sweep_interval_s * USECS_PER_SEC)
+		return false;
+	last_sweep_time = now;
+	return true;
+}
+
+/*
+ * Publish the request of this sample: its statements, and whether it asks
+ * for a sweep (which stays asked for until the worker takes a request, as
+ * the statements of a request it did not take are carried over).  The
+ * caller holds pgs_state->lock exclusively: copies and stores only.
  */
 void
-pgssh_publish_request_locked(const PgsshKey *keys, int nkeys,
+pgssh_publish_request_locked(const PgsshKey *keys, int nkeys, bool sweep,
 							 int64 sample_id, TimestampTz ash_time)
 {
-	if (nkeys == 0)
+	if (nkeys == 0 && !sweep)
 		return;
+	if (sweep)
+		pgs_state->statements.request_sweep = true;
 	memcpy(pgs_request_keys(), keys, sizeof(PgsshKey) * nkeys);
 	pgs_state->statements.request_nkeys = nkeys;
 	pgs_state->statements.request_sample_id = sample_id;

@@ -28,6 +28,16 @@
  * with exit code 0: the sampler launches it again if the server is not
  * shutting down.
  *
+ * A sweep (asked for by the sampler every pgsentinel_pgssh.sweep_interval,
+ * with a sample's request) reads every statement and keeps, besides the
+ * requested ones, those whose calls or plans changed since the previous
+ * sweep: a statement no sample sees gets a reading at least once a sweep
+ * while it runs, so its deltas add up to its calls (docs/columns.md).  The
+ * worker remembers each statement's counters at the last sweep in a hash
+ * table as large as pg_stat_statements; a statement it does not know
+ * (the first sweep, an entry created since, or after a failed reading,
+ * which forgets them all) is kept.
+ *
  * A reading costs about 2 us per pg_stat_statements entry, whatever is
  * kept (pg_stat_statements(false) builds every entry).  So that a large
  * pg_stat_statements and a short sampling period can never make the worker
@@ -59,6 +69,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -99,10 +110,31 @@ static const char *const required_columns[] = {
 	"total_exec_time", "total_plan_time"
 };
 
-static SPIPlanPtr read_plan = NULL;
+static SPIPlanPtr read_plan = NULL;	/* the requested statements */
+static SPIPlanPtr sweep_plan = NULL;	/* every statement */
 static PgsshKey *keys = NULL;
 static PgsshRow *batch = NULL;	/* rows of one reading */
 static int	batch_size = 0;		/* rows batch has room for */
+
+/* A statement's counters at the last sweep. */
+typedef struct SweptKey
+{
+	Oid			userid;
+	Oid			dbid;
+	uint64		queryid;
+	bool		toplevel;
+} SweptKey;
+
+typedef struct SweptEntry
+{
+	SweptKey	key;			/* hash key: first */
+	int64		calls;
+	int64		plans;
+	uint64		sweep;			/* the sweep that saw it last */
+} SweptEntry;
+
+static HTAB *swept = NULL;
+static uint64 sweeps = 0;
 
 /* Clear the worker's pid and latch when it exits. */
 static void
@@ -210,10 +242,16 @@ prepare_read_plan(void)
 		else
 			appendStringInfo(&sql, "%s, ", required_columns[i]);
 	}
-	appendStringInfo(&sql, "%s, %s FROM %s.pg_stat_statements(false)"
-					 " WHERE queryid = ANY ($1)",
+	appendStringInfo(&sql, "%s, %s FROM %s.pg_stat_statements(false)",
 					 blk_read, blk_write, quote_identifier(schema));
 
+	sweep_plan = SPI_prepare(sql.data, 0, NULL);
+	if (sweep_plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql.data,
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(sweep_plan);
+
+	appendStringInfoString(&sql, " WHERE queryid = ANY ($1)");
 	read_plan = SPI_prepare(sql.data, 1, argtypes);
 	if (read_plan == NULL)
 		elog(ERROR, "could not prepare \"%s\": %s", sql.data,
@@ -293,26 +331,100 @@ batch_row(int n)
 }
 
 /*
- * Read the counters of the requested statements into batch.  Runs in a
- * transaction with SPI connected.  Returns the number of rows.
+ * In a sweep: did this statement's calls or plans change since the previous
+ * sweep, or is it not known?  Remembers its counters as of this sweep.
+ */
+static bool
+changed_since_sweep(Oid userid, Oid dbid, uint64 queryid, bool toplevel,
+					int64 calls, int64 plans)
+{
+	SweptKey	key;
+	SweptEntry *e;
+	bool		found;
+	bool		changed;
+
+	if (swept == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(SweptKey);
+		ctl.entrysize = sizeof(SweptEntry);
+		ctl.hcxt = TopMemoryContext;
+		swept = hash_create("pgsentinel swept statements", 1024, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));	/* the padding is hashed too */
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+	key.toplevel = toplevel;
+	e = hash_search(swept, &key, HASH_ENTER, &found);
+	changed = !found || e->calls != calls || e->plans != plans;
+	e->calls = calls;
+	e->plans = plans;
+	e->sweep = sweeps;
+	return changed;
+}
+
+/*
+ * After a sweep: forget the statements it did not see (evicted from
+ * pg_stat_statements, reset, or past the ring's capacity), so that they are
+ * kept when they are seen again.
+ */
+static void
+forget_unswept(void)
+{
+	HASH_SEQ_STATUS status;
+	SweptEntry *e;
+
+	if (swept == NULL)
+		return;
+	hash_seq_init(&status, swept);
+	while ((e = hash_seq_search(&status)) != NULL)
+		if (e->sweep != sweeps)
+			(void) hash_search(swept, &e->key, HASH_REMOVE, NULL);
+}
+
+/* After a failed reading: forget every statement (the next sweep keeps all). */
+static void
+forget_swept(void)
+{
+	if (swept != NULL)
+		hash_destroy(swept);
+	swept = NULL;
+}
+
+/*
+ * Read the counters of the requested statements, and in a sweep those of
+ * the statements that changed since the previous one, into batch.  Runs in
+ * a transaction with SPI connected.  Returns the number of rows.
  */
 static int
-read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
+read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 {
-	Datum	   *ids = palloc(sizeof(Datum) * nkeys);
-	int			nids = 0;
-	Datum		arg;
 	int			i;
 	int			n = 0;
 	TupleDesc	desc;
 
-	for (i = 0; i < nkeys; i++)
-		if (nids == 0 || DatumGetInt64(ids[nids - 1]) != (int64) keys[i].queryid)
-			ids[nids++] = Int64GetDatum((int64) keys[i].queryid);
-	arg = PointerGetDatum(construct_array(ids, nids, INT8OID, 8, true, TYPALIGN_DOUBLE));
+	if (sweep)
+	{
+		sweeps++;
+		if (SPI_execute_plan(sweep_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read pg_stat_statements");
+	}
+	else
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * nkeys);
+		int			nids = 0;
+		Datum		arg;
 
-	if (SPI_execute_plan(read_plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_stat_statements");
+		for (i = 0; i < nkeys; i++)
+			if (nids == 0 || DatumGetInt64(ids[nids - 1]) != (int64) keys[i].queryid)
+				ids[nids++] = Int64GetDatum((int64) keys[i].queryid);
+		arg = PointerGetDatum(construct_array(ids, nids, INT8OID, 8, true, TYPALIGN_DOUBLE));
+		if (SPI_execute_plan(read_plan, &arg, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read pg_stat_statements");
+	}
 	desc = SPI_tuptable->tupdesc;
 	for (i = 0; i < (int) SPI_processed &&
 		 n < (int) pgs_state->statements.ring.capacity; i++)
@@ -323,8 +435,14 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 		Oid			userid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_USERID + 1, &isnull));
 		Oid			dbid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_DBID + 1, &isnull));
 		uint64		queryid = (uint64) col_int64(tup, desc, COL_QUERYID);
+		bool		toplevel = DatumGetBool(SPI_getbinval(tup, desc, COL_TOPLEVEL + 1, &isnull));
+		int64		calls = col_int64(tup, desc, COL_CALLS);
+		int64		plans = col_int64(tup, desc, COL_PLANS);
+		bool		changed;
 
-		if (!key_requested(keys, nkeys, queryid, dbid))
+		changed = sweep &&
+			changed_since_sweep(userid, dbid, queryid, toplevel, calls, plans);
+		if (!changed && !key_requested(keys, nkeys, queryid, dbid))
 			continue;
 		r = batch_row(n);
 		r->sample_id = sample_id;
@@ -332,10 +450,10 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 		r->queryid = queryid;
 		r->userid = userid;
 		r->dbid = dbid;
-		r->toplevel = DatumGetBool(SPI_getbinval(tup, desc, COL_TOPLEVEL + 1, &isnull));
-		r->calls = col_int64(tup, desc, COL_CALLS);
+		r->toplevel = toplevel;
+		r->calls = calls;
 		r->rows = col_int64(tup, desc, COL_ROWS);
-		r->plans = col_int64(tup, desc, COL_PLANS);
+		r->plans = plans;
 		r->shared_blks_hit = col_int64(tup, desc, COL_SHARED_HIT);
 		r->shared_blks_read = col_int64(tup, desc, COL_SHARED_READ);
 		r->shared_blks_dirtied = col_int64(tup, desc, COL_SHARED_DIRTIED);
@@ -355,6 +473,8 @@ read_counters(int nkeys, int64 sample_id, TimestampTz ash_time)
 		r->blk_write_time = col_float8(tup, desc, COL_BLK_WRITE_TIME);
 		n++;
 	}
+	if (sweep)
+		forget_unswept();
 	return n;
 }
 
@@ -391,7 +511,8 @@ publish_rows(int n, int64 elapsed_us)
  * when pg_stat_statements is usable.
  */
 static bool
-serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
+serve(bool have_request, int nkeys, bool sweep, int64 sample_id,
+	  TimestampTz ash_time)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = false;
@@ -405,7 +526,7 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 
 		ok = read_plan != NULL || prepare_read_plan();
 		if (ok && have_request)
-			n = read_counters(nkeys, sample_id, ash_time);
+			n = read_counters(nkeys, sweep, sample_id, ash_time);
 
 		pgs_db_work_commit();
 
@@ -434,6 +555,12 @@ serve(bool have_request, int nkeys, int64 sample_id, TimestampTz ash_time)
 			SPI_freeplan(read_plan);
 			read_plan = NULL;
 		}
+		if (sweep_plan != NULL)
+		{
+			SPI_freeplan(sweep_plan);
+			sweep_plan = NULL;
+		}
+		forget_swept();
 		/* a reading cancelled by SIGTERM did not fail: the worker exits */
 		if (!ShutdownRequestPending)
 		{
@@ -494,6 +621,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 	{
 		uint64		seq;
 		int			nkeys = 0;
+		bool		sweep = false;
 		int64		sample_id = 0;
 		TimestampTz ash_time = 0;
 		instr_time	start;
@@ -546,7 +674,7 @@ pgsentinel_pgssh_main(Datum main_arg)
 				(pending && now >= TimestampTzPlusMilliseconds(last_check, RECHECK_MIN_MS)))
 			{
 				last_check = now;
-				usable = serve(false, 0, 0, 0);
+				usable = serve(false, 0, false, 0, 0);
 				if (!usable)
 					next_check = TimestampTzPlusMilliseconds(now, RECHECK_MS);
 			}
@@ -564,6 +692,8 @@ pgsentinel_pgssh_main(Datum main_arg)
 		{
 			nkeys = pgs_state->statements.request_nkeys;
 			memcpy(keys, pgs_request_keys(), sizeof(PgsshKey) * nkeys);
+			sweep = pgs_state->statements.request_sweep;
+			pgs_state->statements.request_sweep = false;
 			sample_id = pgs_state->statements.request_sample_id;
 			ash_time = pgs_state->statements.request_ash_time;
 			if (seq > last_seq + 1)
@@ -572,10 +702,10 @@ pgsentinel_pgssh_main(Datum main_arg)
 		}
 		pgs_unlock_exclusive();
 
-		if (seq != last_seq && nkeys > 0)
+		if (seq != last_seq && (nkeys > 0 || sweep))
 		{
 			INSTR_TIME_SET_CURRENT(start);
-			usable = serve(true, nkeys, sample_id, ash_time);
+			usable = serve(true, nkeys, sweep, sample_id, ash_time);
 			if (!usable)
 				next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 														 RECHECK_MS);
