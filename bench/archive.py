@@ -313,7 +313,7 @@ def queries(args):
              " GROUP BY 1 ORDER BY 1"),
             ("aas_by_minute_and_wait_24h_raw",
              "SELECT date_trunc('minute', ash_time), wait_event, sum(weight) / 60"
-             " FROM pgsentinel_archive_rows WHERE ash_time > now() - interval '2 days'"
+             " FROM pgsentinel_archive_rows_by_batch WHERE ash_time > now() - interval '2 days'"
              " AND batch_start > date_trunc('day', now() - interval '2 days', 'UTC')"
              " GROUP BY 1, 2"),
             ("aas_by_minute_and_wait_24h_rollup",

@@ -210,7 +210,7 @@ WITH j AS MATERIALIZED (
                                 WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
                'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                'blocker_usesysid', x.blocker_usesysid)) AS rows
-    FROM pgsentinel_archive_rows x
+    FROM pgsentinel_archive_rows_by_batch x
     WHERE x.blocked_sample AND x.ash_time >= %1$L AND x.ash_time < %2$L
       AND x.batch_start >= %1$L AND x.batch_start < %2$L
 ), h AS (

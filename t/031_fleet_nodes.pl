@@ -420,21 +420,21 @@ like($err, qr/the partitions of fleet server "q" are left on repository node "no
 	'q removed while node C is down: a warning');
 is( $a->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_server WHERE name = 'q'") . ' '
 	  . $a->safe_psql('postgres', $q_tables) . ' '
-	  . $a->safe_psql('postgres', "SELECT string_agg(node || ':' || server_id, ',') FROM pgsentinel_fleet_node_drops"),
+	  . $a->safe_psql('postgres', "SELECT string_agg(node || ':' || server_id, ',') FROM pgsentinel_fleet_pending_drop"),
 	'0 0 node_c:3', 'q is gone here, the drop on node C is kept to do');
 # The drop is due at once: the archiver's next pass tries it.  Node C comes
 # back only after that try failed and put the drop off ten minutes, else a
 # pass coming after the start (a busy machine) drops q's partitions there
 # before they are counted.
 ok( $a->poll_query_until('postgres', q{
-		SELECT due > now() FROM pgsentinel_fleet_node_drops
+		SELECT due > now() FROM pgsentinel_fleet_pending_drop
 		 WHERE node = 'node_c' AND server_id = 3}),
 	'the archiver tries the drop on node C, down, and puts it off')
   or diag('the drops owed: '
 	  . $a->safe_psql('postgres', q{
 		SELECT string_agg(node || ':' || server_id || ' due ' || (due - now())::text
 		                  || ' from now, error: ' || coalesce(last_error, 'none'), '; ')
-		  FROM pgsentinel_fleet_node_drops})
+		  FROM pgsentinel_fleet_pending_drop})
 	  . '; the archiver: '
 	  . $a->safe_psql('postgres', q{
 		SELECT string_agg(coalesce(state, '') || ' ' || coalesce(wait_event, '') || ' '
@@ -442,8 +442,8 @@ ok( $a->poll_query_until('postgres', q{
 		  FROM pg_stat_activity WHERE backend_type = 'pgsentinel archiver'}));
 $c->start;
 ok($c->safe_psql('postgres', $q_tables) > 0, 'node C back, with q\'s partitions');
-$a->safe_psql('postgres', 'UPDATE pgsentinel_fleet_node_drops SET due = now()');
-ok( $a->poll_query_until('postgres', 'SELECT NOT EXISTS (SELECT FROM pgsentinel_fleet_node_drops)'),
+$a->safe_psql('postgres', 'UPDATE pgsentinel_fleet_pending_drop SET due = now()');
+ok( $a->poll_query_until('postgres', 'SELECT NOT EXISTS (SELECT FROM pgsentinel_fleet_pending_drop)'),
 	'the archiver does the drop once node C is back');
 is($c->safe_psql('postgres', $q_tables), '0', 'q\'s partitions are gone from node C');
 

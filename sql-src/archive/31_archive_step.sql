@@ -653,7 +653,7 @@ WITH st AS MATERIALIZED (
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
          a.blocker_state, a.blocker_usesysid, a.blocking_pids
-    FROM %1$I.pgsentinel_archive_rows a
+    FROM %1$I.pgsentinel_archive_rows_by_batch a
    WHERE a.ash_time >= (SELECT g.lo FROM roll_range g)
      AND a.ash_time < (SELECT g.hi FROM roll_range g)
      AND a.batch_start >= (SELECT date_trunc('day', g.lo, 'UTC') FROM roll_range g)
@@ -670,7 +670,7 @@ WITH st AS MATERIALIZED (
    WHERE m.ash_time < greatest(g.lo, g.hi)),
  roll_samples AS MATERIALIZED (
   SELECT a.sample_time, a.weight, a.active_sessions
-    FROM %1$I.pgsentinel_archive_samples a
+    FROM %1$I.pgsentinel_archive_samples_by_batch a
    WHERE a.sample_time >= (SELECT g.lo FROM roll_range g)
      AND a.sample_time < (SELECT g.hi FROM roll_range g)
      AND a.batch_start >= (SELECT date_trunc('day', g.lo, 'UTC') FROM roll_range g)

@@ -86,7 +86,7 @@ AS 'MODULE_PATHNAME', 'pgsentinel_batch_rows';
 -- day), batch_start < hi and batch_end >= lo, which the planner uses to
 -- skip the partitions and blocks of other days and times; the times of
 -- the samples themselves are known only once their batch is read.
-CREATE VIEW pgsentinel_archive_samples AS
+CREATE VIEW pgsentinel_archive_samples_by_batch AS
 SELECT b.first_time AS batch_start, b.last_time AS batch_end, x.sample_id,
        pgsentinel_us_after(b.first_time, x.us) AS sample_time,
        x.sample_period, x.weight, x.active_sessions, x.blocked
@@ -102,16 +102,16 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, x.sample_id,
 CREATE VIEW pgsentinel_sample_archive AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
        a.active_sessions, 'archive'::pg_catalog.text AS source
-  FROM pgsentinel_archive_samples a;
+  FROM pgsentinel_archive_samples_by_batch a;
 
 -- The history views, each with the batch of its archived rows (batch_start,
--- batch_end: see pgsentinel_archive_samples; a row of the ring is its own
+-- batch_end: see pgsentinel_archive_samples_by_batch; a row of the ring is its own
 -- batch, at its time): a reader of a window names the batches to read as
 -- it would of the archive alone, and the ring's rows pass the same test.
-CREATE VIEW pgsentinel_history_samples AS
+CREATE VIEW pgsentinel_history_samples_by_batch AS
 SELECT a.batch_start, a.batch_end, a.sample_id, a.sample_time, a.sample_period,
        a.weight, a.active_sessions, 'archive'::pg_catalog.text AS source
-  FROM pgsentinel_archive_samples a
+  FROM pgsentinel_archive_samples_by_batch a
  WHERE a.sample_time OPERATOR(pg_catalog.<)
        (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
@@ -123,11 +123,11 @@ SELECT p.sample_time, p.sample_time, p.sample_id, p.sample_time, p.sample_period
 CREATE VIEW pgsentinel_sample_history AS
 SELECT h.sample_id, h.sample_time, h.sample_period, h.weight,
        h.active_sessions, h.source
-  FROM pgsentinel_history_samples h;
+  FROM pgsentinel_history_samples_by_batch h;
 
 -- A batch's rows, each with its sample: the rows are read with their
 -- batch (OFFSET 0), then their sessions, waits and texts are found by key.
-CREATE VIEW pgsentinel_archive_rows AS
+CREATE VIEW pgsentinel_archive_rows_by_batch AS
 SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS ash_time,
        se.datid, se.datname, se.pid,
        CASE WHEN v.visible THEN se.leader_pid END AS leader_pid,
@@ -198,9 +198,9 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
        blocker_usesysid, weight, source, blocked_sample
-  FROM pgsentinel_archive_rows;
+  FROM pgsentinel_archive_rows_by_batch;
 
-CREATE VIEW pgsentinel_history_rows AS
+CREATE VIEW pgsentinel_history_rows_by_batch AS
 SELECT batch_start, batch_end, ash_time, datid, datname, pid, leader_pid, usesysid,
        usename, application_name, client_addr, client_hostname,
        client_port, backend_start, xact_start, query_start,
@@ -209,7 +209,7 @@ SELECT batch_start, batch_end, ash_time, datid, datname, pid, leader_pid, usesys
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
        blocker_usesysid, weight, source, blocked_sample
-  FROM pgsentinel_archive_rows
+  FROM pgsentinel_archive_rows_by_batch
  WHERE ash_time OPERATOR(pg_catalog.<)
        (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
@@ -234,9 +234,9 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
        blocker_usesysid, weight, source, blocked_sample
-  FROM pgsentinel_history_rows;
+  FROM pgsentinel_history_rows_by_batch;
 
-GRANT SELECT ON pgsentinel_history_split, pgsentinel_archive_samples,
-    pgsentinel_sample_archive, pgsentinel_history_samples, pgsentinel_sample_history,
-    pgsentinel_archive_rows, pgsentinel_ash_archive, pgsentinel_history_rows,
+GRANT SELECT ON pgsentinel_history_split, pgsentinel_archive_samples_by_batch,
+    pgsentinel_sample_archive, pgsentinel_history_samples_by_batch, pgsentinel_sample_history,
+    pgsentinel_archive_rows_by_batch, pgsentinel_ash_archive, pgsentinel_history_rows_by_batch,
     pgsentinel_ash_history TO PUBLIC;

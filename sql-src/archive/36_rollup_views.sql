@@ -275,13 +275,13 @@ SELECT o.bucket, o.samples, o.observed, o.peak
 -- the reports that read only rollups for a statement (which keep its query
 -- id, not its text); hidden as in pgsentinel_ash_archive.  A reader names
 -- the batches it reads with batch_start and batch_end
--- (pgsentinel_archive_samples); activity_id is the row's sample id.
+-- (pgsentinel_archive_samples_by_batch); activity_id is the row's sample id.
 CREATE VIEW pgsentinel_activity_archive AS
 SELECT pg_catalog.timezone('UTC', r.batch_start)::pg_catalog.date AS day,
        r.sample_id AS activity_id, r.datname, r.usesysid, r.usename,
        r.application_name, r.queryid, r.query_start, r.top_level_query,
        r.batch_start, r.batch_end
-  FROM pgsentinel_archive_rows r;
+  FROM pgsentinel_archive_rows_by_batch r;
 
 GRANT SELECT ON pgsentinel_ash_minute, pgsentinel_ash_hour, pgsentinel_ash_session_hour,
     pgsentinel_ash_session_minute, pgsentinel_blocking_hour, pgsentinel_blocking_minute,

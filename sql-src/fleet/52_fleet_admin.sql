@@ -632,8 +632,8 @@ BEGIN
                 PERFORM @extschema@.pgsentinel_fleet_node_drop(f.server_id::pg_catalog.int4, f.node::pg_catalog.name);
             EXCEPTION WHEN OTHERS THEN
                 RAISE WARNING 'the partitions of fleet server "%" are left on repository node "%": %', name, f.node, SQLERRM
-                    USING HINT = format('The archiver drops them there when it is back (every ten minutes, while pgsentinel_fleet_node_drops lists them): the tables named pgsentinel_fleet_*_%s.', f.server_id);
-                EXECUTE format('INSERT INTO %I.pgsentinel_fleet_node_drops AS x (node, server_id, last_error)
+                    USING HINT = format('The archiver drops them there when it is back (every ten minutes, while pgsentinel_fleet_pending_drop lists them): the tables named pgsentinel_fleet_*_%s.', f.server_id);
+                EXECUTE format('INSERT INTO %I.pgsentinel_fleet_pending_drop AS x (node, server_id, last_error)
                                 VALUES ($1, $2, $3)
                                 ON CONFLICT (node, server_id) DO UPDATE SET last_error = excluded.last_error', s)
                     USING f.node, f.server_id, SQLERRM;

@@ -52,7 +52,7 @@ SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        f.rolled_until, f.node, f.hours_rolled_until
   FROM pgsentinel_fleet_server f;
 
--- (batch_start, batch_end: as in pgsentinel_archive_samples)
+-- (batch_start, batch_end: as in pgsentinel_archive_samples_by_batch)
 CREATE VIEW pgsentinel_fleet_sample_archive AS
 SELECT f.name AS server, b.server_id, b.first_time AS batch_start,
        b.last_time AS batch_end,
@@ -68,7 +68,7 @@ SELECT f.name AS server, b.server_id, b.first_time AS batch_start,
        AS x(sample_id, us, sample_period, weight, active_sessions);
 
 -- A batch's rows are read with the batch, then joined to their sessions,
--- waits and texts by key (as pgsentinel_archive_rows), on the batch's
+-- waits and texts by key (as pgsentinel_archive_rows_by_batch), on the batch's
 -- server_id and feed (b's, not the subquery's u: the planner carries a
 -- filter on server_id to the joined tables only from b), so that a filter on
 -- server_id prunes every joined table's partitions when planned: a server's

@@ -231,15 +231,15 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_node_drop(integer, name) FROM PUBLIC
 -- server is gone from this repository; pgsentinel_fleet_node_keep() drops
 -- them there again, every ten minutes, until it can.  Kept by pg_dump with
 -- the list of servers.
-CREATE TABLE pgsentinel_fleet_node_drops (
+CREATE TABLE pgsentinel_fleet_pending_drop (
     node name NOT NULL,
     server_id integer NOT NULL,
     due timestamptz NOT NULL DEFAULT pg_catalog.now(),
     last_error text,
     PRIMARY KEY (node, server_id)
 );
-REVOKE ALL ON pgsentinel_fleet_node_drops FROM PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_node_drops', '');
+REVOKE ALL ON pgsentinel_fleet_pending_drop FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_pending_drop', '');
 
 -- Keep the days of the servers on other nodes: every ten minutes for each
 -- node, the days of its servers from two days ago (or their newest sample
@@ -256,7 +256,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgsentinel_fleet_node_drops', '');
 -- the nodes left are due at the next tick.  The transaction is the
 -- archiver's own, before the tick: no pull has locked the node's tables
 -- through postgres_fdw then, which the drops would have to wait for.
--- Then the drops the nodes owe (pgsentinel_fleet_node_drops), those due.
+-- Then the drops the nodes owe (pgsentinel_fleet_pending_drop), those due.
 -- Returns the nodes kept.
 CREATE FUNCTION pgsentinel_fleet_node_keep(budget interval DEFAULT '2 minutes')
 RETURNS integer
@@ -339,24 +339,24 @@ BEGIN
     -- owes), none begun after a minute; a node whose foreign server is
     -- gone here is given up for good, with a warning
     FOR d IN EXECUTE format('SELECT x.node, array_agg(x.server_id ORDER BY x.server_id) AS ids
-                               FROM %I.pgsentinel_fleet_node_drops x
+                               FROM %I.pgsentinel_fleet_pending_drop x
                               WHERE x.due <= now() GROUP BY x.node ORDER BY x.node', s) LOOP
         EXIT WHEN clock_timestamp() > started + interval '1 minute';
         IF NOT EXISTS (SELECT FROM pg_foreign_server f WHERE f.srvname = d.node) THEN
             RAISE WARNING 'the partitions of fleet server ids % are left on repository node "%": its foreign server is gone', d.ids, d.node
                 USING HINT = 'Drop the tables named pgsentinel_fleet_*_<id> there by hand.';
-            EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1', s)
+            EXECUTE format('DELETE FROM %I.pgsentinel_fleet_pending_drop WHERE node = $1', s)
                 USING d.node;
             CONTINUE;
         END IF;
         BEGIN
             FOREACH id IN ARRAY d.ids LOOP
                 PERFORM @extschema@.pgsentinel_fleet_node_drop(id::pg_catalog.int4, d.node::pg_catalog.name);
-                EXECUTE format('DELETE FROM %I.pgsentinel_fleet_node_drops WHERE node = $1 AND server_id = $2', s)
+                EXECUTE format('DELETE FROM %I.pgsentinel_fleet_pending_drop WHERE node = $1 AND server_id = $2', s)
                     USING d.node, id;
             END LOOP;
         EXCEPTION WHEN OTHERS THEN
-            EXECUTE format('UPDATE %I.pgsentinel_fleet_node_drops
+            EXECUTE format('UPDATE %I.pgsentinel_fleet_pending_drop
                                SET due = now() + interval ''10 minutes'', last_error = $2
                              WHERE node = $1 AND due <= now()', s)
                 USING d.node, SQLERRM;

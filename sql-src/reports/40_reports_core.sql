@@ -318,14 +318,14 @@ SELECT h.ash_time, h.datid, h.datname, h.pid, h.leader_pid, h.usesysid,
        h.queryid, h.nested_queryid, h.backend_type, h.blockers, h.blockerpid,
        h.blocker_state, h.sample_id, h.blocking_pids, h.sample_period,
        h.blocker_usesysid, h.weight, h.source, h.blocked_sample
-  FROM (SELECT x.* FROM pgsentinel_history_rows x WHERE server IS NULL
+  FROM (SELECT x.* FROM pgsentinel_history_rows_by_batch x WHERE server IS NULL
         UNION ALL
         SELECT f.ash_time, f.ash_time, f.* FROM pgsentinel_fleet_rows(server, since, until) f
          WHERE server IS NOT NULL) h
  WHERE pgsentinel_window_seconds(since, until) OPERATOR(pg_catalog.>) 0::pg_catalog.float8
    AND h.ash_time OPERATOR(pg_catalog.>=) since
    AND h.ash_time OPERATOR(pg_catalog.<) until
-   -- the archive's batches of the window (pgsentinel_archive_samples)
+   -- the archive's batches of the window (pgsentinel_archive_samples_by_batch)
    AND h.batch_start OPERATOR(pg_catalog.>=) pg_catalog.date_trunc('day', since, 'UTC')
    AND h.batch_start OPERATOR(pg_catalog.<) until
    AND h.batch_end OPERATOR(pg_catalog.>=) since
@@ -351,7 +351,7 @@ LANGUAGE sql STABLE
 BEGIN ATOMIC
 SELECT s.sample_id, s.sample_time, s.sample_period, s.weight,
        s.active_sessions, s.source
-  FROM (SELECT x.* FROM pgsentinel_history_samples x WHERE server IS NULL
+  FROM (SELECT x.* FROM pgsentinel_history_samples_by_batch x WHERE server IS NULL
         UNION ALL
         SELECT f.sample_time, f.sample_time, f.*
           FROM pgsentinel_fleet_samples_in(server, since, until) f
