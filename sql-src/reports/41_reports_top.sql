@@ -167,9 +167,12 @@ END;
 -- window (pgsentinel_window_share()): a reading taken after the window
 -- counts the calls made before its end, one whose interval began before
 -- it only the rest.  The statements worker reads every statement that
--- changed once a sweep (pgsentinel_pgssh.sweep_interval), so the calls of
--- an interval were made in its last sweep interval at most: an interval
--- is taken to start no earlier than that before its reading.  seconds:
+-- changed once a sweep (pgsentinel_pgssh.sweep_interval, or the sampling
+-- period when longer: a sweep rides on a sample), so the calls of an
+-- interval were made in its last sweep interval at most: an interval is
+-- taken to start no earlier than that before its reading (this server's
+-- settings, now: a fleet server's or earlier ones may differ; a sweep
+-- delayed by the worker's rest moves calls by seconds).  seconds:
 -- the part of the window from the statement's first interval to its last
 -- reading.
 CREATE FUNCTION pgsentinel_statement_calls_in(since timestamptz, until timestamptz,
@@ -180,10 +183,17 @@ RETURNS TABLE (queryid bigint, query text, calls double precision,
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH sweep AS (
-    SELECT pg_catalog.make_interval(secs => coalesce(
-               (SELECT s.setting::pg_catalog.float8 FROM pg_catalog.pg_settings s
-                 WHERE s.name OPERATOR(pg_catalog.=) 'pgsentinel_pgssh.sweep_interval'::pg_catalog.text),
-               0::pg_catalog.float8)) AS span
+    -- a sweep rides on a sample: one every sweep interval, or sampling
+    -- period if that is longer (0: sweeps are off)
+    SELECT pg_catalog.make_interval(secs => CASE WHEN i.secs OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+                                                 THEN greatest(i.secs, p.secs)
+                                                 ELSE 0::pg_catalog.float8 END) AS span
+      FROM (SELECT coalesce(pg_catalog.sum(s.setting::pg_catalog.float8), 0::pg_catalog.float8) AS secs
+              FROM pg_catalog.pg_settings s
+             WHERE s.name OPERATOR(pg_catalog.=) 'pgsentinel_pgssh.sweep_interval'::pg_catalog.text) i,
+           (SELECT coalesce(pg_catalog.sum(s.setting::pg_catalog.float8), 0::pg_catalog.float8) AS secs
+              FROM pg_catalog.pg_settings s
+             WHERE s.name OPERATOR(pg_catalog.=) 'pgsentinel_ash.sampling_period'::pg_catalog.text) p
 ), r AS (
     SELECT x.queryid, x.toplevel, x.reset, x.ash_time, x.prev_ash_time,
            x.calls, x.rows, x.exec_ms, x.query

@@ -30,13 +30,16 @@
  *
  * A sweep (asked for by the sampler every pgsentinel_pgssh.sweep_interval,
  * with a sample's request) reads every statement and keeps, besides the
- * requested ones, those whose calls or plans changed since the previous
- * sweep: a statement no sample sees gets a reading at least once a sweep
- * while it runs, so its deltas add up to its calls (docs/columns.md).  The
- * worker remembers each statement's counters at the last sweep in a hash
- * table as large as pg_stat_statements; a statement it does not know
- * (the first sweep, an entry created since, or after a failed reading,
- * which forgets them all) is kept.
+ * requested ones, those whose counters changed since the previous sweep: a
+ * statement no sample sees gets a reading at least once a sweep while it
+ * runs (docs/columns.md).  The worker remembers each statement's counters
+ * in a hash table as large as pg_stat_statements; a statement it does not
+ * know (the first sweep, an entry created since, after a failed reading or
+ * a reset, which forget them all) is kept.  So that the deltas add up to
+ * the calls, a kept reading may come with the one before it that the
+ * history lacks (keep_swept()), and so that a sweep never overwrites
+ * readings not archived yet, it keeps at most a quarter of the ring of
+ * statements not asked for.
  *
  * A reading costs about 2 us per pg_stat_statements entry, whatever is
  * kept (pg_stat_statements(false) builds every entry).  So that a large
@@ -116,7 +119,12 @@ static PgsshKey *keys = NULL;
 static PgsshRow *batch = NULL;	/* rows of one reading */
 static int	batch_size = 0;		/* rows batch has room for */
 
-/* A statement's counters at the last sweep. */
+/*
+ * What the worker remembers of a statement between sweeps: its counters as
+ * last seen (last, stamped with the sample they were seen at: the reading
+ * kept then, or a later sweep that found them unchanged), where its last
+ * kept reading is in the statements ring, and the last sweep that saw it.
+ */
 typedef struct SweptKey
 {
 	Oid			userid;
@@ -128,13 +136,24 @@ typedef struct SweptKey
 typedef struct SweptEntry
 {
 	SweptKey	key;			/* hash key: first */
-	int64		calls;
-	int64		plans;
-	uint64		sweep;			/* the sweep that saw it last */
+	PgsshRow	last;
+	uint64		kept_at;		/* ring position of its last kept reading */
+	uint64		sweep;
 } SweptEntry;
 
 static HTAB *swept = NULL;
 static uint64 sweeps = 0;
+
+/*
+ * Whether the hash holds every statement of the previous sweep (none cut by
+ * the ring's capacity or the sweep's budget), that sweep's sample, and the
+ * reset the hash goes with (pgsentinel_reset() hides the readings it
+ * refers to).
+ */
+static bool last_sweep_complete = false;
+static int64 last_sweep_sample_id = 0;
+static TimestampTz last_sweep_time = 0;
+static uint64 swept_reset_count = 0;
 
 /* Clear the worker's pid and latch when it exits. */
 static void
@@ -330,19 +349,10 @@ batch_row(int n)
 	return &batch[n];
 }
 
-/*
- * In a sweep: did this statement's calls or plans change since the previous
- * sweep, or is it not known?  Remembers its counters as of this sweep.
- */
-static bool
-changed_since_sweep(Oid userid, Oid dbid, uint64 queryid, bool toplevel,
-					int64 calls, int64 plans)
+/* The hash of swept statements, made when first needed. */
+static HTAB *
+swept_hash(void)
 {
-	SweptKey	key;
-	SweptEntry *e;
-	bool		found;
-	bool		changed;
-
 	if (swept == NULL)
 	{
 		HASHCTL		ctl;
@@ -353,23 +363,12 @@ changed_since_sweep(Oid userid, Oid dbid, uint64 queryid, bool toplevel,
 		swept = hash_create("pgsentinel swept statements", 1024, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	memset(&key, 0, sizeof(key));	/* the padding is hashed too */
-	key.userid = userid;
-	key.dbid = dbid;
-	key.queryid = queryid;
-	key.toplevel = toplevel;
-	e = hash_search(swept, &key, HASH_ENTER, &found);
-	changed = !found || e->calls != calls || e->plans != plans;
-	e->calls = calls;
-	e->plans = plans;
-	e->sweep = sweeps;
-	return changed;
+	return swept;
 }
 
 /*
  * After a sweep: forget the statements it did not see (evicted from
- * pg_stat_statements, reset, or past the ring's capacity), so that they are
- * kept when they are seen again.
+ * pg_stat_statements, or reset), so that they are kept when seen again.
  */
 static void
 forget_unswept(void)
@@ -385,29 +384,117 @@ forget_unswept(void)
 			(void) hash_search(swept, &e->key, HASH_REMOVE, NULL);
 }
 
-/* After a failed reading: forget every statement (the next sweep keeps all). */
+/*
+ * Forget every statement (after a failed reading, or a reset): the next
+ * sweep keeps them all, as the first one does.
+ */
 static void
 forget_swept(void)
 {
 	if (swept != NULL)
 		hash_destroy(swept);
 	swept = NULL;
+	last_sweep_complete = false;
+}
+
+/* The counters of one row of the reading. */
+static void
+row_from_tuple(HeapTuple tup, TupleDesc desc, PgsshRow *r)
+{
+	bool		isnull;
+
+	r->queryid = (uint64) col_int64(tup, desc, COL_QUERYID);
+	r->userid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_USERID + 1, &isnull));
+	r->dbid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_DBID + 1, &isnull));
+	r->toplevel = DatumGetBool(SPI_getbinval(tup, desc, COL_TOPLEVEL + 1, &isnull));
+	r->calls = col_int64(tup, desc, COL_CALLS);
+	r->rows = col_int64(tup, desc, COL_ROWS);
+	r->plans = col_int64(tup, desc, COL_PLANS);
+	r->shared_blks_hit = col_int64(tup, desc, COL_SHARED_HIT);
+	r->shared_blks_read = col_int64(tup, desc, COL_SHARED_READ);
+	r->shared_blks_dirtied = col_int64(tup, desc, COL_SHARED_DIRTIED);
+	r->shared_blks_written = col_int64(tup, desc, COL_SHARED_WRITTEN);
+	r->local_blks_hit = col_int64(tup, desc, COL_LOCAL_HIT);
+	r->local_blks_read = col_int64(tup, desc, COL_LOCAL_READ);
+	r->local_blks_dirtied = col_int64(tup, desc, COL_LOCAL_DIRTIED);
+	r->local_blks_written = col_int64(tup, desc, COL_LOCAL_WRITTEN);
+	r->temp_blks_read = col_int64(tup, desc, COL_TEMP_READ);
+	r->temp_blks_written = col_int64(tup, desc, COL_TEMP_WRITTEN);
+	r->wal_records = col_int64(tup, desc, COL_WAL_RECORDS);
+	r->wal_fpi = col_int64(tup, desc, COL_WAL_FPI);
+	r->wal_bytes = col_int64(tup, desc, COL_WAL_BYTES);
+	r->total_exec_time = col_float8(tup, desc, COL_EXEC_TIME);
+	r->total_plan_time = col_float8(tup, desc, COL_PLAN_TIME);
+	r->blk_read_time = col_float8(tup, desc, COL_BLK_READ_TIME);
+	r->blk_write_time = col_float8(tup, desc, COL_BLK_WRITE_TIME);
+}
+
+/*
+ * Keep the reading r of a sweep, with the reading before it when the
+ * history would not have one: e's last counters when its last kept reading
+ * is half a ring old (it may be overwritten before this one is archived:
+ * a delta needs both in the ring), or zeros at the previous sweep for a
+ * statement that did not exist then (the previous sweep saw every
+ * statement).  Such a reading is stamped with the sample its counters were
+ * true at, earlier than this one's: the deltas, ordered by time, take it as
+ * the previous reading.  Returns the rows kept.
+ */
+static int
+keep_swept(SweptEntry *e, const PgsshRow *r, bool zero_before, uint64 written, int n)
+{
+	int			kept = 0;
+
+	if (e != NULL && written + n - e->kept_at > pgs_state->statements.ring.capacity / 2)
+		*batch_row(n + kept++) = e->last;
+	else if (e == NULL && zero_before)
+	{
+		PgsshRow   *z = batch_row(n + kept++);
+
+		memset(z, 0, sizeof(PgsshRow));
+		z->sample_id = last_sweep_sample_id;
+		z->ash_time = last_sweep_time;
+		z->queryid = r->queryid;
+		z->userid = r->userid;
+		z->dbid = r->dbid;
+		z->toplevel = r->toplevel;
+	}
+	*batch_row(n + kept++) = *r;
+	return kept;
 }
 
 /*
  * Read the counters of the requested statements, and in a sweep those of
  * the statements that changed since the previous one, into batch.  Runs in
  * a transaction with SPI connected.  Returns the number of rows.
+ *
+ * A sweep keeps, besides the requested statements, those whose calls, plans
+ * or execution time differ from what the hash remembers, and those it does
+ * not know, at most a quarter of the ring's capacity of them: the rest wait
+ * for the next sweep, so that no sweep (the first one keeps every
+ * statement) overwrites readings not archived yet.
  */
 static int
 read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 {
+	uint64		capacity = pgs_state->statements.ring.capacity;
+	uint64		written = pgs_ring_written(&pgs_state->statements.ring);
+	int64		budget = (int64) (capacity / 4);
+	bool		complete = true;
+	bool		zero_before;
 	int			i;
 	int			n = 0;
 	TupleDesc	desc;
 
 	if (sweep)
 	{
+		uint64		resets = pg_atomic_read_u64(&pgs_state->reset.count);
+
+		if (resets != swept_reset_count)
+		{
+			forget_swept();
+			swept_reset_count = resets;
+		}
+		zero_before = last_sweep_complete;
 		sweeps++;
 		if (SPI_execute_plan(sweep_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read pg_stat_statements");
@@ -418,6 +505,7 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 		int			nids = 0;
 		Datum		arg;
 
+		zero_before = false;
 		for (i = 0; i < nkeys; i++)
 			if (nids == 0 || DatumGetInt64(ids[nids - 1]) != (int64) keys[i].queryid)
 				ids[nids++] = Int64GetDatum((int64) keys[i].queryid);
@@ -426,55 +514,68 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 			elog(ERROR, "could not read pg_stat_statements");
 	}
 	desc = SPI_tuptable->tupdesc;
-	for (i = 0; i < (int) SPI_processed &&
-		 n < (int) pgs_state->statements.ring.capacity; i++)
+	for (i = 0; i < (int) SPI_processed; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		PgsshRow   *r;
-		bool		isnull;
-		Oid			userid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_USERID + 1, &isnull));
-		Oid			dbid = DatumGetObjectId(SPI_getbinval(tup, desc, COL_DBID + 1, &isnull));
-		uint64		queryid = (uint64) col_int64(tup, desc, COL_QUERYID);
-		bool		toplevel = DatumGetBool(SPI_getbinval(tup, desc, COL_TOPLEVEL + 1, &isnull));
-		int64		calls = col_int64(tup, desc, COL_CALLS);
-		int64		plans = col_int64(tup, desc, COL_PLANS);
+		PgsshRow	r;
+		bool		requested;
+		SweptKey	key;
+		SweptEntry *e;
 		bool		changed;
+		int			kept;
 
-		changed = sweep &&
-			changed_since_sweep(userid, dbid, queryid, toplevel, calls, plans);
-		if (!changed && !key_requested(keys, nkeys, queryid, dbid))
+		row_from_tuple(SPI_tuptable->vals[i], desc, &r);
+		r.sample_id = sample_id;
+		r.ash_time = ash_time;
+		requested = key_requested(keys, nkeys, r.queryid, r.dbid);
+		if (!sweep)
+		{
+			if (requested && n < (int) capacity)
+				*batch_row(n++) = r;
 			continue;
-		r = batch_row(n);
-		r->sample_id = sample_id;
-		r->ash_time = ash_time;
-		r->queryid = queryid;
-		r->userid = userid;
-		r->dbid = dbid;
-		r->toplevel = toplevel;
-		r->calls = calls;
-		r->rows = col_int64(tup, desc, COL_ROWS);
-		r->plans = plans;
-		r->shared_blks_hit = col_int64(tup, desc, COL_SHARED_HIT);
-		r->shared_blks_read = col_int64(tup, desc, COL_SHARED_READ);
-		r->shared_blks_dirtied = col_int64(tup, desc, COL_SHARED_DIRTIED);
-		r->shared_blks_written = col_int64(tup, desc, COL_SHARED_WRITTEN);
-		r->local_blks_hit = col_int64(tup, desc, COL_LOCAL_HIT);
-		r->local_blks_read = col_int64(tup, desc, COL_LOCAL_READ);
-		r->local_blks_dirtied = col_int64(tup, desc, COL_LOCAL_DIRTIED);
-		r->local_blks_written = col_int64(tup, desc, COL_LOCAL_WRITTEN);
-		r->temp_blks_read = col_int64(tup, desc, COL_TEMP_READ);
-		r->temp_blks_written = col_int64(tup, desc, COL_TEMP_WRITTEN);
-		r->wal_records = col_int64(tup, desc, COL_WAL_RECORDS);
-		r->wal_fpi = col_int64(tup, desc, COL_WAL_FPI);
-		r->wal_bytes = col_int64(tup, desc, COL_WAL_BYTES);
-		r->total_exec_time = col_float8(tup, desc, COL_EXEC_TIME);
-		r->total_plan_time = col_float8(tup, desc, COL_PLAN_TIME);
-		r->blk_read_time = col_float8(tup, desc, COL_BLK_READ_TIME);
-		r->blk_write_time = col_float8(tup, desc, COL_BLK_WRITE_TIME);
-		n++;
+		}
+
+		memset(&key, 0, sizeof(key));	/* the padding is hashed too */
+		key.userid = r.userid;
+		key.dbid = r.dbid;
+		key.queryid = r.queryid;
+		key.toplevel = r.toplevel;
+		e = hash_search(swept_hash(), &key, HASH_FIND, NULL);
+		changed = e == NULL || e->last.calls != r.calls ||
+			e->last.plans != r.plans ||
+			e->last.total_exec_time != r.total_exec_time;
+		if (!changed && !requested)
+		{
+			/* its counters are still those: true at this sample too */
+			e->last.sample_id = sample_id;
+			e->last.ash_time = ash_time;
+			e->sweep = sweeps;
+			continue;
+		}
+		if ((!requested && budget <= 0) || n + 2 > (int) capacity)
+		{
+			/* next sweep: it stays changed, or unknown */
+			complete = false;
+			if (e != NULL)
+				e->sweep = sweeps;
+			continue;
+		}
+		kept = keep_swept(e, &r, zero_before, written, n);
+		n += kept;
+		if (!requested)
+			budget -= kept;
+		if (e == NULL)
+			e = hash_search(swept, &key, HASH_ENTER, NULL);
+		e->last = r;
+		e->kept_at = written + n - 1;
+		e->sweep = sweeps;
 	}
 	if (sweep)
+	{
 		forget_unswept();
+		last_sweep_complete = complete;
+		last_sweep_sample_id = sample_id;
+		last_sweep_time = ash_time;
+	}
 	return n;
 }
 
