@@ -473,6 +473,14 @@ SELECT root_pid, depth, pid, blocked_by, usename, state, wait_event, query,
        samples, sessions, levels, db_time, aas
 FROM pgsentinel_blocking_trees('2020-01-01 10:00', '2020-01-01 10:02');
 SELECT count(*) AS trees FROM pgsentinel_blocking_trees('2020-01-01 10:10', '2020-01-01 10:20');
+-- A root's trees more than a minute apart are episodes of their own, told
+-- apart to the hour in a window older than the minute rollups' retention
+-- (to the minute within it: t/035): the roots of the whole day, each
+-- episode with its times.
+SELECT root_pid, episode, samples, sessions, first_seen, last_seen
+FROM pgsentinel_blocking_trees('2020-01-01 09:00', '2020-01-01 16:00')
+WHERE depth = 0
+ORDER BY episode;
 
 -- Two periods of 20 s, both fully observed; then a period with data
 -- against one without: no difference is invented.

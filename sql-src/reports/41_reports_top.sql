@@ -374,17 +374,23 @@ $$;
 -- every pid pg_blocking_pids() gave for it (soft and hard blockers once);
 -- a root is a blocker that was not itself waiting in that sample, active
 -- or idle (the sampler samples every blocker, whatever its state; only a
--- prepared transaction has no row).  One row per root (depth 0: the
+-- prepared transaction has no row).  A root's samples more than a minute
+-- apart are separate episodes, each its own tree (episode: their number,
+-- in the order they began): one row per root and episode (depth 0: the
 -- samples it blocked in, the sessions and DB time behind it, the levels
 -- under it; its role, application, client, transaction start, state and
 -- statement at the last sample in which it was a root; first_seen and
 -- last_seen: its first and last such sample), then one per session
 -- behind it (depth: its level, blocked_by: the sessions it waited for,
 -- db_time: its own time spent behind that root, first_seen and
--- last_seen: when it was behind it).  Whole hours and minutes of the archive are read from the
--- blocking rollups, the rest from the rows of the samples in which
--- somebody waited (the archive marks them: blocked_sample), through the
--- same pgsentinel_blocking_parts().
+-- last_seen: when it was behind it).  Whole hours and minutes of the
+-- archive are read from the blocking rollups, the rest from the rows of
+-- the samples in which somebody waited (the archive marks them:
+-- blocked_sample), through the same pgsentinel_blocking_parts(), by
+-- minute while the minute rollups are kept
+-- (pgsentinel_archive.minute_retention), by hour before: episodes are
+-- told apart to the minute, or to the hour in older windows and a fleet
+-- server's.
 CREATE FUNCTION pgsentinel_blocking_trees(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),
@@ -408,16 +414,28 @@ RETURNS TABLE (
     client_addr text,
     xact_start timestamptz,
     first_seen timestamptz,
-    last_seen timestamptz)
+    last_seen timestamptz,
+    episode integer)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-WITH pc0 AS MATERIALIZED (
+WITH fine AS (
+    -- by minute while the minute rollups keep the window
+    SELECT server IS NULL
+           AND since OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-)
+               pg_catalog.make_interval(mins => coalesce(
+                   (SELECT pg_catalog.sum(s.setting::pg_catalog.int4)
+                      FROM pg_catalog.pg_settings s
+                     WHERE s.name OPERATOR(pg_catalog.=) 'pgsentinel_archive.minute_retention'::pg_catalog.text),
+                   0::pg_catalog.int8)::pg_catalog.int4)) AS minute
+), pc0 AS MATERIALIZED (
     -- whole hours and minutes from the blocking rollups (unless a
     -- database is asked for: trees are of all databases there), the rest
     -- from rows
     SELECT p.kind, p.lo, p.hi
-      FROM pgsentinel_window_pieces(since, until,
-                                    CASE WHEN dbname IS NULL THEN 'hour' END, server) p
+      FROM fine, pgsentinel_window_pieces(since, until,
+                                    CASE WHEN dbname IS NULL
+                                         THEN CASE WHEN fine.minute THEN 'minute' ELSE 'hour' END
+                                    END, server) p
      WHERE pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
                                     dbname, NULL::pg_catalog.text, NULL::pg_catalog.text, server)
 ), pc AS MATERIALIZED (
@@ -432,7 +450,7 @@ WITH pc0 AS MATERIALIZED (
     UNION ALL
     SELECT pc0.kind, pc0.lo, pc0.hi FROM pc0 WHERE pc0.kind OPERATOR(pg_catalog.<>) 'raw'
 ), parts AS MATERIALIZED (
-    SELECT b.* FROM pc CROSS JOIN LATERAL pgsentinel_blocking_parts((
+    SELECT b.* FROM pc, fine CROSS JOIN LATERAL pgsentinel_blocking_parts((
         SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                       'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                       'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
@@ -445,7 +463,8 @@ WITH pc0 AS MATERIALIZED (
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                       'blocker_usesysid', x.blocker_usesysid)), '[]')
           FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) x
-         WHERE x.blocked_sample IS NOT FALSE), 'hour'::pg_catalog.text) b
+         WHERE x.blocked_sample IS NOT FALSE),
+        CASE WHEN fine.minute THEN 'minute' ELSE 'hour' END::pg_catalog.text) b
      WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
@@ -471,11 +490,37 @@ WITH pc0 AS MATERIALIZED (
       FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_fleet_blocking_in(server, pc.kind, pc.lo, pc.hi) x
                                    OFFSET 0) r
      WHERE pc.kind OPERATOR(pg_catalog.<>) 'raw' AND server IS NOT NULL
+), rb AS (
+    -- each root's buckets, in time order
+    SELECT p.root_pid, p.bucket, pg_catalog.min(p.first_time) AS first_time,
+           pg_catalog.max(p.last_time) AS last_time
+      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'r'
+     GROUP BY 1, 2
+), ep AS (
+    -- its episodes: a bucket that begins more than a minute after every
+    -- earlier one of the root ended begins a new one
+    SELECT x.root_pid, x.bucket,
+           pg_catalog.sum(x.begins) OVER (PARTITION BY x.root_pid ORDER BY x.first_time, x.bucket
+                                          ROWS UNBOUNDED PRECEDING) AS episode
+      FROM (SELECT rb.root_pid, rb.bucket, rb.first_time,
+                   CASE WHEN rb.first_time OPERATOR(pg_catalog.>)
+                             (pg_catalog.max(rb.last_time) OVER (PARTITION BY rb.root_pid
+                                  ORDER BY rb.first_time, rb.bucket
+                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+                              OPERATOR(pg_catalog.+) interval '1 minute')
+                        THEN 1 ELSE 0 END AS begins
+              FROM rb) x
+), pe AS (
+    SELECT p.*, coalesce(ep.episode, 0::pg_catalog.int8) AS episode
+      FROM parts p LEFT JOIN ep
+        ON ep.root_pid OPERATOR(pg_catalog.=) p.root_pid
+       AND ep.bucket OPERATOR(pg_catalog.=) p.bucket
+     WHERE p.kind OPERATOR(pg_catalog.=) ANY ('{b,r}'::"char"[])
 ), obs AS (
     SELECT pg_catalog.sum(s.observed) AS observed
       FROM pgsentinel_observed(since, until, 'hour'::pg_catalog.text, server) s
 ), w AS (
-    SELECT p.root_pid AS root, p.pid, pg_catalog.max(p.depth) AS depth,
+    SELECT p.root_pid AS root, p.episode, p.pid, pg_catalog.max(p.depth) AS depth,
            pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
            pg_catalog.sum(p.db_time) AS db_time,
            (pg_catalog.array_agg(p.usename ORDER BY p.last_time DESC))[1] AS usename,
@@ -490,31 +535,39 @@ WITH pc0 AS MATERIALIZED (
            (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC))[1] AS xact_start,
            pg_catalog.min(p.first_time) AS first_seen,
            pg_catalog.max(p.last_time) AS last_seen
-      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
-     GROUP BY 1, 2
+      FROM pe p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
+     GROUP BY 1, 2, 3
 ), wb AS (
-    SELECT p.root_pid AS root, p.pid,
+    SELECT p.root_pid AS root, p.episode, p.pid,
            pg_catalog.array_agg(DISTINCT b.pid ORDER BY b.pid) AS blocked_by
-      FROM parts p CROSS JOIN LATERAL pg_catalog.unnest(p.blocked_by) AS b(pid)
+      FROM pe p CROSS JOIN LATERAL pg_catalog.unnest(p.blocked_by) AS b(pid)
      WHERE p.kind OPERATOR(pg_catalog.=) 'b'
+     GROUP BY 1, 2, 3
+), rt0 AS (
+    SELECT p.root_pid AS root, p.episode,
+           pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
+           pg_catalog.min(p.first_time) AS first_seen,
+           pg_catalog.max(p.last_time) AS last_seen
+      FROM pe p WHERE p.kind OPERATOR(pg_catalog.=) 'r'
      GROUP BY 1, 2
 ), rt AS (
-    SELECT p.root_pid AS root, pg_catalog.sum(p.samples)::pg_catalog.int8 AS samples,
-           pg_catalog.min(p.first_time) AS first_seen,
-           pg_catalog.max(p.last_time) AS last_seen,
+    SELECT rt0.*,
            (SELECT pg_catalog.count(DISTINCT w.pid) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS sessions,
+             WHERE w.root OPERATOR(pg_catalog.=) rt0.root
+               AND w.episode OPERATOR(pg_catalog.=) rt0.episode) AS sessions,
            (SELECT pg_catalog.sum(w.db_time) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS db_time,
+             WHERE w.root OPERATOR(pg_catalog.=) rt0.root
+               AND w.episode OPERATOR(pg_catalog.=) rt0.episode) AS db_time,
            (SELECT pg_catalog.max(w.depth) FROM w
-             WHERE w.root OPERATOR(pg_catalog.=) p.root_pid) AS depth
-      FROM parts p WHERE p.kind OPERATOR(pg_catalog.=) 'r'
-     GROUP BY p.root_pid
+             WHERE w.root OPERATOR(pg_catalog.=) rt0.root
+               AND w.episode OPERATOR(pg_catalog.=) rt0.episode) AS depth
+      FROM rt0
 )
 SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
        x.query, x.samples, x.sessions, x.levels, x.db_time,
        x.db_time OPERATOR(pg_catalog./) NULLIF((SELECT o.observed FROM obs o), 0::pg_catalog.float8),
-       x.application_name, x.client_addr, x.xact_start, x.first_seen, x.last_seen
+       x.application_name, x.client_addr, x.xact_start, x.first_seen, x.last_seen,
+       pg_catalog.dense_rank() OVER (ORDER BY x.tree_start, x.root_pid, x.ep)::pg_catalog.int4
   FROM (SELECT rt.root AS root_pid, 0 AS depth, rt.root AS pid,
                NULL::pg_catalog.int4[] AS blocked_by,
                own.usename,
@@ -523,10 +576,12 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                           WHERE p.kind OPERATOR(pg_catalog.=) 's'
                             AND p.pid OPERATOR(pg_catalog.=) rt.root
                             AND p.state IS NOT NULL
+                            AND p.first_time OPERATOR(pg_catalog.<=) rt.last_seen
                           ORDER BY p.last_time DESC LIMIT 1)) AS state,
                own.wait, own.query, rt.samples, rt.sessions, rt.depth AS levels,
                rt.db_time, rt.db_time AS root_db_time, own.application_name,
-               own.client_addr, own.xact_start, rt.first_seen, rt.last_seen
+               own.client_addr, own.xact_start, rt.first_seen, rt.last_seen,
+               rt.first_seen AS tree_start, rt.episode AS ep
           FROM rt
           LEFT JOIN LATERAL (SELECT p.usename, p.state,
                                     pgsentinel_dimension_key('wait_event'::pg_catalog.text, p.wait_event_type,
@@ -536,16 +591,19 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                                FROM parts p
                               WHERE p.kind OPERATOR(pg_catalog.=) 'o'
                                 AND p.pid OPERATOR(pg_catalog.=) rt.root
+                                AND p.first_time OPERATOR(pg_catalog.<=) rt.last_seen
                               ORDER BY p.last_time DESC LIMIT 1) own ON true
         UNION ALL
         SELECT w.root, w.depth, w.pid, wb.blocked_by, w.usename, w.state, w.wait,
                w.query, w.samples, NULL, NULL, w.db_time, rt.db_time,
                w.application_name, w.client_addr, w.xact_start, w.first_seen,
-               w.last_seen
+               w.last_seen, rt.first_seen, rt.episode
           FROM w JOIN rt ON rt.root OPERATOR(pg_catalog.=) w.root
+                        AND rt.episode OPERATOR(pg_catalog.=) w.episode
           LEFT JOIN wb ON wb.root OPERATOR(pg_catalog.=) w.root
+                      AND wb.episode OPERATOR(pg_catalog.=) w.episode
                       AND wb.pid OPERATOR(pg_catalog.=) w.pid) x
- ORDER BY x.root_db_time DESC, x.root_pid, x.depth, x.db_time DESC, x.pid;
+ ORDER BY x.root_db_time DESC, x.root_pid, x.ep, x.depth, x.db_time DESC, x.pid;
 END;
 
 -- Two periods compared by a dimension: the aas of each value in each

@@ -612,8 +612,9 @@ END
 $$;
 
 -- The rows of pgsentinel_blocking_trees() (as JSON) in the order to draw
--- them as trees, each with a key "tree": its pid, indented under the
--- session it waited for at the level above (the lowest pid of them),
+-- them as trees (one a root and episode), each with a key "tree": its
+-- pid, indented under the session it waited for at the level above (the
+-- lowest pid of them),
 -- depth first, siblings in their order (by their time); a session whose
 -- blocker is not one level up (trees merged over samples) comes last.
 CREATE FUNCTION pgsentinel_html_trees(rows jsonb)
@@ -622,7 +623,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 WITH RECURSIVE x AS (
-    SELECT j.e, j.o, (j.e->>'root_pid')::integer AS root, (j.e->>'pid')::integer AS pid,
+    SELECT j.e, j.o, (j.e->>'root_pid') || '/' || coalesce(j.e->>'episode', '') AS root,
+           (j.e->>'pid')::integer AS pid,
            (j.e->>'depth')::integer AS depth,
            ARRAY(SELECT b::integer FROM jsonb_array_elements_text(
                      CASE WHEN jsonb_typeof(j.e->'blocked_by') = 'array'
