@@ -734,6 +734,8 @@ INSERT INTO pgs_calls VALUES
    'SELECT %1$I.pgsentinel_fleet_rows_sql() IS NOT NULL'),
   ('function pgsentinel_fleet_samples_in(text, timestamp with time zone, timestamp with time zone)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 1 FROM %1$I.pgsentinel_fleet_samples_in(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
+  ('function pgsentinel_fleet_statement_history_text(text, bigint, timestamp with time zone, timestamp with time zone)',
+   'SELECT pgs_fleet_here() IS NULL OR %1$I.pgsentinel_fleet_statement_history_text(''hostile'', 1::pg_catalog.int8, ''-infinity''::timestamptz, ''infinity''::timestamptz) IS NULL'),
   ('function pgsentinel_fleet_statements_in(text, timestamp with time zone, timestamp with time zone, boolean)',
    'SELECT pgs_fleet_here() IS NULL OR (SELECT count(*) >= 0 FROM %1$I.pgsentinel_fleet_statements_in(''hostile'', ''-infinity''::timestamptz, ''infinity''::timestamptz))'),
   ('function pgsentinel_fleet_server_id(text)',

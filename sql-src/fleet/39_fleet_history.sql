@@ -203,6 +203,41 @@ BEGIN
 END
 $$;
 
+-- The latest text the repository keeps of a fleet server's statement
+-- (top-level query id queryid) in its statements history, in the days of
+-- [since, until]: what pgsentinel_top_calls() shows of a statement no
+-- sample saw.  Read from that server's tables alone (another node's may
+-- be down).  No server: NULL.
+CREATE FUNCTION pgsentinel_fleet_statement_history_text(server text, queryid bigint,
+                                                        since timestamptz, until timestamptz)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s constant name := (pg_catalog.parse_ident('@extschema@'))[1];
+    id integer;
+    t text;
+BEGIN
+    IF server IS NULL THEN
+        RETURN NULL;
+    END IF;
+    id := @extschema@.pgsentinel_fleet_server_id(server);
+    EXECUTE pg_catalog.format($q$
+        SELECT x.text
+          FROM %1$I.pgsentinel_fleet_statement_text m
+          JOIN %1$I.pgsentinel_fleet_text x
+            ON x.server_id = m.server_id AND x.feed = m.feed AND x.day = m.day
+           AND x.text_id = m.text_id
+         WHERE m.server_id = $1 AND m.queryid = $2
+           AND m.day >= timezone('UTC', $3)::date AND m.day <= timezone('UTC', $4)::date
+         ORDER BY m.day DESC
+         LIMIT 1$q$, s)
+        INTO t USING id, queryid, since, until;
+    RETURN t;
+END
+$$;
+
 -- Where a fleet server's rollups end (pgsentinel_fleet_roll()): its
 -- reports read the whole minutes and hours before it from the rollups,
 -- the rest from its rows ('-infinity': none yet).  No server: NULL.

@@ -346,18 +346,9 @@ BEGIN
         rank := x.r;
         queryid := x.queryid;
         query := x.query;
-        -- a fleet server's text: its latest in the window (read only for a
-        -- server, whose views a reader needs the rights of)
+        -- a fleet server's text: its latest in the window
         IF query IS NULL AND server IS NOT NULL THEN
-            SELECT f.query INTO query
-              FROM @extschema@.pgsentinel_fleet_statements f
-             WHERE f.server = pgsentinel_top_calls.server
-               AND f.queryid = x.queryid AND f.query IS NOT NULL
-               AND f.ash_time > since AND f.ash_time <= until
-               AND f.batch_start >= date_trunc('day', since, 'UTC')
-               AND f.batch_start <= until AND f.batch_end >= since
-             ORDER BY f.ash_time DESC
-             LIMIT 1;
+            query := @extschema@.pgsentinel_fleet_statement_history_text(server, x.queryid, since, until);
         END IF;
         calls_per_s := x.calls / secs;
         ms_per_call := x.exec_ms / NULLIF(x.calls, 0::float8);
