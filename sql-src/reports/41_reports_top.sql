@@ -197,13 +197,13 @@ WITH sweep AS (
 ), r AS (
     SELECT x.queryid, x.toplevel, x.reset, x.ash_time, x.prev_ash_time,
            x.calls, x.rows, x.exec_ms, x.query
-      FROM pgsentinel_statements_history x, sweep
+      FROM pgsentinel_statements_history x
      WHERE server IS NULL
        AND x.ash_time OPERATOR(pg_catalog.>) since
-       AND x.ash_time OPERATOR(pg_catalog.<) (until OPERATOR(pg_catalog.+) sweep.span)
+       AND x.ash_time OPERATOR(pg_catalog.<) (until OPERATOR(pg_catalog.+) (SELECT sw.span FROM sweep sw))
        AND x.batch_start OPERATOR(pg_catalog.>=)
            pg_catalog.date_trunc('day', since, 'UTC')
-       AND x.batch_start OPERATOR(pg_catalog.<) (until OPERATOR(pg_catalog.+) sweep.span)
+       AND x.batch_start OPERATOR(pg_catalog.<) (until OPERATOR(pg_catalog.+) (SELECT sw.span FROM sweep sw))
        AND x.batch_end OPERATOR(pg_catalog.>=) since
     UNION ALL
     SELECT y.queryid, y.toplevel, y.reset, y.ash_time, y.prev_ash_time,
