@@ -233,6 +233,21 @@ my $figures = qq{
 	 WHERE s.query LIKE '%rep_calls%'};
 is($node->safe_psql('postgres', $figures), 't|t|t|t',
 	'calls/s over the window and ms/call agree with pg_stat_statements within 5 %; the share counted is said');
+# the text report says the calls are a lower bound only when they are:
+# with sweeps (the default) every statement that ran was read
+my $text_report = "SELECT pgsentinel_report('$w0', '$w1', 'text')";
+unlike($node->safe_psql('postgres', $text_report), qr/read only while sampled/,
+	'with sweeps, no statement\'s calls are said to be a lower bound');
+$node->append_conf('postgresql.conf', "pgsentinel_pgssh.sweep_interval = 0\n");
+$node->reload;
+ok( $node->poll_query_until('postgres',
+		"SELECT setting = '0' FROM pg_settings WHERE name = 'pgsentinel_pgssh.sweep_interval'"),
+	'sweeps off');
+like( $node->safe_psql('postgres', "SET pgsentinel_report.rollups = on; $text_report"),
+	qr/rep_calls.*\n\s+\(calls counted over \d+% of the window: it was read only while sampled\)/,
+	'without sweeps, a statement read over part of the window is said to be');
+$node->append_conf('postgresql.conf', "pgsentinel_pgssh.sweep_interval = 30\n");
+$node->reload;
 
 # after pgsentinel_reset() (the ring emptied) the same figures come from
 # the archive's statements history

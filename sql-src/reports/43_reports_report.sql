@@ -40,6 +40,9 @@ DECLARE
     chart text;
     version text := current_setting('server_version');
     id integer;
+    -- with sweeps, every statement that ran was read: its calls are whole
+    sweeps boolean := coalesce((SELECT x.setting <> '0' FROM pg_settings x
+                                 WHERE x.name = 'pgsentinel_pgssh.sweep_interval'), false);
 BEGIN
     IF format IS NULL OR format NOT IN ('text', 'html', 'json') THEN
         RAISE EXCEPTION 'unknown report format "%"', format
@@ -290,7 +293,7 @@ BEGIN
                                         coalesce(round(r.rows_per_call::numeric, 1)::text, '-'),
                                         r.wait_profile,
                                         coalesce(@extschema@.pgsentinel_text_line(r.query, 100), ''));
-        IF r.counted < 0.9 THEN
+        IF r.counted < 0.9 AND NOT sweeps THEN
             out := out || pg_catalog.format(E'      (calls counted over %s%% of the window: it was read only while sampled)\n',
                                             round(100 * r.counted::numeric));
         END IF;
