@@ -98,9 +98,11 @@ SELECT set_config('pgs.qid', :'qid', false) IS NOT NULL AS qid_set;
 SELECT format('SELECT pgs_stmt_work(%s)', i),
        'SELECT pgs_wait_for(''pgs_stmt_caught_up(current_setting(''''pgs.qid'''')::bigint)'')'
 FROM generate_series(2, 5) i \gexec
-CREATE TEMP TABLE saved1 AS
-  SELECT * FROM helper_rows WHERE queryid = :qid AND sample_id > :a;
+-- (bounded by the last reading now: a sweep may add readings at any time)
 SELECT max(sample_id) AS b FROM pg_stat_statements_history \gset
+CREATE TEMP TABLE saved1 AS
+  SELECT * FROM helper_rows
+  WHERE queryid = :qid AND sample_id > :a AND sample_id <= :b;
 SELECT count(*) > 0 AS deltas_of_the_work, sum(calls) > 0 AS calls_counted
 FROM saved1;
 SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b));
@@ -146,9 +148,10 @@ SELECT set_config('pgs.qid2', :'qid2', false) IS NOT NULL AS qid2_set;
 SELECT format('SELECT pgs_stmt_work(%s), 2', i),
        'SELECT pgs_wait_for(''pgs_stmt_caught_up(current_setting(''''pgs.qid2'''')::bigint)'')'
 FROM generate_series(2, 3) i \gexec
-CREATE TEMP TABLE saved2 AS
-  SELECT * FROM helper_rows WHERE queryid = :qid2 AND sample_id > :a2;
 SELECT max(sample_id) AS b2 FROM pg_stat_statements_history \gset
+CREATE TEMP TABLE saved2 AS
+  SELECT * FROM helper_rows
+  WHERE queryid = :qid2 AND sample_id > :a2 AND sample_id <= :b2;
 SELECT count(*) > 0 AS deltas_of_the_work,
        min(sample_id) > (SELECT statements_last_sample_id FROM pgsentinel_archive_state)
          AS not_archived_yet
@@ -160,13 +163,15 @@ SELECT count(*) AS rows_that_differ FROM (
             toplevel, seconds, reset, calls, rows, exec_ms, plans, plan_ms,
             shared_blks_hit, shared_blks_read, shared_blks_dirtied,
             shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes
-     FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2)
+     FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2
+       AND sample_id <= :b2)
     UNION ALL
     (SELECT ash_time, prev_ash_time, sample_id, userid, dbid, queryid,
             toplevel, seconds, reset, calls, rows, exec_ms, plans, plan_ms,
             shared_blks_hit, shared_blks_read, shared_blks_dirtied,
             shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes
      FROM history_rows WHERE queryid = :qid2 AND sample_id > :a2
+       AND sample_id <= :b2
      EXCEPT ALL
      SELECT * FROM saved2)) d;
 SELECT array_agg(DISTINCT source) AS sources
@@ -176,9 +181,11 @@ SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b2));
 SELECT count(*) AS rows_that_differ FROM (
     (SELECT * FROM saved2
      EXCEPT ALL
-     SELECT * FROM archive_rows WHERE queryid = :qid2 AND sample_id > :a2)
+     SELECT * FROM archive_rows WHERE queryid = :qid2 AND sample_id > :a2
+       AND sample_id <= :b2)
     UNION ALL
     (SELECT * FROM archive_rows WHERE queryid = :qid2 AND sample_id > :a2
+       AND sample_id <= :b2
      EXCEPT ALL
      SELECT * FROM saved2)) d;
 SELECT array_agg(DISTINCT source) AS sources
@@ -205,16 +212,19 @@ SELECT DISTINCT query FROM pgsentinel_statements_archive
 WHERE queryid = :qid AND toplevel;
 SELECT pgs_stmt_work(3), 3, 3;
 SELECT pgs_wait_for(format('pgs_stmt_caught_up(%s)', :qid3));
-CREATE TEMP TABLE saved3 AS
-  SELECT * FROM helper_rows WHERE queryid = :qid3 AND sample_id > :a3;
 SELECT max(sample_id) AS b3 FROM pg_stat_statements_history \gset
+CREATE TEMP TABLE saved3 AS
+  SELECT * FROM helper_rows
+  WHERE queryid = :qid3 AND sample_id > :a3 AND sample_id <= :b3;
 SELECT pgs_wait_for(format('pgs_stmt_archived(%s)', :b3));
 SELECT count(*) AS rows_that_differ FROM (
     (SELECT * FROM saved3
      EXCEPT ALL
-     SELECT * FROM archive_rows WHERE queryid = :qid3 AND sample_id > :a3)
+     SELECT * FROM archive_rows
+     WHERE queryid = :qid3 AND sample_id > :a3 AND sample_id <= :b3)
     UNION ALL
-    (SELECT * FROM archive_rows WHERE queryid = :qid3 AND sample_id > :a3
+    (SELECT * FROM archive_rows
+     WHERE queryid = :qid3 AND sample_id > :a3 AND sample_id <= :b3
      EXCEPT ALL
      SELECT * FROM saved3)) d;
 SELECT reset, calls IS NULL AS deltas_null, query
