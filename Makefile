@@ -45,6 +45,7 @@ OBJS = \
 	src/archive/archiver.o \
 	src/archive/archive_step.o \
 	src/archive/archive_statements.o \
+	src/archive/batch_format.o \
 	src/archive/batch_rows.o \
 	src/archive/batch_times.o \
 	src/archive/packed_ints.o \
@@ -64,6 +65,8 @@ DATA_built = pgsentinel--2.1.0.sql pgsentinel--2.0.0--2.1.0.sql
 PGFILEDESC = "pgsentinel - active session history"
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# the archive's batches are compressed with zstd (src/archive/batch_format.c)
+SHLIB_LINK += -lzstd
 
 # Regression and isolation tests.  `make installcheck` runs them, as PGXS
 # does, against the running server that PGHOST, PGPORT and PGUSER name; that

@@ -73,11 +73,12 @@ FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      interval '1 second') t;
 INSERT INTO pgsentinel_archive_batch
 SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
-       b.weights, b.active_sessions, b.sample_blocked, r.row_samples, r.session_ids,
+       b.weights, b.active_sessions, b.sample_blocked,
+       pgsentinel_batch_pack(r.row_samples, r.session_ids,
        r.wait_event_ids, r.states, r.xact_us, r.query_us, r.change_us, r.backend_xids,
        r.backend_xmins, r.top_level_query_ids, r.top_level_query_values, r.query_ids,
        r.query_values, r.cmdtypes, r.queryids, r.nested_queryids, r.blockers,
-       r.blockerpids, r.blocker_states, r.blocker_usesysids, r.blocking_pids
+       r.blockerpids, r.blocker_states, r.blocker_usesysids, r.blocking_pids)
   FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS m,
                min(s.sample_time) AS first_time, max(s.sample_time) AS last_time,
                array_agg(s.sample_id ORDER BY s.sample_time) AS sample_ids,

@@ -95,6 +95,8 @@ pgs_missing_apt_packages() {
 	command -v make >/dev/null || missing+=(make)
 	command -v gcc >/dev/null || missing+=(gcc)
 	[ -e /usr/include/stdio.h ] || missing+=(libc6-dev)
+	# the archive's batches are compressed with zstd (src/archive/batch_format.c)
+	[ -e /usr/include/zstd.h ] || missing+=(libzstd-dev)
 	if [[ " $versions " == *" 15 "* ]]; then
 		# Server, headers + PGXS, contrib (pg_stat_statements): one set.
 		# pgxs.mk alone proves nothing: postgresql-client-15 ships it too,

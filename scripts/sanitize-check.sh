@@ -187,6 +187,7 @@ san_ensure_build_deps() {
 	command -v make >/dev/null || missing+=(make)
 	command -v bzip2 >/dev/null || missing+=(bzip2)
 	[ -e /usr/include/stdio.h ] || missing+=(libc6-dev)
+	[ -e /usr/include/zstd.h ] || missing+=(libzstd-dev)
 	if [ ${#missing[@]} -gt 0 ]; then
 		pgs_is_root || pgs_die "missing ${missing[*]}; as root: apt-get install -y ${missing[*]}"
 		pgs_apt_install "${missing[@]}"

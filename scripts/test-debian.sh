@@ -45,7 +45,7 @@ failed() { echo "FAILED: $*"; FAIL=$((FAIL + 1)); }
 # What building and testing need: the PostgreSQL packaging tools, and
 # PostgreSQL 15 with pg_stat_statements.
 missing=()
-for p in debhelper dpkg-dev postgresql-server-dev-all postgresql-15 postgresql-server-dev-15 postgresql-contrib make gcc; do
+for p in debhelper dpkg-dev postgresql-server-dev-all postgresql-15 postgresql-server-dev-15 postgresql-contrib libzstd-dev make gcc; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

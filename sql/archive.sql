@@ -702,9 +702,9 @@ SELECT pgsentinel_pack('{{1,2},{3,4}}'::int8[]);
 -- A batch whose session ids are out of range for integer: an error too.
 SELECT count(*) FROM pgsentinel_batch_rows(
     '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
-    pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{3000000000}'::int8[]),
+    pgsentinel_batch_pack(pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{3000000000}'::int8[]),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 -- No batch has more rows than a ring holds (50000000): an input claiming
 -- more elements is refused before anything is allocated for them (an
 -- element of NULL is a bit of input: 6 MB would have made 50 million).
@@ -716,24 +716,92 @@ SELECT cardinality(a) AS at_the_limit, pg_column_size(a) < 6260000 AS as_small F
 SELECT pgsentinel_pack(array_fill(NULL::int8, ARRAY[50000001]));
 SELECT count(*) FROM pgsentinel_batch_rows(
     '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
-    pgsentinel_pack('{1}'::int4[]),
+    pgsentinel_batch_pack(pgsentinel_pack('{1}'::int4[]),
     '\x0281e1eb17'::bytea || decode(repeat('00', 6250001), 'hex'),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 SELECT count(*) FROM pgsentinel_batch_rows(
     '2020-01-01 00:00+00', array_fill(NULL::int8, ARRAY[50000001]), '{0}', '{1}', '{1}', '{f}',
-    pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{5}'::int4[]),
+    pgsentinel_batch_pack(pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{5}'::int4[]),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 -- A batch's columns are read in place: a sample's values past NULLs, a
 -- row's past the end of a shorter column (NULL).
 SELECT sample_id, sample_period, session_id, state
   FROM pgsentinel_batch_rows(
     '2020-01-01 00:00+00', '{NULL,7,NULL,NULL,NULL,NULL,NULL,NULL,NULL,9}',
     '{0,0,0,0,0,0,0,0,0,0}', '{1,NULL,1,1,1,1,1,1,1,2}', NULL, NULL,
-    pgsentinel_pack('{2,10,1}'::int4[]), pgsentinel_pack('{5,6,NULL}'::int4[]),
+    pgsentinel_batch_pack(pgsentinel_pack('{2,10,1}'::int4[]), pgsentinel_pack('{5,6,NULL}'::int4[]),
     NULL, '{active}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+-- The rows' payload (src/archive/batch_format.c): its format number; a
+-- format this version does not read is refused with the way out; bytes
+-- pgsentinel_batch_pack() did not write are an error, never a read past
+-- the end.
+SELECT pgsentinel_batch_format(pgsentinel_batch_pack(NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL)) AS format;
+SELECT pgsentinel_batch_format('\x0200');
+SELECT pgsentinel_batch_format('\x01');
+SELECT pgsentinel_batch_format('\x010005');
+SELECT pgsentinel_batch_format('\x0102ffffff7f00');
+-- (a compressed body cut short)
+CREATE TEMP TABLE pgs_payload AS
+SELECT pgsentinel_batch_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL, array_agg('SELECT'::text), NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL) AS p
+  FROM generate_series(1, 100);
+SELECT get_byte(p, 1) AS zstd FROM pgs_payload;
+SELECT pgsentinel_batch_format(substring(p from 1 for octet_length(p) - 2)) FROM pgs_payload;
+SELECT pgsentinel_batch_format('\x01070100');
+SELECT pgsentinel_batch_format('\x01000102');
+-- (the first column, of integers, said to be of texts)
+SELECT pgsentinel_batch_format(('\x01002c15020100' || repeat('0000', 20))::bytea);
+-- (a text longer than its column)
+SELECT pgsentinel_batch_format(('\x01002c15000000000000020101' || repeat('0000', 17))::bytea);
+-- A text not valid in the server's encoding (a zero byte) is refused.
+DO $$
+BEGIN
+    PERFORM count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}',
+        '{0}', '{1}', '{1}', '{f}',
+        ('\x01002e15000000000000020301020' || '0' || repeat('0000', 17))::bytea);
+    RAISE WARNING 'read';
+EXCEPTION WHEN character_not_in_repertoire THEN
+    RAISE WARNING 'refused: %', SQLSTATE;
+END $$;
+-- Its rows read back, texts and oids included; of a sample map, the rows
+-- of the kept samples, renumbered (the fleet's landing of a batch it has
+-- the first samples of), the others left out.
+SELECT sample_id, session_id, state, query_values, blocker_usesysid
+  FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{10,20,30}', '{0,1,2}',
+       '{1,1,1}', '{1,1,1}', '{f,f,f}',
+       pgsentinel_batch_pack(pgsentinel_pack('{1,2,3,2}'::int4[]),
+           pgsentinel_pack('{5,6,7,8}'::int4[]), NULL, '{a,b,NULL,d}', NULL,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, '{x,NULL,z,w}', NULL,
+           NULL, NULL, NULL, NULL, NULL, '{10,11,12,13}'::oid[], NULL));
+SELECT sample_id, session_id, state, query_values, blocker_usesysid
+  FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{20,30}', '{1,2}',
+       '{1,1}', '{1,1}', '{f,f}',
+       pgsentinel_batch_keep(
+           pgsentinel_batch_pack(pgsentinel_pack('{1,2,3,2}'::int4[]),
+               pgsentinel_pack('{5,6,7,8}'::int4[]), NULL, '{a,b,NULL,d}', NULL,
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, '{x,NULL,z,w}', NULL,
+               NULL, NULL, NULL, NULL, NULL, '{10,11,12,13}'::oid[], NULL),
+           '{NULL,1,2}'));
+-- What repeats from row to row is compressed (zstd) in the payload.
+SELECT count(*) AS rows_read_back,
+       octet_length(p) < 1000 AS compressed
+  FROM (SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1)),
+                   pgsentinel_pack(array_agg(i % 3)), NULL,
+                   array_agg('idle in transaction'::text), NULL, NULL, NULL,
+                   NULL, NULL, NULL, NULL, NULL, NULL,
+                   array_agg('SELECT'::text), NULL, NULL, NULL, NULL, NULL,
+                   NULL, NULL) AS p
+          FROM generate_series(1, 1000) i) x,
+       pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}',
+                             '{f}', x.p) r
+ WHERE r.state = 'idle in transaction' AND r.cmdtype = 'SELECT'
+ GROUP BY octet_length(p);
 -- The batches' times are microseconds after another time, both ways exact
 -- (src/archive/batch_times.c), across days and backwards; what overflows
 -- is an error; an infinite time stays infinite and has no distance.

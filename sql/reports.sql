@@ -232,7 +232,7 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
        ARRAY[s.blockers IS NOT NULL], r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
-       SELECT pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
+       SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
               pgsentinel_pack(array_agg(a.session_id ORDER BY a.session_id)),
               pgsentinel_pack(array_agg(u.w ORDER BY a.session_id)), array_agg(a.state ORDER BY a.session_id),
               pgsentinel_pack(array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id)),
@@ -249,7 +249,7 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
               array_agg(a.cmdtype ORDER BY a.session_id),
               array_agg(a.queryid ORDER BY a.session_id),
               array_agg(a.nested_queryid ORDER BY a.session_id),
-              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids
+              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids)
          FROM unnest(s.activity_ids, s.wait_event_ids) u(a, w)
          JOIN pgs_rep_a a ON a.activity_id = u.a) r ON true;
 
@@ -449,13 +449,14 @@ FROM pgsentinel_statement_texts_in('{}', '2020-01-01 00:00', '2020-01-02 00:00',
 BEGIN;
 INSERT INTO pgsentinel_archive_batch
 SELECT v.t, v.t, ARRAY[v.id], ARRAY[0::int8], ARRAY[1::float8], ARRAY[1::float8], ARRAY[1],
-       ARRAY[false], pgsentinel_pack('{1}'::int8[]), pgsentinel_pack('{1}'::int8[]),
+       ARRAY[false],
+       pgsentinel_batch_pack(pgsentinel_pack('{1}'::int8[]), pgsentinel_pack('{1}'::int8[]),
        pgsentinel_pack(ARRAY[(SELECT wait_event_id FROM pgs_rep_we WHERE code = 9001)]::int8[]),
        '{active}', pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack('{NULL}'::int8[]),
        pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack('{NULL}'::int8[]),
        pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack(ARRAY[v.text_id]::int8[]), '{NULL}',
        pgsentinel_pack(ARRAY[v.text_id]::int8[]), '{NULL}', '{SELECT}', '{11}', '{NULL}',
-       NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL)
 FROM (VALUES ('2020-01-01 20:00+00'::timestamptz, 9000::int8, 2),
              ('2020-01-01 20:50+00', 9001, 4),
              ('2020-01-01 20:58+00', 9002, 3)) v(t, id, text_id);
@@ -1072,7 +1073,7 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
        ARRAY[s.blockers IS NOT NULL], r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
-       SELECT pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
+       SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
               pgsentinel_pack(array_agg(a.session_id ORDER BY a.session_id)),
               pgsentinel_pack(array_agg(u.w ORDER BY a.session_id)), array_agg(a.state ORDER BY a.session_id),
               pgsentinel_pack(array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id)),
@@ -1089,7 +1090,7 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
               array_agg(a.cmdtype ORDER BY a.session_id),
               array_agg(a.queryid ORDER BY a.session_id),
               array_agg(a.nested_queryid ORDER BY a.session_id),
-              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids
+              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids)
          FROM unnest(s.activity_ids, s.wait_event_ids) u(a, w)
          JOIN pgs_rep_a a ON a.activity_id = u.a) r ON true
  WHERE s.sample_id BETWEEN 20000 AND 20599;
@@ -1273,7 +1274,7 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
        ARRAY[s.blockers IS NOT NULL], r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
-       SELECT pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
+       SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
               pgsentinel_pack(array_agg(a.session_id ORDER BY a.session_id)),
               pgsentinel_pack(array_agg(u.w ORDER BY a.session_id)), array_agg(a.state ORDER BY a.session_id),
               pgsentinel_pack(array_agg(pgsentinel_us_between(s.sample_time, a.xact_start) ORDER BY a.session_id)),
@@ -1290,7 +1291,7 @@ SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
               array_agg(a.cmdtype ORDER BY a.session_id),
               array_agg(a.queryid ORDER BY a.session_id),
               array_agg(a.nested_queryid ORDER BY a.session_id),
-              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids
+              pgsentinel_pack(s.blockers), pgsentinel_pack(s.blockerpids), s.blocker_states, s.blocker_usesysids, s.blocking_pids)
          FROM unnest(s.activity_ids, s.wait_event_ids) u(a, w)
          JOIN pgs_rep_a a ON a.activity_id = u.a) r ON true
  WHERE s.sample_id BETWEEN 21000 AND 22199;

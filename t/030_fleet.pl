@@ -61,9 +61,11 @@ $p1->safe_psql('postgres', qq{
 	  FOR VALUES FROM (timezone('UTC', '$old_day'::timestamp))
 	  TO (timezone('UTC', '$old_day'::timestamp + interval '1 day'));
 	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
-	  sample_periods, weights, active_sessions, sample_blocked)
+	  sample_periods, weights, active_sessions, sample_blocked, row_data)
 	VALUES (timezone('UTC', '$old_day 12:00'::timestamp), timezone('UTC', '$old_day 12:00'::timestamp),
-	        '{0}', '{0}', '{1}', '{1}', '{0}', '{f}')});
+	        '{0}', '{0}', '{1}', '{1}', '{0}', '{f}',
+	        pgsentinel_batch_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+	          NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL))});
 
 # a session to sample on each source
 my @bg = map { pgs_start_bg($_->[0], "SELECT pg_sleep(600) /* fleet $_->[1] */") }
@@ -78,13 +80,13 @@ like($err, qr/is a standby: it cannot publish/, 'a standby cannot be added as lo
 like($err, qr/cannot connect to fleet server "nope"/, 'unreachable source: clear error');
 
 # A source whose archive is in another format (an earlier build of 2.1,
-# its batches' integer columns as arrays) cannot publish to this one:
-# logical replication would store the arrays' text as bytea.  Made so in a
+# its batches' row columns as columns, not a versioned payload) cannot
+# publish to this one: logical replication could not map its columns.  Made so in a
 # database of its own, where no archiver writes.
 $p1->safe_psql('postgres', 'CREATE DATABASE oldformat');
 $p1->safe_psql('oldformat', q{
 	CREATE EXTENSION pgsentinel CASCADE;
-	ALTER TABLE pgsentinel_archive_batch RENAME COLUMN row_samples TO row_samples_old});
+	ALTER TABLE pgsentinel_archive_batch RENAME COLUMN row_data TO row_data_old});
 ($ret, $out, $err) = $repo->psql('postgres',
 	"SELECT pgsentinel_fleet_add('oldformat', \$\$" . $p1->connstr('oldformat') . "\$\$, 'logical')");
 like($err, qr/archive of fleet server "oldformat" is not in this repository's format/,

@@ -37,8 +37,10 @@ for my $n ([$src, 'source'], [$repo, 'repository'])
 		CREATE TABLE pgsentinel_archive_text_old PARTITION OF pgsentinel_archive_text
 		  FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
 		INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
-		  sample_periods, weights, active_sessions, sample_blocked)
-		  VALUES ('2020-01-01 12:00+00', '2020-01-01 12:00+00', '{0}', '{0}', '{1}', '{1}', '{0}', '{f}');
+		  sample_periods, weights, active_sessions, sample_blocked, row_data)
+		  VALUES ('2020-01-01 12:00+00', '2020-01-01 12:00+00', '{0}', '{0}', '{1}', '{1}', '{0}', '{f}',
+		          pgsentinel_batch_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+		            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 		INSERT INTO pgsentinel_archive_text (day, text_id, hash, text)
 		  VALUES ('2020-01-01', 1, 1, 'SELECT $n->[1]')});
 }
@@ -79,6 +81,33 @@ is( $repo->safe_psql('postgres', q{
 is( $repo->safe_psql('postgres', q{
 		SELECT count(*) FROM pgsentinel_fleet_text WHERE text = 'forged'}),
 	'0', 'the copy of the source\'s rows is not changed either');
+
+# A batch whose rows are in a format the repository cannot read (a newer
+# build's) stops the subscription at that batch, the error saying why and
+# what to do; skipped by its LSN, what follows lands.
+my $format_offset = -s $repo->logfile;
+$src->safe_psql('postgres', q{
+	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
+	  sample_periods, weights, active_sessions, sample_blocked, row_data)
+	VALUES (now() - interval '1 second', now() - interval '1 second', '{1}', '{0}',
+	        '{1}', '{1}', '{0}', '{f}', '\x0900')});
+ok( $repo->wait_for_log(
+		qr/archive batch format 9 is not supported by this version of pgsentinel/,
+		$format_offset),
+	'a batch in a format the repository cannot read is refused, saying so');
+like(slurp_file($repo->logfile, $format_offset),
+	qr/HINT:  .*update the extension on this server/,
+	'with the way out');
+my ($skip_lsn) = slurp_file($repo->logfile, $format_offset) =~ /finished at ([0-9A-F]+\/[0-9A-F]+)/;
+my $sub = $repo->safe_psql('postgres', 'SELECT subname FROM pg_subscription');
+$repo->safe_psql('postgres', "ALTER SUBSCRIPTION \"$sub\" SKIP (lsn = '$skip_lsn')");
+$src->safe_psql('postgres', q{
+	INSERT INTO pgsentinel_archive_text (day, text_id, hash, text)
+	  VALUES (timezone('UTC', now())::date, 2000000000, 3, 'SELECT after the skipped batch')});
+ok( $repo->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pgsentinel_fleet_text
+		 WHERE text = 'SELECT after the skipped batch'}),
+	'skipped, the source\'s later rows land');
 
 # a truncate stops the subscription with an error saying why
 my $log_offset = -s $repo->logfile;

@@ -53,25 +53,32 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- (docs/archive.md): what is constant for a session is stored once a day
 -- (pgsentinel_archive_session), a statement's text once a day as a
 -- template (pgsentinel_archive_text); what changes from sample to sample
--- is stored here, a column of the rows as one array, compressed as a
--- whole by TOAST.  Element i of each sample array is the batch's i-th
--- sample (in time order); element j of each row array is its j-th row,
--- the rows ordered by session and then sample, so that what a session
--- keeps from one sample to the next repeats in each array and compresses
--- to little: row_samples[j] is the index of the row's sample.  Times are
--- microseconds: sample_us after first_time; xact_us after first_time,
--- query_us after xact_start (or first_time), change_us after query_start
--- (or xact_start, or first_time).  A row's statement text the same as
--- its top-level one (template and values) is not stored twice: query_ids
--- holds 0 (no text's id) and query_values NULL.  The blocker arrays are
--- NULL when no row of the batch waited for another session.  weight: the
--- seconds of one session's time each row of a sample stands for (period
--- x keep_one_in); active_sessions: the sample's rows of active sessions
--- archived.  A batch never spans two UTC days: the partitions are by day
--- on first_time.  The integer row arrays (the bytea columns) are packed by
--- pgsentinel_pack(): each element as its difference from the one before,
--- in as few bytes as it needs (src/archive/packed_ints.c has the format);
--- pgsentinel_unpack() reads one back as bigint[].
+-- is stored here.  Element i of each sample array is the batch's i-th
+-- sample (in time order); weight: the seconds of one session's time each
+-- row of a sample stands for (period x keep_one_in); active_sessions: the
+-- sample's rows of active sessions archived.  The rows are row_data, a
+-- versioned payload that only the extension's C reads and writes
+-- (src/archive/batch_format.c has the format): pgsentinel_batch_pack()
+-- makes it of the row columns below, pgsentinel_batch_rows() reads the
+-- rows back, and the fleet moves it between servers as it is.  The row
+-- columns, element j of each the batch's j-th row, the rows ordered by
+-- session and then sample, so that what a session keeps from one sample
+-- to the next repeats and compresses to little: row_samples (the index of
+-- the row's sample), session_ids, wait_event_ids, states, xact_us,
+-- query_us, change_us, backend_xids, backend_xmins, top_level_query_ids,
+-- top_level_query_values, query_ids, query_values, cmdtypes, queryids,
+-- nested_queryids, blockers, blockerpids, blocker_states,
+-- blocker_usesysids, blocking_pids.  Times are microseconds: sample_us
+-- after first_time; xact_us after first_time, query_us after xact_start
+-- (or first_time), change_us after query_start (or xact_start, or
+-- first_time).  A row's statement text the same as its top-level one
+-- (template and values) is not stored twice: query_ids holds 0 (no text's
+-- id) and query_values NULL.  The blocker columns are absent when no row
+-- of the batch waited for another session.  A batch never spans two UTC
+-- days: the partitions are by day on first_time.  The integer row columns
+-- are packed by pgsentinel_pack(): each element as its difference from
+-- the one before, in as few bytes as it needs (src/archive/packed_ints.c
+-- has the format); pgsentinel_unpack() reads one back as bigint[].
 CREATE FUNCTION pgsentinel_pack(bigint[]) RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_pack';
@@ -84,6 +91,33 @@ AS 'MODULE_PATHNAME', 'pgsentinel_pack';
 CREATE FUNCTION pgsentinel_unpack(bytea) RETURNS bigint[]
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
+
+-- A batch's rows payload made of its row columns (above; NULL: a column of
+-- NULLs), the payload of the rows of the kept samples only (sample_map[i]:
+-- the new index of sample i, NULL to leave its rows out), and the format
+-- of a payload, or an error if this version cannot read it
+-- (src/archive/batch_format.c).
+CREATE FUNCTION pgsentinel_batch_pack(
+    row_samples bytea, session_ids bytea, wait_event_ids bytea, states text[],
+    xact_us bytea, query_us bytea, change_us bytea, backend_xids bytea,
+    backend_xmins bytea, top_level_query_ids bytea,
+    top_level_query_values text[], query_ids bytea, query_values text[],
+    cmdtypes text[], queryids bigint[], nested_queryids bigint[],
+    blockers bytea, blockerpids bytea, blocker_states text[],
+    blocker_usesysids oid[], blocking_pids text[])
+RETURNS bytea
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_batch_pack';
+
+CREATE FUNCTION pgsentinel_batch_keep(row_data bytea, sample_map integer[])
+RETURNS bytea
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_batch_keep';
+
+CREATE FUNCTION pgsentinel_batch_format(row_data bytea)
+RETURNS integer
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_batch_format';
 
 -- The microseconds from a to b (NULL if either is): the batches below
 -- store times as such differences, pgsentinel_us_after() reads them back
@@ -107,28 +141,10 @@ CREATE TABLE pgsentinel_archive_batch (
     weights double precision[] NOT NULL,
     active_sessions integer[] NOT NULL,
     sample_blocked boolean[] NOT NULL,
-    row_samples bytea,
-    session_ids bytea,
-    wait_event_ids bytea,
-    states text[],
-    xact_us bytea,
-    query_us bytea,
-    change_us bytea,
-    backend_xids bytea,
-    backend_xmins bytea,
-    top_level_query_ids bytea,
-    top_level_query_values text[],
-    query_ids bytea,
-    query_values text[],
-    cmdtypes text[],
-    queryids bigint[],
-    nested_queryids bigint[],
-    blockers bytea,
-    blockerpids bytea,
-    blocker_states text[],
-    blocker_usesysids oid[],
-    blocking_pids text[]
+    row_data bytea NOT NULL
 ) PARTITION BY RANGE (first_time);
+-- (compressed by pgsentinel_batch_pack() already: TOAST would only try again)
+ALTER TABLE pgsentinel_archive_batch ALTER COLUMN row_data SET STORAGE EXTERNAL;
 CREATE INDEX ON pgsentinel_archive_batch USING brin (first_time);
 
 -- Who a session is (its database, role, client, start): one row per

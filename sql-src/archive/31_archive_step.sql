@@ -212,66 +212,58 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
       ON p.sample_id = k.sample_id AND p.sample_time = k.sample_time),
  batch_rows AS MATERIALIZED (
   SELECT b.day, b.first_time,
-         %1$I.pgsentinel_pack(array_agg(b.si ORDER BY m.session_id, b.si)) AS row_samples,
-         %1$I.pgsentinel_pack(array_agg(m.session_id ORDER BY m.session_id, b.si)) AS session_ids,
-         %1$I.pgsentinel_pack(array_agg(m.wait_event_id ORDER BY m.session_id, b.si))
-             AS wait_event_ids,
-         array_agg(m.state ORDER BY m.session_id, b.si) AS states,
+         %1$I.pgsentinel_batch_pack(
+         %1$I.pgsentinel_pack(array_agg(b.si ORDER BY m.session_id, b.si)),
+         %1$I.pgsentinel_pack(array_agg(m.session_id ORDER BY m.session_id, b.si)),
+         %1$I.pgsentinel_pack(array_agg(m.wait_event_id ORDER BY m.session_id, b.si)),
+         array_agg(m.state ORDER BY m.session_id, b.si),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(b.first_time, m.xact_start)
-                   ORDER BY m.session_id, b.si)) AS xact_us,
+                   ORDER BY m.session_id, b.si)),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(coalesce(m.xact_start, b.first_time),
                                               m.query_start)
-                   ORDER BY m.session_id, b.si)) AS query_us,
+                   ORDER BY m.session_id, b.si)),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(coalesce(m.query_start, m.xact_start,
                                                        b.first_time),
                                               m.state_change)
-                   ORDER BY m.session_id, b.si)) AS change_us,
-         %1$I.pgsentinel_pack(array_agg(m.backend_xid ORDER BY m.session_id, b.si)) AS backend_xids,
-         %1$I.pgsentinel_pack(array_agg(m.backend_xmin ORDER BY m.session_id, b.si)) AS backend_xmins,
-         %1$I.pgsentinel_pack(array_agg(m.top_level_query_id ORDER BY m.session_id, b.si))
-             AS top_level_query_ids,
-         array_agg(m.top_level_query_values ORDER BY m.session_id, b.si)
-             AS top_level_query_values,
+                   ORDER BY m.session_id, b.si)),
+         %1$I.pgsentinel_pack(array_agg(m.backend_xid ORDER BY m.session_id, b.si)),
+         %1$I.pgsentinel_pack(array_agg(m.backend_xmin ORDER BY m.session_id, b.si)),
+         %1$I.pgsentinel_pack(array_agg(m.top_level_query_id ORDER BY m.session_id, b.si)),
+         array_agg(m.top_level_query_values ORDER BY m.session_id, b.si),
          %1$I.pgsentinel_pack(array_agg(CASE WHEN m.query_id = m.top_level_query_id
                          AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
                         THEN 0 ELSE m.query_id END
-                   ORDER BY m.session_id, b.si)) AS query_ids,
+                   ORDER BY m.session_id, b.si)),
          array_agg(CASE WHEN m.query_id = m.top_level_query_id
                          AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
                         THEN NULL ELSE m.query_values END
-                   ORDER BY m.session_id, b.si) AS query_values,
-         array_agg(m.cmdtype ORDER BY m.session_id, b.si) AS cmdtypes,
-         array_agg(m.queryid ORDER BY m.session_id, b.si) AS queryids,
-         array_agg(m.nested_queryid ORDER BY m.session_id, b.si) AS nested_queryids,
+                   ORDER BY m.session_id, b.si),
+         array_agg(m.cmdtype ORDER BY m.session_id, b.si),
+         array_agg(m.queryid ORDER BY m.session_id, b.si),
+         array_agg(m.nested_queryid ORDER BY m.session_id, b.si),
          CASE WHEN bool_or(m.blockers > 0) THEN
-           %1$I.pgsentinel_pack(array_agg(m.blockers ORDER BY m.session_id, b.si)) END AS blockers,
+           %1$I.pgsentinel_pack(array_agg(m.blockers ORDER BY m.session_id, b.si)) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           %1$I.pgsentinel_pack(array_agg(m.blockerpid ORDER BY m.session_id, b.si)) END AS blockerpids,
+           %1$I.pgsentinel_pack(array_agg(m.blockerpid ORDER BY m.session_id, b.si)) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_state ORDER BY m.session_id, b.si) END AS blocker_states,
+           array_agg(m.blocker_state ORDER BY m.session_id, b.si) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_usesysid ORDER BY m.session_id, b.si) END AS blocker_usesysids,
+           array_agg(m.blocker_usesysid ORDER BY m.session_id, b.si) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
            array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                     ORDER BY m.session_id, b.si) END AS blocking_pids
+                     ORDER BY m.session_id, b.si) END) AS row_data
     FROM mapped m
     JOIN batch_samples b ON b.sample_id = m.sample_id AND b.sample_time = m.ash_time
    GROUP BY b.day, b.first_time),
  batches AS (
   INSERT INTO %1$I.{tables}_batch ({server columns}first_time, last_time,
          sample_ids, sample_us, sample_periods, weights, active_sessions,
-         sample_blocked, row_samples, session_ids, wait_event_ids, states,
-         xact_us, query_us, change_us, backend_xids, backend_xmins,
-         top_level_query_ids, top_level_query_values, query_ids, query_values,
-         cmdtypes, queryids, nested_queryids, blockers, blockerpids,
-         blocker_states, blocker_usesysids, blocking_pids)
+         sample_blocked, row_data)
   SELECT {server values}s.first_time, s.last_time, s.sample_ids, s.sample_us,
          s.sample_periods, s.weights, s.active_sessions, s.sample_blocked,
-         r.row_samples, r.session_ids, r.wait_event_ids, r.states, r.xact_us,
-         r.query_us, r.change_us, r.backend_xids, r.backend_xmins,
-         r.top_level_query_ids, r.top_level_query_values, r.query_ids,
-         r.query_values, r.cmdtypes, r.queryids, r.nested_queryids, r.blockers,
-         r.blockerpids, r.blocker_states, r.blocker_usesysids, r.blocking_pids
+         coalesce(r.row_data, %1$I.pgsentinel_batch_pack(NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL))
     FROM (SELECT b.day, min(b.sample_time) AS first_time,
                  max(b.sample_time) AS last_time,
                  array_agg(b.sample_id ORDER BY b.si) AS sample_ids,

@@ -51,22 +51,16 @@ SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
                    FROM pgsentinel_rollup_hour_observed o),
                 '-infinity') AS rollup_until;
 
--- The rows of a batch (30_archive.sql) given its columns, each with its
--- sample's time, id, period, weight and whether a row of the sample was
--- blocked (sweight: the weight of the sample, whatever the row's state),
--- their times read back; sessions, waits and texts as their ids
--- (src/archive/batch_rows.c).  The archive's views and the fleet's read
--- batches through it.
+-- The rows of a batch (30_archive.sql) given its sample arrays and its
+-- rows' payload, each with its sample's time, id, period, weight and
+-- whether a row of the sample was blocked (sweight: the weight of the
+-- sample, whatever the row's state), their times read back; sessions,
+-- waits and texts as their ids (src/archive/batch_rows.c).  The archive's
+-- views and the fleet's read batches through it.
 CREATE FUNCTION pgsentinel_batch_rows(
     first_time timestamptz, sample_ids bigint[], sample_us bigint[],
     sample_periods double precision[], weights double precision[],
-    sample_blocked boolean[], row_samples bytea, session_ids bytea,
-    wait_event_ids bytea, states text[], xact_us bytea, query_us bytea,
-    change_us bytea, backend_xids bytea, backend_xmins bytea,
-    top_level_query_ids bytea, top_level_query_values text[],
-    query_ids bytea, query_values text[], cmdtypes text[], queryids bigint[],
-    nested_queryids bigint[], blockers bytea, blockerpids bytea,
-    blocker_states text[], blocker_usesysids oid[], blocking_pids text[])
+    sample_blocked boolean[], row_data bytea)
 RETURNS TABLE (sample_time timestamptz, sample_id bigint,
                sample_period double precision, sweight double precision,
                blocked_sample boolean, session_id integer, wait_event_id integer,
@@ -168,12 +162,7 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
        SELECT pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day,
               x.*
          FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
-                  b.sample_periods, b.weights, b.sample_blocked, b.row_samples,
-                  b.session_ids, b.wait_event_ids, b.states, b.xact_us, b.query_us,
-                  b.change_us, b.backend_xids, b.backend_xmins, b.top_level_query_ids,
-                  b.top_level_query_values, b.query_ids, b.query_values, b.cmdtypes,
-                  b.queryids, b.nested_queryids, b.blockers, b.blockerpids,
-                  b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
+                  b.sample_periods, b.weights, b.sample_blocked, b.row_data) x
        OFFSET 0) u
   JOIN pgsentinel_archive_session se
     ON se.day OPERATOR(pg_catalog.=) u.day

@@ -56,13 +56,8 @@ RETURN $sql$
 WITH u AS MATERIALIZED (
   SELECT b.feed, timezone('UTC', b.first_time)::date AS day, x.*
     FROM %1$I.pgsentinel_fleet_batch b
-   CROSS JOIN LATERAL %1$I.pgsentinel_batch_rows(b.first_time, b.sample_ids,
-             b.sample_us, b.sample_periods, b.weights, b.sample_blocked,
-             b.row_samples, b.session_ids, b.wait_event_ids, b.states, b.xact_us,
-             b.query_us, b.change_us, b.backend_xids, b.backend_xmins,
-             b.top_level_query_ids, b.top_level_query_values, b.query_ids,
-             b.query_values, b.cmdtypes, b.queryids, b.nested_queryids, b.blockers,
-             b.blockerpids, b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
+   CROSS JOIN LATERAL %1$I.pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
+                  b.sample_periods, b.weights, b.sample_blocked, b.row_data) x
    WHERE b.server_id = $1 AND b.first_time >= date_trunc('day', $2, 'UTC')
      AND b.first_time < $3 AND b.last_time >= $2
      AND x.sample_time >= $2 AND x.sample_time < $3),

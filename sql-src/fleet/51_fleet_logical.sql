@@ -121,6 +121,9 @@ BEGIN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             PERFORM @extschema@.pgsentinel_fleet_partitions(srv, d, d);
         END IF;
+        -- (a payload this version cannot read is refused here, with the
+        -- reason, not stored to fail its readers)
+        PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data);
         IF NEW.first_time <= after THEN
             -- the batch less its samples up to accept_after, and their
             -- rows (first_time stays: the times are counted from it)
@@ -128,19 +131,10 @@ BEGIN
                 WITH k AS (
                   SELECT x.si, (row_number() OVER (ORDER BY x.si))::int4 AS nsi
                     FROM unnest(($3).sample_us) WITH ORDINALITY AS x(us, si)
-                   WHERE %1$I.pgsentinel_us_after(($3).first_time, x.us) > $4),
-                 r AS (
-                  SELECT x.j, k.nsi
-                    FROM unnest(%1$I.pgsentinel_unpack(($3).row_samples)) WITH ORDINALITY AS x(si, j)
-                    JOIN k ON k.si = x.si)
+                   WHERE %1$I.pgsentinel_us_after(($3).first_time, x.us) > $4)
                 INSERT INTO %1$I.pgsentinel_fleet_batch (server_id, feed, first_time,
                          last_time, sample_ids, sample_us, sample_periods, weights,
-                         active_sessions, sample_blocked, row_samples, session_ids,
-                         wait_event_ids, states, xact_us, query_us, change_us,
-                         backend_xids, backend_xmins, top_level_query_ids,
-                         top_level_query_values, query_ids, query_values, cmdtypes,
-                         queryids, nested_queryids, blockers, blockerpids,
-                         blocker_states, blocker_usesysids, blocking_pids)
+                         active_sessions, sample_blocked, row_data)
                   SELECT $1, $2, ($3).first_time, ($3).last_time,
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_ids) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_us) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
@@ -148,27 +142,10 @@ BEGIN
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).weights) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).active_sessions) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_blocked) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(r.nsi ORDER BY r.j) FROM r)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).session_ids)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).wait_event_ids)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).states) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).xact_us)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).query_us)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).change_us)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).backend_xids)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).backend_xmins)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).top_level_query_ids)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).top_level_query_values) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).query_ids)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).query_values) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).cmdtypes) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).queryids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).nested_queryids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)),
-                         CASE WHEN ($3).blockers IS NOT NULL THEN %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).blockers)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))) END,
-                         CASE WHEN ($3).blockerpids IS NOT NULL THEN %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).blockerpids)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r))) END,
-                         CASE WHEN ($3).blocker_states IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blocker_states) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END,
-                         CASE WHEN ($3).blocker_usesysids IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blocker_usesysids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END,
-                         CASE WHEN ($3).blocking_pids IS NOT NULL THEN (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).blocking_pids) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT r.j FROM r)) END
+                         %1$I.pgsentinel_batch_keep(($3).row_data,
+                           (SELECT array_agg(k2.nsi ORDER BY x.si)
+                              FROM generate_series(1, cardinality(($3).sample_us)) AS x(si)
+                              LEFT JOIN k k2 ON k2.si = x.si))
                 ON CONFLICT DO NOTHING$q$, s)
                 USING srv, fd, NEW, after;
         ELSE

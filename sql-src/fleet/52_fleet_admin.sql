@@ -215,7 +215,7 @@ BEGIN
                        (SELECT a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype::pg_catalog.oid
                           FROM pg_catalog.pg_attribute a
                          WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_archive_batch')
-                           AND a.attname OPERATOR(pg_catalog.=) 'row_samples')
+                           AND a.attname OPERATOR(pg_catalog.=) 'row_data')
                   FROM pg_catalog.pg_extension e
                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
                  WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'
@@ -225,7 +225,7 @@ BEGIN
                                     WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel')
             $r$) AS t(schema text, version text, sysid text, standby boolean,
                       wal_level text, fleet boolean, pgss_schema text,
-                      ring_statements boolean, packed boolean)$q$, dbl)
+                      ring_statements boolean, row_data boolean)$q$, dbl)
             INTO probe USING conninfo;
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
         RAISE EXCEPTION 'cannot connect to fleet server "%": %', name, SQLERRM
@@ -269,10 +269,11 @@ BEGIN
                 USING ERRCODE = 'active_sql_transaction',
                       HINT = 'It makes a replication slot on the source, which a rollback here would leave holding WAL there: call it on its own.';
         END IF;
-        -- logical replication copies a value as its text, which bytea
-        -- takes whatever it was: an archive of an earlier 2.1 build (its
-        -- batches' integer columns as arrays) would be stored as garbage
-        IF NOT coalesce(probe.packed, false) THEN
+        -- the batches' rows are a versioned payload (row_data), checked as
+        -- each batch lands (an unknown format is refused there); an earlier
+        -- 2.1 build's archive has its row columns as columns, which
+        -- logical replication cannot map onto this one's
+        IF NOT coalesce(probe.row_data, false) THEN
             RAISE EXCEPTION 'the archive of fleet server "%" is not in this repository''s format (pgsentinel % there)', name, probe.version
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Install this build of pgsentinel there (ALTER EXTENSION pgsentinel UPDATE, or for a development build of 2.1 DROP and CREATE EXTENSION), or add it with method => ''pull''.';

@@ -91,12 +91,7 @@ SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
  CROSS JOIN LATERAL (
        SELECT pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day, x.*
          FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
-                  b.sample_periods, b.weights, b.sample_blocked, b.row_samples,
-                  b.session_ids, b.wait_event_ids, b.states, b.xact_us, b.query_us,
-                  b.change_us, b.backend_xids, b.backend_xmins, b.top_level_query_ids,
-                  b.top_level_query_values, b.query_ids, b.query_values, b.cmdtypes,
-                  b.queryids, b.nested_queryids, b.blockers, b.blockerpids,
-                  b.blocker_states, b.blocker_usesysids, b.blocking_pids) x
+                  b.sample_periods, b.weights, b.sample_blocked, b.row_data) x
        OFFSET 0) u
   JOIN pgsentinel_fleet_session se
     ON se.server_id OPERATOR(pg_catalog.=) b.server_id

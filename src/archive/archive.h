@@ -16,7 +16,9 @@
 #define PGS_ARCHIVE_H
 
 #include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 #include "storage/latch.h"
+#include "utils/array.h"
 
 #include "db_worker.h"
 
@@ -152,7 +154,46 @@ typedef struct PgsPackedReader
 } PgsPackedReader;
 
 extern int	pgs_packed_begin(PgsPackedReader *r, bytea *packed);
+extern int	pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len);
 extern bool pgs_packed_next(PgsPackedReader *r, int64 *value);
+extern void pgs_put_varint(StringInfo buf, uint64 u);
+extern void pgs_pack_values(StringInfo buf, const int64 *values,
+							const bool *nulls, int n);
+extern void pgs_pack_array(StringInfo buf, ArrayType *a);
+
+/*
+ * batch_format.c: the rows of a batch as one versioned payload.  A
+ * reader's view of one column of it: its kind and bytes.
+ */
+#define PGS_BATCH_FORMAT		1
+#define PGS_BATCH_ROW_COLUMNS	21
+
+typedef enum PgsBatchColumnKind
+{
+	PGS_BATCH_ABSENT = 0,		/* every element NULL */
+	PGS_BATCH_PACKED = 1,		/* integers, packed_ints.c */
+	PGS_BATCH_TEXTS = 2			/* texts */
+} PgsBatchColumnKind;
+
+typedef struct PgsBatchColumnBytes
+{
+	PgsBatchColumnKind kind;
+	const char *data;
+	int			len;
+} PgsBatchColumnBytes;
+
+/* A texts column read in order (fields are the reader's own). */
+typedef struct PgsTextsReader
+{
+	const unsigned char *p;
+	const unsigned char *end;
+	int			n;				/* elements */
+	int			i;				/* elements read */
+} PgsTextsReader;
+
+extern void pgs_batch_open(bytea *payload, PgsBatchColumnBytes *cols);
+extern int	pgs_texts_begin(PgsTextsReader *r, const char *data, int len);
+extern bool pgs_texts_next(PgsTextsReader *r, Datum *value);
 
 /* archiver.c */
 extern void pgs_archiver_supervise(void);

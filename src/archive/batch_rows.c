@@ -4,18 +4,19 @@
  *		pgsentinel_batch_rows(): the rows of one archive batch, read back.
  *
  * A batch (pgsentinel_archive_batch, sql-src/archive/30_archive.sql) holds the
- * samples of one archiving step and day, and their rows, as one array per
- * column.  Every reader of the archive (its views, the fleet's) decodes a
- * batch through this function: each array is detoasted once and read in
- * place, the rows built in one pass, joined to their samples by index.
+ * samples of one archiving step and day as one array per column, and their
+ * rows as one payload (batch_format.c).  Every reader of the archive (its
+ * views, the fleet's) decodes a batch through this function: the payload
+ * is expanded once and its columns read in place, the rows built in one
+ * pass, joined to their samples by index.
  *
- * The arrays are read as the archive's writer made them, and as anybody
- * who can write to a fleet's tables may make them: an element missing from
- * an array reads as NULL, a row whose sample index is NULL or points
- * outside the sample arrays is left out, and a time that overflows is an
- * error; nothing is trusted to be consistent.  What is allocated does not
- * grow with the elements an array claims (an array of NULLs is a bit an
- * element), and an array longer than a batch can be is an error.
+ * The arrays and the payload are read as the archive's writer made them,
+ * and as anybody who can write to a fleet's tables may make them: an
+ * element missing from a column reads as NULL, a row whose sample index is
+ * NULL or points outside the sample arrays is left out, and a time that
+ * overflows is an error; nothing is trusted to be consistent.  What is
+ * allocated does not grow with the elements a column claims, and a column
+ * longer than a batch can be is an error.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,19 +38,19 @@
 PG_FUNCTION_INFO_V1(pgsentinel_batch_rows);
 
 /*
- * One argument array.  A sample column is read at any index, in place: its
- * elements are of fixed length, and rank says, when it has NULLs, how many
- * elements before each group of 8 are not NULL.  A row column is read in
- * order, one element a row, by a reader that copies nothing.  What is
- * allocated grows with the arguments' bytes, not with the elements they
- * claim.
+ * One column of the batch.  A sample column (an argument array) is read at
+ * any index, in place: its elements are of fixed length, and rank says,
+ * when it has NULLs, how many elements before each group of 8 are not
+ * NULL.  A row column (of the payload) is read in order, one element a
+ * row, by a reader that copies nothing.  What is allocated grows with the
+ * arguments' bytes, not with the elements they claim.
  */
 typedef struct BatchColumn
 {
 	int			n;				/* elements */
-	bool		packed;			/* a packed row column (packed_ints.c) */
-	PgsPackedReader reader;		/* if packed */
-	ArrayIterator iter;			/* an array row column */
+	PgsBatchColumnKind kind;	/* of a row column */
+	PgsPackedReader packed;		/* a packed row column (packed_ints.c) */
+	PgsTextsReader texts;		/* a texts row column (batch_format.c) */
 	const char *data;			/* a sample column's elements */
 	const bits8 *nullmap;		/* and its NULL bitmap, or NULL */
 	int32	   *rank;
@@ -57,7 +58,7 @@ typedef struct BatchColumn
 	bool		typbyval;
 } BatchColumn;
 
-/* The arguments after first_time, in the SQL declaration's order. */
+/* The sample arguments after first_time, in the SQL declaration's order. */
 enum
 {
 	ARG_SAMPLE_IDS = 1,
@@ -65,61 +66,75 @@ enum
 	ARG_SAMPLE_PERIODS,
 	ARG_WEIGHTS,
 	ARG_SAMPLE_BLOCKED,
-	ARG_ROW_SAMPLES,
-	ARG_SESSION_IDS,
-	ARG_WAIT_EVENT_IDS,
-	ARG_STATES,
-	ARG_XACT_US,
-	ARG_QUERY_US,
-	ARG_CHANGE_US,
-	ARG_BACKEND_XIDS,
-	ARG_BACKEND_XMINS,
-	ARG_TOP_LEVEL_QUERY_IDS,
-	ARG_TOP_LEVEL_QUERY_VALUES,
-	ARG_QUERY_IDS,
-	ARG_QUERY_VALUES,
-	ARG_CMDTYPES,
-	ARG_QUERYIDS,
-	ARG_NESTED_QUERYIDS,
-	ARG_BLOCKERS,
-	ARG_BLOCKERPIDS,
-	ARG_BLOCKER_STATES,
-	ARG_BLOCKER_USESYSIDS,
-	ARG_BLOCKING_PIDS,
+	ARG_ROW_DATA,
 	NUM_ARGS
 };
 
-/*
- * The element type of each argument array; the integer row columns are
- * packed (packed_ints.c) and read back as int64, then as this type.
- */
+/* The element type of each sample argument. */
 static const Oid arg_types[NUM_ARGS] = {
 	[ARG_SAMPLE_IDS] = INT8OID,
 	[ARG_SAMPLE_US] = INT8OID,
 	[ARG_SAMPLE_PERIODS] = FLOAT8OID,
 	[ARG_WEIGHTS] = FLOAT8OID,
 	[ARG_SAMPLE_BLOCKED] = BOOLOID,
-	[ARG_ROW_SAMPLES] = INT4OID,
-	[ARG_SESSION_IDS] = INT4OID,
-	[ARG_WAIT_EVENT_IDS] = INT4OID,
-	[ARG_STATES] = TEXTOID,
-	[ARG_XACT_US] = INT8OID,
-	[ARG_QUERY_US] = INT8OID,
-	[ARG_CHANGE_US] = INT8OID,
-	[ARG_BACKEND_XIDS] = XIDOID,
-	[ARG_BACKEND_XMINS] = XIDOID,
-	[ARG_TOP_LEVEL_QUERY_IDS] = INT4OID,
-	[ARG_TOP_LEVEL_QUERY_VALUES] = TEXTOID,
-	[ARG_QUERY_IDS] = INT4OID,
-	[ARG_QUERY_VALUES] = TEXTOID,
-	[ARG_CMDTYPES] = TEXTOID,
-	[ARG_QUERYIDS] = INT8OID,
-	[ARG_NESTED_QUERYIDS] = INT8OID,
-	[ARG_BLOCKERS] = INT4OID,
-	[ARG_BLOCKERPIDS] = INT4OID,
-	[ARG_BLOCKER_STATES] = TEXTOID,
-	[ARG_BLOCKER_USESYSIDS] = OIDOID,
-	[ARG_BLOCKING_PIDS] = TEXTOID,
+};
+
+/* The row columns of the payload, in 30_archive.sql's order. */
+enum
+{
+	ROW_SAMPLES,
+	ROW_SESSION_IDS,
+	ROW_WAIT_EVENT_IDS,
+	ROW_STATES,
+	ROW_XACT_US,
+	ROW_QUERY_US,
+	ROW_CHANGE_US,
+	ROW_BACKEND_XIDS,
+	ROW_BACKEND_XMINS,
+	ROW_TOP_LEVEL_QUERY_IDS,
+	ROW_TOP_LEVEL_QUERY_VALUES,
+	ROW_QUERY_IDS,
+	ROW_QUERY_VALUES,
+	ROW_CMDTYPES,
+	ROW_QUERYIDS,
+	ROW_NESTED_QUERYIDS,
+	ROW_BLOCKERS,
+	ROW_BLOCKERPIDS,
+	ROW_BLOCKER_STATES,
+	ROW_BLOCKER_USESYSIDS,
+	ROW_BLOCKING_PIDS,
+	NUM_ROW_COLUMNS
+};
+
+StaticAssertDecl(NUM_ROW_COLUMNS == PGS_BATCH_ROW_COLUMNS,
+				 "the row columns are those of the payload");
+
+/*
+ * The type of each row column's elements; the integer columns are packed
+ * (packed_ints.c) and read back as int64, then as this type.
+ */
+static const Oid row_types[NUM_ROW_COLUMNS] = {
+	[ROW_SAMPLES] = INT4OID,
+	[ROW_SESSION_IDS] = INT4OID,
+	[ROW_WAIT_EVENT_IDS] = INT4OID,
+	[ROW_STATES] = TEXTOID,
+	[ROW_XACT_US] = INT8OID,
+	[ROW_QUERY_US] = INT8OID,
+	[ROW_CHANGE_US] = INT8OID,
+	[ROW_BACKEND_XIDS] = XIDOID,
+	[ROW_BACKEND_XMINS] = XIDOID,
+	[ROW_TOP_LEVEL_QUERY_IDS] = INT4OID,
+	[ROW_TOP_LEVEL_QUERY_VALUES] = TEXTOID,
+	[ROW_QUERY_IDS] = INT4OID,
+	[ROW_QUERY_VALUES] = TEXTOID,
+	[ROW_CMDTYPES] = TEXTOID,
+	[ROW_QUERYIDS] = INT8OID,
+	[ROW_NESTED_QUERYIDS] = INT8OID,
+	[ROW_BLOCKERS] = INT4OID,
+	[ROW_BLOCKERPIDS] = INT4OID,
+	[ROW_BLOCKER_STATES] = TEXTOID,
+	[ROW_BLOCKER_USESYSIDS] = OIDOID,
+	[ROW_BLOCKING_PIDS] = TEXTOID,
 };
 
 /* The result's columns. */
@@ -182,30 +197,6 @@ static const Oid col_types[NUM_COLS] = {
 	[COL_BLOCKING_PIDS] = TEXTOID,
 };
 
-/* Whether an argument is a packed integer array (bytea). */
-static inline bool
-packed_arg(int arg)
-{
-	switch (arg)
-	{
-		case ARG_ROW_SAMPLES:
-		case ARG_SESSION_IDS:
-		case ARG_WAIT_EVENT_IDS:
-		case ARG_XACT_US:
-		case ARG_QUERY_US:
-		case ARG_CHANGE_US:
-		case ARG_BACKEND_XIDS:
-		case ARG_BACKEND_XMINS:
-		case ARG_TOP_LEVEL_QUERY_IDS:
-		case ARG_QUERY_IDS:
-		case ARG_BLOCKERS:
-		case ARG_BLOCKERPIDS:
-			return true;
-		default:
-			return false;
-	}
-}
-
 /*
  * Refuse an array with more elements than a batch has rows at most (the
  * rows of one ring): no batch of the archive is like it.
@@ -222,9 +213,9 @@ check_count(int arg, int64 count)
 						 PGS_RING_MAX_ENTRIES)));
 }
 
-/* Prepare an argument to be read (see BatchColumn). */
+/* Prepare a sample argument to be read (see BatchColumn). */
 static void
-open_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
+open_sample_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 {
 	ArrayType  *a;
 	char		typalign;
@@ -232,23 +223,12 @@ open_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 	memset(col, 0, sizeof(*col));
 	if (PG_ARGISNULL(arg))
 		return;
-	if (packed_arg(arg))
-	{
-		col->packed = true;
-		col->n = pgs_packed_begin(&col->reader, PG_GETARG_BYTEA_PP(arg));
-		return;
-	}
 	a = PG_GETARG_ARRAYTYPE_P(arg);
 	if (ARR_ELEMTYPE(a) != arg_types[arg])
 		elog(ERROR, "pgsentinel_batch_rows: argument %d is not of the declared type", arg + 1);
 	check_count(arg, ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)));
 	col->n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-	if (arg >= ARG_ROW_SAMPLES)
-	{
-		col->iter = array_create_iterator(a, 0, NULL);
-		return;
-	}
-	/* a sample column: bigint, double precision or boolean */
+	/* bigint, double precision or boolean */
 	get_typlenbyvalalign(arg_types[arg], &col->typlen, &col->typbyval, &typalign);
 	Assert(col->typlen > 0);
 	col->data = ARR_DATA_PTR(a);
@@ -265,6 +245,18 @@ open_column(FunctionCallInfo fcinfo, int arg, BatchColumn *col)
 				before += pg_number_of_ones[col->nullmap[g]];
 		}
 	}
+}
+
+/* Prepare a row column of the payload to be read (see BatchColumn). */
+static void
+open_row_column(const PgsBatchColumnBytes *bytes, BatchColumn *col)
+{
+	memset(col, 0, sizeof(*col));
+	col->kind = bytes->kind;
+	if (col->kind == PGS_BATCH_PACKED)
+		col->n = pgs_packed_begin_bytes(&col->packed, bytes->data, bytes->len);
+	else if (col->kind == PGS_BATCH_TEXTS)
+		col->n = pgs_texts_begin(&col->texts, bytes->data, bytes->len);
 }
 
 /* Element i of a sample column, or NULL (false) past its end. */
@@ -292,18 +284,15 @@ sample_element(const BatchColumn *col, int i, Datum *value)
  * NULL (false) past its end.
  */
 static bool
-row_element(int arg, BatchColumn *col, Datum *value)
+row_element(int c, BatchColumn *col, Datum *value)
 {
 	int64		v;
-	bool		isnull;
 
-	if (col->n == 0)
+	if (col->kind == PGS_BATCH_TEXTS)
+		return pgs_texts_next(&col->texts, value);
+	if (col->kind != PGS_BATCH_PACKED || !pgs_packed_next(&col->packed, &v))
 		return false;
-	if (!col->packed)
-		return array_iterate(col->iter, value, &isnull) && !isnull;
-	if (!pgs_packed_next(&col->reader, &v))
-		return false;
-	switch (arg_types[arg])
+	switch (row_types[c])
 	{
 		case INT8OID:
 			*value = Int64GetDatum(v);
@@ -312,17 +301,18 @@ row_element(int arg, BatchColumn *col, Datum *value)
 			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("archive batch column %d holds %lld, out of range for integer",
-								arg + 1, (long long) v)));
+						 errmsg("archive batch row column %d holds %lld, out of range for integer",
+								c + 1, (long long) v)));
 			*value = Int32GetDatum((int32) v);
 			break;
-		default:				/* XIDOID */
+		default:				/* XIDOID, OIDOID */
 			if (v < 0 || v > PG_UINT32_MAX)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("archive batch column %d holds %lld, out of range for xid",
-								arg + 1, (long long) v)));
-			*value = TransactionIdGetDatum((TransactionId) v);
+						 errmsg("archive batch row column %d holds %lld, out of range for %s",
+								c + 1, (long long) v,
+								row_types[c] == XIDOID ? "xid" : "oid")));
+			*value = ObjectIdGetDatum((Oid) v);
 			break;
 	}
 	return true;
@@ -331,8 +321,8 @@ row_element(int arg, BatchColumn *col, Datum *value)
 /* The elements of the row being built, one per row column. */
 typedef struct RowElements
 {
-	Datum		value[NUM_ARGS];
-	bool		have[NUM_ARGS];
+	Datum		value[NUM_ROW_COLUMNS];
+	bool		have[NUM_ROW_COLUMNS];
 } RowElements;
 
 /* Element arg of the row, or NULL (false). */
@@ -360,8 +350,8 @@ put_sample(const BatchColumn *col, int i, Datum *values, bool *nulls, int c)
 }
 
 /*
- * SQL function pgsentinel_batch_rows(first_time, the batch's arrays...):
- * one row per element of the row arrays whose sample index names a sample
+ * SQL function pgsentinel_batch_rows(first_time, the sample arrays,
+ * row_data): one row per row of the payload whose sample index names a sample
  * of the sample arrays, in the rows' order, with the sample's time, id,
  * period, weight (sweight) and blocked flag, and the row's times read back
  * (35_history_views.sql declares it).
@@ -370,12 +360,14 @@ Datum
 pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	BatchColumn cols[NUM_ARGS];
+	BatchColumn cols[ARG_ROW_DATA];
+	BatchColumn rcols[NUM_ROW_COLUMNS];
 	bool		have_first = !PG_ARGISNULL(0);
 	TimestampTz first = have_first ? PG_GETARG_TIMESTAMPTZ(0) : 0;
 	int			nrows = 0;
 	int			nsamples = 0;
 
+	memset(rcols, 0, sizeof(rcols));
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != NUM_COLS)
 		elog(ERROR, "pgsentinel_batch_rows: the declared result has %d columns, not %d",
@@ -385,13 +377,22 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 			elog(ERROR, "pgsentinel_batch_rows: result column %d is not of the expected type",
 				 c + 1);
 
-	for (int a = ARG_SAMPLE_IDS; a < NUM_ARGS; a++)
+	for (int a = ARG_SAMPLE_IDS; a < ARG_ROW_DATA; a++)
 	{
-		open_column(fcinfo, a, &cols[a]);
-		if (a < ARG_ROW_SAMPLES)
-			nsamples = Max(nsamples, cols[a].n);
-		else
-			nrows = Max(nrows, cols[a].n);
+		open_sample_column(fcinfo, a, &cols[a]);
+		nsamples = Max(nsamples, cols[a].n);
+	}
+	if (!PG_ARGISNULL(ARG_ROW_DATA))
+	{
+		PgsBatchColumnBytes bytes[NUM_ROW_COLUMNS];
+
+		pgs_batch_open(PG_GETARG_BYTEA_PP(ARG_ROW_DATA), bytes);
+		for (int c = 0; c < NUM_ROW_COLUMNS; c++)
+		{
+			open_row_column(&bytes[c], &rcols[c]);
+			check_count(ARG_ROW_DATA, rcols[c].n);
+			nrows = Max(nrows, rcols[c].n);
+		}
 	}
 
 	for (int j = 0; j < nrows; j++)
@@ -408,9 +409,9 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		TimestampTz base;
 
 		CHECK_FOR_INTERRUPTS();
-		for (int a = ARG_ROW_SAMPLES; a < NUM_ARGS; a++)
-			row.have[a] = j < cols[a].n && row_element(a, &cols[a], &row.value[a]);
-		if (!got(&row, ARG_ROW_SAMPLES, &d))
+		for (int c = 0; c < NUM_ROW_COLUMNS; c++)
+			row.have[c] = j < rcols[c].n && row_element(c, &rcols[c], &row.value[c]);
+		if (!got(&row, ROW_SAMPLES, &d))
 			continue;
 		/* 1-based in the batch */
 		if (DatumGetInt32(d) < 1 || DatumGetInt32(d) > nsamples)
@@ -429,13 +430,13 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		put_sample(&cols[ARG_SAMPLE_BLOCKED], si, values, nulls, COL_BLOCKED_SAMPLE);
 
 		/* the row's times, chained as the writer stored them */
-		if (have_first && got(&row, ARG_XACT_US, &d))
+		if (have_first && got(&row, ROW_XACT_US, &d))
 		{
 			xact = pgs_us_after(first, DatumGetInt64(d));
 			have_xact = true;
 		}
 		base = have_xact ? xact : first;
-		if (have_first && got(&row, ARG_QUERY_US, &d))
+		if (have_first && got(&row, ROW_QUERY_US, &d))
 		{
 			query = pgs_us_after(base, DatumGetInt64(d));
 			have_query = true;
@@ -445,21 +446,21 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		nulls[COL_QUERY_START] = !have_query;
 		values[COL_QUERY_START] = TimestampTzGetDatum(query);
 		base = have_query ? query : base;
-		if (have_first && got(&row, ARG_CHANGE_US, &d))
+		if (have_first && got(&row, ROW_CHANGE_US, &d))
 			values[COL_STATE_CHANGE] = TimestampTzGetDatum(pgs_us_after(base, DatumGetInt64(d)));
 		else
 			nulls[COL_STATE_CHANGE] = true;
 
 		/* the rest as stored */
-		put(&row, ARG_SESSION_IDS, values, nulls, COL_SESSION_ID);
-		put(&row, ARG_WAIT_EVENT_IDS, values, nulls, COL_WAIT_EVENT_ID);
-		put(&row, ARG_STATES, values, nulls, COL_STATE);
-		put(&row, ARG_BACKEND_XIDS, values, nulls, COL_BACKEND_XID);
-		put(&row, ARG_BACKEND_XMINS, values, nulls, COL_BACKEND_XMIN);
-		put(&row, ARG_TOP_LEVEL_QUERY_IDS, values, nulls, COL_TOP_LEVEL_QUERY_ID);
-		put(&row, ARG_TOP_LEVEL_QUERY_VALUES, values, nulls, COL_TOP_LEVEL_QUERY_VALUES);
-		put(&row, ARG_QUERY_IDS, values, nulls, COL_QUERY_ID);
-		put(&row, ARG_QUERY_VALUES, values, nulls, COL_QUERY_VALUES);
+		put(&row, ROW_SESSION_IDS, values, nulls, COL_SESSION_ID);
+		put(&row, ROW_WAIT_EVENT_IDS, values, nulls, COL_WAIT_EVENT_ID);
+		put(&row, ROW_STATES, values, nulls, COL_STATE);
+		put(&row, ROW_BACKEND_XIDS, values, nulls, COL_BACKEND_XID);
+		put(&row, ROW_BACKEND_XMINS, values, nulls, COL_BACKEND_XMIN);
+		put(&row, ROW_TOP_LEVEL_QUERY_IDS, values, nulls, COL_TOP_LEVEL_QUERY_ID);
+		put(&row, ROW_TOP_LEVEL_QUERY_VALUES, values, nulls, COL_TOP_LEVEL_QUERY_VALUES);
+		put(&row, ROW_QUERY_IDS, values, nulls, COL_QUERY_ID);
+		put(&row, ROW_QUERY_VALUES, values, nulls, COL_QUERY_VALUES);
 		/* query id 0: the statement is the top-level one (30_archive.sql) */
 		if (!nulls[COL_QUERY_ID] && DatumGetInt32(values[COL_QUERY_ID]) == 0)
 		{
@@ -468,14 +469,14 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 			values[COL_QUERY_VALUES] = values[COL_TOP_LEVEL_QUERY_VALUES];
 			nulls[COL_QUERY_VALUES] = nulls[COL_TOP_LEVEL_QUERY_VALUES];
 		}
-		put(&row, ARG_CMDTYPES, values, nulls, COL_CMDTYPE);
-		put(&row, ARG_QUERYIDS, values, nulls, COL_QUERYID);
-		put(&row, ARG_NESTED_QUERYIDS, values, nulls, COL_NESTED_QUERYID);
-		put(&row, ARG_BLOCKERS, values, nulls, COL_BLOCKERS);
-		put(&row, ARG_BLOCKERPIDS, values, nulls, COL_BLOCKERPID);
-		put(&row, ARG_BLOCKER_STATES, values, nulls, COL_BLOCKER_STATE);
-		put(&row, ARG_BLOCKER_USESYSIDS, values, nulls, COL_BLOCKER_USESYSID);
-		put(&row, ARG_BLOCKING_PIDS, values, nulls, COL_BLOCKING_PIDS);
+		put(&row, ROW_CMDTYPES, values, nulls, COL_CMDTYPE);
+		put(&row, ROW_QUERYIDS, values, nulls, COL_QUERYID);
+		put(&row, ROW_NESTED_QUERYIDS, values, nulls, COL_NESTED_QUERYID);
+		put(&row, ROW_BLOCKERS, values, nulls, COL_BLOCKERS);
+		put(&row, ROW_BLOCKERPIDS, values, nulls, COL_BLOCKERPID);
+		put(&row, ROW_BLOCKER_STATES, values, nulls, COL_BLOCKER_STATE);
+		put(&row, ROW_BLOCKER_USESYSIDS, values, nulls, COL_BLOCKER_USESYSID);
+		put(&row, ROW_BLOCKING_PIDS, values, nulls, COL_BLOCKING_PIDS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

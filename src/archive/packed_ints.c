@@ -66,8 +66,8 @@ unzigzag(uint64 u)
 	return (int64) ((u >> 1) ^ (~(u & 1) + 1));
 }
 
-static void
-put_varint(StringInfo buf, uint64 u)
+void
+pgs_put_varint(StringInfo buf, uint64 u)
 {
 	char		bytes[10];
 	int			n = 0;
@@ -182,8 +182,15 @@ check_count(uint64 count)
 int
 pgs_packed_begin(PgsPackedReader *r, bytea *packed)
 {
-	const unsigned char *p = (const unsigned char *) VARDATA_ANY(packed);
-	const unsigned char *end = p + VARSIZE_ANY_EXHDR(packed);
+	return pgs_packed_begin_bytes(r, VARDATA_ANY(packed), VARSIZE_ANY_EXHDR(packed));
+}
+
+/* pgs_packed_begin() of the len bytes at data (in a batch's payload). */
+int
+pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
+{
+	const unsigned char *p = (const unsigned char *) data;
+	const unsigned char *end = p + len;
 
 	r->bitmap = NULL;
 	r->i = 0;
@@ -244,7 +251,41 @@ pgs_packed_next(PgsPackedReader *r, int64 *value)
 	return true;
 }
 
-/* The element of a one-dimensional array of bigint, integer or xid. */
+/*
+ * Append n values packed (the format above) to buf; nulls[i] true: element
+ * i is NULL (values[i] is not read).  nulls may be NULL: none is.
+ */
+void
+pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n)
+{
+	bool		any_null = false;
+	int64		prev = 0;
+
+	for (int i = 0; nulls != NULL && i < n; i++)
+		any_null |= nulls[i];
+	appendStringInfoChar(buf, any_null ? PACKED_NULLS : PACKED_PLAIN);
+	if (any_null)
+	{
+		int			start;
+
+		pgs_put_varint(buf, (uint64) n);
+		start = buf->len;
+		appendStringInfoSpaces(buf, (n + 7) / 8);
+		memset(buf->data + start, 0, (n + 7) / 8);
+		for (int i = 0; i < n; i++)
+			if (!nulls[i])
+				buf->data[start + i / 8] |= (char) (1 << (i % 8));
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (any_null && nulls[i])
+			continue;
+		pgs_put_varint(buf, zigzag((int64) ((uint64) values[i] - (uint64) prev)));
+		prev = values[i];
+	}
+}
+
+/* The element of a one-dimensional array of bigint, integer, xid or oid. */
 static int64
 element_int64(Datum d, Oid elemtype)
 {
@@ -254,9 +295,53 @@ element_int64(Datum d, Oid elemtype)
 			return DatumGetInt64(d);
 		case INT4OID:
 			return DatumGetInt32(d);
+		case OIDOID:
+			return (int64) DatumGetObjectId(d);
 		default:				/* XIDOID */
 			return (int64) DatumGetTransactionId(d);
 	}
+}
+
+/*
+ * Append the one-dimensional array a of bigint, integer, xid or oid, packed,
+ * to buf.
+ */
+void
+pgs_pack_array(StringInfo buf, ArrayType *a)
+{
+	Oid			elemtype = ARR_ELEMTYPE(a);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			n;
+	int64	   *values;
+
+	if (elemtype != INT8OID && elemtype != INT4OID && elemtype != XIDOID &&
+		elemtype != OIDOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("pgsentinel_pack() packs arrays of bigint, integer, xid or oid, not of %s",
+						format_type_be(elemtype))));
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("pgsentinel_pack() packs one-dimensional arrays")));
+	if (ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) > PGS_RING_MAX_ENTRIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pgsentinel_pack() packs at most %d elements, not %d",
+						PGS_RING_MAX_ENTRIES, ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a))),
+				 errhint("That is the most rows an archive batch can have: pgsentinel_unpack() refuses more.")));
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(a, elemtype, elmlen, elmbyval, elmalign,
+					  &elems, &elemnulls, &n);
+	values = palloc(sizeof(int64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		values[i] = elemnulls[i] ? 0 : element_int64(elems[i], elemtype);
+	pgs_pack_values(buf, values, elemnulls, n);
+	pfree(values);
 }
 
 /*
@@ -266,65 +351,12 @@ element_int64(Datum d, Oid elemtype)
 Datum
 pgsentinel_pack(PG_FUNCTION_ARGS)
 {
-	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
-	Oid			elemtype = ARR_ELEMTYPE(a);
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
-	Datum	   *elems;
-	bool	   *elemnulls;
-	int			n;
-	bool		any_null = false;
 	StringInfoData buf;
 	bytea	   *result;
-	int64		prev = 0;
-
-	if (elemtype != INT8OID && elemtype != INT4OID && elemtype != XIDOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("pgsentinel_pack() packs arrays of bigint, integer or xid, not of %s",
-						format_type_be(elemtype))));
-	if (ARR_NDIM(a) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("pgsentinel_pack() packs one-dimensional arrays")));
-	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-	if (ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) > PGS_RING_MAX_ENTRIES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("pgsentinel_pack() packs at most %d elements, not %d",
-						PGS_RING_MAX_ENTRIES, ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a))),
-				 errhint("That is the most rows an archive batch can have: pgsentinel_unpack() refuses more.")));
-	deconstruct_array(a, elemtype, elmlen, elmbyval, elmalign,
-					  &elems, &elemnulls, &n);
-	for (int i = 0; i < n; i++)
-		any_null |= elemnulls[i];
 
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, VARHDRSZ);
-	appendStringInfoChar(&buf, any_null ? PACKED_NULLS : PACKED_PLAIN);
-	if (any_null)
-	{
-		int			start;
-
-		put_varint(&buf, (uint64) n);
-		start = buf.len;
-		appendStringInfoSpaces(&buf, (n + 7) / 8);
-		memset(buf.data + start, 0, (n + 7) / 8);
-		for (int i = 0; i < n; i++)
-			if (!elemnulls[i])
-				buf.data[start + i / 8] |= (char) (1 << (i % 8));
-	}
-	for (int i = 0; i < n; i++)
-	{
-		int64		v;
-
-		if (elemnulls[i])
-			continue;
-		v = element_int64(elems[i], elemtype);
-		put_varint(&buf, zigzag((int64) ((uint64) v - (uint64) prev)));
-		prev = v;
-	}
+	pgs_pack_array(&buf, PG_GETARG_ARRAYTYPE_P(0));
 	result = (bytea *) buf.data;
 	SET_VARSIZE(result, buf.len);
 	PG_RETURN_BYTEA_P(result);
