@@ -49,6 +49,7 @@ OBJS = \
 	src/archive/batch_rows.o \
 	src/archive/batch_times.o \
 	src/archive/packed_ints.o \
+	src/archive/statement_rows.o \
 	src/archive/text_template.o \
 	src/fleet/fleet.o \
 	src/fleet/transaction_block.o

@@ -788,6 +788,24 @@ SELECT sample_id, session_id, state, query_values, blocker_usesysid
                NULL, NULL, NULL, NULL, NULL, NULL, NULL, '{x,NULL,z,w}', NULL,
                NULL, NULL, NULL, NULL, NULL, '{10,11,12,13}'::oid[], NULL),
            '{NULL,1,2}'));
+-- A statements batch's payload (pgsentinel_statement_batch_pack()): its
+-- readings read back, numbers exact, NULL and booleans included; of a
+-- time, the readings taken after it (a fleet's landing).
+CREATE TEMP TABLE pgs_readings AS
+SELECT pgsentinel_statement_batch_pack(pgsentinel_pack('{0,1000000,2000000}'::int8[]),
+           pgsentinel_pack('{1000000,1000000,NULL}'::int8[]),
+           pgsentinel_pack('{7,8,9}'::int8[]), '{42,42,-5}', pgsentinel_pack('{3,NULL,1}'::int8[]),
+           NULL, '{1.5,NULL,0.1}', NULL, '{NULL,NULL,2e-300}', NULL, NULL, NULL,
+           NULL, NULL, NULL, pgsentinel_pack('{9223372036854775807,1,NULL}'::int8[]),
+           '{10,10,4294967295}', '{1,1,1}', '{t,t,f}', '{f,t,NULL}') AS p;
+SELECT r.*
+  FROM pgs_readings, pgsentinel_statement_rows('2020-01-01 00:00+00', p) r;
+SELECT r.sample_id
+  FROM pgs_readings,
+       pgsentinel_statement_rows('2020-01-01 00:00+00',
+           pgsentinel_statement_batch_keep('2020-01-01 00:00+00', p,
+                                           '2020-01-01 00:00:01+00')) r;
+SELECT pgsentinel_batch_format(p) AS format FROM pgs_readings;
 -- What repeats from row to row is compressed (zstd) in the payload.
 SELECT count(*) AS rows_read_back,
        octet_length(p) < 1000 AS compressed

@@ -913,10 +913,8 @@ DROP ROLE regress_pgs_fleet_stats;
 -- by server and day first, they made a product of both: minutes).
 BEGIN;
 INSERT INTO pgsentinel_fleet_statement_batch (server_id, feed, first_time, last_time,
-       ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans, plan_ms,
-       shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written,
-       temp_blks_read, temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
-SELECT :rep_srv, 0, min(x.t), max(x.t),
+       row_data)
+SELECT :rep_srv, 0, min(x.t), max(x.t), pgsentinel_statement_batch_pack(
        pgsentinel_pack(array_agg(pgsentinel_us_between('2020-01-01 10:01', x.t) ORDER BY g)),
        pgsentinel_pack(array_fill(10000000::int8, ARRAY[200])),
        pgsentinel_pack(array_agg(g::int8 ORDER BY g)),
@@ -928,7 +926,7 @@ SELECT :rep_srv, 0, min(x.t), max(x.t),
        pgsentinel_pack(array_fill(NULL::int8, ARRAY[200])), pgsentinel_pack(array_fill(NULL::int8, ARRAY[200])),
        pgsentinel_pack(array_fill(NULL::int8, ARRAY[200])), array_fill(10::oid, ARRAY[200]),
        array_fill(1::oid, ARRAY[200]), array_fill(true, ARRAY[200]),
-       array_fill(false, ARRAY[200])
+       array_fill(false, ARRAY[200]))
 FROM generate_series(1, 200) g,
      LATERAL (SELECT '2020-01-01 10:00'::timestamptz + g * interval '1 min') x(t);
 INSERT INTO pgsentinel_fleet_statement_text (server_id, feed, day, queryid, dbid, userid, text_id)

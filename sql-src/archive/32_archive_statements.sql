@@ -15,47 +15,57 @@
 -- The readings of one archiving step and UTC day whose counters moved, as
 -- one row (a batch, as the samples are kept), one per statement (userid,
 -- dbid, queryid, toplevel, as pg_stat_statements keys it) and reading:
--- each column but the times an array, element i of every array the
--- batch's i-th reading, the readings ordered by statement, then time, so
--- that a statement's ids repeat and compress (TOAST).  ash_us: the
--- reading's time, in microseconds after first_time; prev_us: the time
--- from the statement's previous reading to this one.  The integer columns
--- (times, sample ids, counters) are packed by pgsentinel_pack() (see
--- pgsentinel_archive_batch).  Partitioned by day on first_time: a batch
--- never spans two UTC days.
+-- row_data, a versioned payload that only the extension's C writes and
+-- reads (src/archive/batch_format.c), of the reading columns ash_us,
+-- prev_us, sample_id, queryid, calls, rows, exec_ms, plans, plan_ms,
+-- shared_blks_hit, shared_blks_read, shared_blks_dirtied,
+-- shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
+-- userid, dbid, toplevel, reset (pgsentinel_statement_batch_pack() makes
+-- it of them, element i of each the batch's i-th reading), the readings
+-- ordered by statement, then time, so that a statement's ids repeat and
+-- compress.  ash_us: the reading's time, in microseconds after
+-- first_time; prev_us: the time from the statement's previous reading to
+-- this one.  The integer columns are packed (see pgsentinel_archive_batch),
+-- the payload compressed with zstd.  Partitioned by day on first_time: a
+-- batch never spans two UTC days.
 CREATE TABLE pgsentinel_archive_statement_batch (
     first_time timestamptz NOT NULL,
     last_time timestamptz NOT NULL,
-    ash_us bytea NOT NULL,
-    prev_us bytea NOT NULL,
-    sample_id bytea NOT NULL,
-    queryid bigint[] NOT NULL,
-    calls bytea NOT NULL,
-    rows bytea NOT NULL,
-    exec_ms double precision[] NOT NULL,
-    plans bytea NOT NULL,
-    plan_ms double precision[] NOT NULL,
-    shared_blks_hit bytea NOT NULL,
-    shared_blks_read bytea NOT NULL,
-    shared_blks_dirtied bytea NOT NULL,
-    shared_blks_written bytea NOT NULL,
-    temp_blks_read bytea NOT NULL,
-    temp_blks_written bytea NOT NULL,
-    wal_bytes bytea NOT NULL,
-    userid oid[] NOT NULL,
-    dbid oid[] NOT NULL,
-    toplevel boolean[] NOT NULL,
-    reset boolean[] NOT NULL
+    row_data bytea NOT NULL
 ) PARTITION BY RANGE (first_time);
 CREATE INDEX ON pgsentinel_archive_statement_batch USING brin (first_time);
+-- (compressed by pgsentinel_statement_batch_pack() already)
+ALTER TABLE pgsentinel_archive_statement_batch ALTER COLUMN row_data SET STORAGE EXTERNAL;
 
--- The readings as rows (what pgsentinel_statements_archive shows; the
--- fleet's view reads its servers' batches through the same function), with
--- their batch's first and last reading times, batch_start and batch_end:
--- a reader of [lo, hi) names its batches with batch_start >=
+-- A statements batch's payload made of its reading columns (above; NULL:
+-- a column of NULLs), and the payload of its readings taken after a time
+-- (a fleet's landing of a batch it has the first readings of;
+-- src/archive/batch_format.c).
+CREATE FUNCTION pgsentinel_statement_batch_pack(
+    ash_us bytea, prev_us bytea, sample_id bytea, queryid bigint[],
+    calls bytea, rows bytea, exec_ms double precision[], plans bytea,
+    plan_ms double precision[], shared_blks_hit bytea, shared_blks_read bytea,
+    shared_blks_dirtied bytea, shared_blks_written bytea,
+    temp_blks_read bytea, temp_blks_written bytea, wal_bytes bytea,
+    userid oid[], dbid oid[], toplevel boolean[], reset boolean[])
+RETURNS bytea
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_statement_batch_pack';
+
+CREATE FUNCTION pgsentinel_statement_batch_keep(first_time timestamptz,
+                                                row_data bytea,
+                                                after timestamptz)
+RETURNS bytea
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_statement_batch_keep';
+
+-- The readings of a statements batch as rows (src/archive/statement_rows.c):
+-- what pgsentinel_statements_archive shows (the fleet's view reads its
+-- servers' batches through the same function), with their batch's first
+-- and last reading times, batch_start and batch_end: a reader of [lo, hi) names its batches with batch_start >=
 -- date_trunc('day', lo, 'UTC') AND batch_start < hi AND batch_end >= lo,
 -- which the planner finds the partitions and blocks of.
-CREATE FUNCTION pgsentinel_statement_batch_rows(b pgsentinel_archive_statement_batch)
+CREATE FUNCTION pgsentinel_statement_rows(first_time timestamptz, row_data bytea)
 RETURNS TABLE (ash_time timestamptz, prev_ash_time timestamptz, sample_id bigint,
                queryid bigint, calls bigint, rows bigint, exec_ms double precision,
                plans bigint, plan_ms double precision, shared_blks_hit bigint,
@@ -63,43 +73,13 @@ RETURNS TABLE (ash_time timestamptz, prev_ash_time timestamptz, sample_id bigint
                shared_blks_written bigint, temp_blks_read bigint,
                temp_blks_written bigint, wal_bytes bigint, userid oid, dbid oid,
                toplevel boolean, reset boolean)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT pgsentinel_us_after((b).first_time, u.ash_us),
-       pgsentinel_us_after((b).first_time, u.ash_us OPERATOR(pg_catalog.-) u.prev_us),
-       u.sample_id, u.queryid, u.calls, u.rows, u.exec_ms, u.plans, u.plan_ms,
-       u.shared_blks_hit, u.shared_blks_read, u.shared_blks_dirtied,
-       u.shared_blks_written, u.temp_blks_read, u.temp_blks_written,
-       u.wal_bytes, u.userid, u.dbid, u.toplevel, u.reset
-  FROM ROWS FROM (pg_catalog.unnest(pgsentinel_unpack((b).ash_us)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).prev_us)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).sample_id)),
-                  pg_catalog.unnest((b).queryid),
-                  pg_catalog.unnest(pgsentinel_unpack((b).calls)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).rows)),
-                  pg_catalog.unnest((b).exec_ms),
-                  pg_catalog.unnest(pgsentinel_unpack((b).plans)),
-                  pg_catalog.unnest((b).plan_ms),
-                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_hit)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_read)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_dirtied)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).shared_blks_written)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).temp_blks_read)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).temp_blks_written)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).wal_bytes)),
-                  pg_catalog.unnest((b).userid),
-                  pg_catalog.unnest((b).dbid),
-                  pg_catalog.unnest((b).toplevel),
-                  pg_catalog.unnest((b).reset))
-           AS u(ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
-                plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-                shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
-                userid, dbid, toplevel, reset);
-END;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_statement_rows';
 
 CREATE VIEW pgsentinel_archive_statement_delta AS
 SELECT u.*, b.first_time AS batch_start, b.last_time AS batch_end
-  FROM pgsentinel_archive_statement_batch b, pgsentinel_statement_batch_rows(b) u;
+  FROM pgsentinel_archive_statement_batch b,
+       pgsentinel_statement_rows(b.first_time, b.row_data) u;
 
 -- The text of each statement archived on a day, in pgsentinel_archive_text
 -- (the samples' texts: same day partitions, same retention, deduplicated
@@ -211,11 +191,9 @@ WITH st AS MATERIALIZED (
   SELECT * FROM deltas d WHERE d.was_reset OR NOT d.unchanged),
  ins AS (
   INSERT INTO %1$I.pgsentinel_archive_statement_batch (first_time, last_time,
-         ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans,
-         plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied,
-         shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes,
-         userid, dbid, toplevel, reset)
+         row_data)
   SELECT min(x.first_time), max(x.ash_time),
+         %1$I.pgsentinel_statement_batch_pack(
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(x.first_time, x.ash_time))),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(x.p_time, x.ash_time))),
          %1$I.pgsentinel_pack(array_agg(x.sample_id)), array_agg(x.queryid),
@@ -229,7 +207,7 @@ WITH st AS MATERIALIZED (
          %1$I.pgsentinel_pack(array_agg(x.temp_blks_written)),
          %1$I.pgsentinel_pack(array_agg(x.wal_bytes)),
          array_agg(x.userid), array_agg(x.dbid), array_agg(x.toplevel),
-         array_agg(x.reset)
+         array_agg(x.reset))
     FROM (SELECT y.*, min(y.ash_time) OVER (PARTITION BY y.day) AS first_time
             FROM (SELECT timezone('UTC', k.ash_time)::date AS day, k.ash_time,
                          k.p_time, k.sample_id, k.queryid,

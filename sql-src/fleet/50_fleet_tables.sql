@@ -108,12 +108,7 @@ CREATE TABLE pgsentinel_fleet_statement_batch (
 CREATE VIEW pgsentinel_fleet_statement_delta AS
 SELECT b.server_id, b.feed, u.*, b.first_time AS batch_start, b.last_time AS batch_end
   FROM pgsentinel_fleet_statement_batch b,
-       pgsentinel_statement_batch_rows(ROW(b.first_time, b.last_time, b.ash_us,
-           b.prev_us, b.sample_id, b.queryid, b.calls, b.rows, b.exec_ms, b.plans,
-           b.plan_ms, b.shared_blks_hit, b.shared_blks_read, b.shared_blks_dirtied,
-           b.shared_blks_written, b.temp_blks_read, b.temp_blks_written,
-           b.wal_bytes, b.userid, b.dbid, b.toplevel,
-           b.reset)::pgsentinel_archive_statement_batch) u;
+       pgsentinel_statement_rows(b.first_time, b.row_data) u;
 
 CREATE TABLE pgsentinel_fleet_statement_text (
     server_id integer NOT NULL,

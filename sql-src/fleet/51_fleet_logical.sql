@@ -191,36 +191,15 @@ BEGIN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             PERFORM @extschema@.pgsentinel_fleet_partitions(srv, d, d);
         END IF;
+        PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data);
         IF NEW.first_time <= stmt_after THEN
             -- (first_time stays: the times are counted from it)
             EXECUTE format($q$
-                WITH k AS (
-                  SELECT x.j
-                    FROM unnest(%1$I.pgsentinel_unpack(($3).ash_us)) WITH ORDINALITY AS x(us, j)
-                   WHERE %1$I.pgsentinel_us_after(($3).first_time, x.us) > $4)
                 INSERT INTO %1$I.pgsentinel_fleet_statement_batch (server_id, feed,
-                         first_time, last_time, ash_us, prev_us, sample_id, queryid, calls, rows, exec_ms, plans, plan_ms, shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, temp_blks_read, temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
+                         first_time, last_time, row_data)
                   SELECT $1, $2, ($3).first_time, ($3).last_time,
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).ash_us)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).prev_us)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).sample_id)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).queryid) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).calls)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).rows)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).exec_ms) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).plans)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).plan_ms) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).shared_blks_hit)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).shared_blks_read)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).shared_blks_dirtied)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).shared_blks_written)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).temp_blks_read)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).temp_blks_written)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         %1$I.pgsentinel_pack((SELECT array_agg(x.v ORDER BY x.j) FROM unnest(%1$I.pgsentinel_unpack(($3).wal_bytes)) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).userid) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).dbid) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).toplevel) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.j) FROM unnest(($3).reset) WITH ORDINALITY AS x(v, j) WHERE x.j IN (SELECT k.j FROM k))
+                         %1$I.pgsentinel_statement_batch_keep(($3).first_time,
+                                                              ($3).row_data, $4)
                 ON CONFLICT DO NOTHING$q$, s)
                 USING srv, fd, NEW, stmt_after;
         ELSE

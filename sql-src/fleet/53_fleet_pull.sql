@@ -106,11 +106,9 @@ WITH d AS MATERIALIZED (
   RETURNING 1),
  ins AS (
   INSERT INTO %1$I.pgsentinel_fleet_statement_batch (server_id, feed,
-         first_time, last_time, ash_us, prev_us, sample_id, queryid, calls,
-         rows, exec_ms, plans, plan_ms, shared_blks_hit, shared_blks_read,
-         shared_blks_dirtied, shared_blks_written, temp_blks_read,
-         temp_blks_written, wal_bytes, userid, dbid, toplevel, reset)
+         first_time, last_time, row_data)
   SELECT $1, 0, min(x.first_time), max(x.ash_time),
+         %1$I.pgsentinel_statement_batch_pack(
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(x.first_time, x.ash_time))),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(x.prev_ash_time, x.ash_time))),
          %1$I.pgsentinel_pack(array_agg(x.sample_id)), array_agg(x.queryid),
@@ -128,14 +126,14 @@ WITH d AS MATERIALIZED (
          %1$I.pgsentinel_pack(array_agg(CASE WHEN NOT x.reset
                         THEN nullif(least(x.wal_bytes, 9223372036854775807), 0)::int8 END)),
          array_agg(x.userid), array_agg(x.dbid), array_agg(x.toplevel),
-         array_agg(x.reset)
+         array_agg(x.reset))
     FROM (SELECT y.*, min(y.ash_time) OVER (PARTITION BY y.day) AS first_time
             FROM d y
            ORDER BY y.day, y.userid, y.dbid, y.queryid, y.toplevel, y.ash_time,
                     y.sample_id) x
    GROUP BY x.day
   ON CONFLICT DO NOTHING
-  RETURNING cardinality(%1$I.pgsentinel_unpack(ash_us)) AS n),
+  RETURNING (SELECT count(*) FROM %1$I.pgsentinel_statement_rows(first_time, row_data)) AS n),
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
      SET statements_pulled_until = coalesce((SELECT max(x.ash_time) FROM d x), f.statements_pulled_until)

@@ -162,18 +162,31 @@ extern void pgs_pack_values(StringInfo buf, const int64 *values,
 extern void pgs_pack_array(StringInfo buf, ArrayType *a);
 
 /*
- * batch_format.c: the rows of a batch as one versioned payload.  A
- * reader's view of one column of it: its kind and bytes.
+ * batch_format.c: the rows of a batch as one versioned payload.  A layout
+ * is the kind of each of its columns; a reader's view of one column: its
+ * kind and bytes.
  */
-#define PGS_BATCH_FORMAT		1
-#define PGS_BATCH_ROW_COLUMNS	21
+#define PGS_BATCH_FORMAT			1
+#define PGS_BATCH_ROW_COLUMNS		21	/* pgsentinel_archive_batch */
+#define PGS_BATCH_READING_COLUMNS	20	/* pgsentinel_archive_statement_batch */
+#define PGS_BATCH_MAX_COLUMNS		21
 
 typedef enum PgsBatchColumnKind
 {
 	PGS_BATCH_ABSENT = 0,		/* every element NULL */
 	PGS_BATCH_PACKED = 1,		/* integers, packed_ints.c */
-	PGS_BATCH_TEXTS = 2			/* texts */
+	PGS_BATCH_TEXTS = 2,		/* texts */
+	PGS_BATCH_FLOAT8 = 3		/* double precision */
 } PgsBatchColumnKind;
+
+typedef struct PgsBatchLayout
+{
+	int			ncols;
+	const PgsBatchColumnKind *kinds;
+} PgsBatchLayout;
+
+extern const PgsBatchLayout pgs_rows_layout;
+extern const PgsBatchLayout pgs_readings_layout;
 
 typedef struct PgsBatchColumnBytes
 {
@@ -191,9 +204,21 @@ typedef struct PgsTextsReader
 	int			i;				/* elements read */
 } PgsTextsReader;
 
-extern void pgs_batch_open(bytea *payload, PgsBatchColumnBytes *cols);
+/* A double precision column read in order (fields are the reader's own). */
+typedef struct PgsFloatsReader
+{
+	const unsigned char *p;		/* the next value's bytes */
+	const unsigned char *bitmap;	/* NULL: no element is NULL */
+	int			n;				/* elements */
+	int			i;				/* elements read */
+} PgsFloatsReader;
+
+extern void pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
+						   PgsBatchColumnBytes *cols);
 extern int	pgs_texts_begin(PgsTextsReader *r, const char *data, int len);
 extern bool pgs_texts_next(PgsTextsReader *r, Datum *value);
+extern int	pgs_floats_begin(PgsFloatsReader *r, const char *data, int len);
+extern bool pgs_floats_next(PgsFloatsReader *r, uint64 *bits);
 
 /* archiver.c */
 extern void pgs_archiver_supervise(void);

@@ -1,12 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * batch_format.c
- *		The rows of an archive batch as one versioned payload: written by
- *		pgsentinel_batch_pack(), read by pgsentinel_batch_rows()
- *		(batch_rows.c), cut by pgsentinel_batch_keep() (a fleet's landing of
- *		a batch it has part of).  Nothing else knows the format: the
- *		archive's writer hands the columns in, its readers get rows out, and
- *		the fleet moves payloads between servers without reading them.
+ *		The rows of an archive batch as one versioned payload: the session
+ *		rows of pgsentinel_archive_batch (written by pgsentinel_batch_pack(),
+ *		read by pgsentinel_batch_rows() in batch_rows.c) and the statement
+ *		readings of pgsentinel_archive_statement_batch (written by
+ *		pgsentinel_statement_batch_pack(), read by
+ *		pgsentinel_statement_rows() in statement_rows.c); cut to what a
+ *		fleet lands of a batch it has part of (pgsentinel_batch_keep(),
+ *		pgsentinel_statement_batch_keep()).  Nothing else knows the format:
+ *		the archive's writer hands the columns in, its readers get rows out,
+ *		and the fleet moves payloads between servers without reading them.
  *
  * The payload (a bytea), format 1:
  *   - one byte: the format number (PGS_BATCH_FORMAT); a reader refuses
@@ -16,14 +20,19 @@
  *     compression: 30_archive.sql);
  *   - the body's length (a varint, as packed_ints.c writes them);
  *   - the body.
- * The body: the number of columns (a varint, PGS_BATCH_ROW_COLUMNS: the
- * row columns of 30_archive.sql, in its order), then each column: its kind
- * (a byte: PgsBatchColumnKind), its length in bytes (a varint) and its
- * bytes.  An integer column is packed (packed_ints.c); a text column is
- * its element count (a varint) and, for each element, its length plus one
- * (a varint; 0 for NULL) and its bytes, in the server's encoding.  A
- * column whose elements are all NULL may be absent (no bytes).  A row
- * column has an element per row, in the rows' order (30_archive.sql).
+ * The body: the number of columns (a varint: that of its layout, below),
+ * then each column: its kind (a byte: PgsBatchColumnKind), its length in
+ * bytes (a varint) and its bytes.  An integer (or boolean, as 0 and 1)
+ * column is packed (packed_ints.c); a text column is its element count (a
+ * varint) and, for each element, its length plus one (a varint; 0 for
+ * NULL) and its bytes, in the server's encoding; a double precision column
+ * is its element count (a varint), a byte saying whether a bitmap of the
+ * elements that are not NULL follows (as packed_ints.c's), and the 8 bytes
+ * of each element that is not NULL, little-endian.  A column whose
+ * elements are all NULL may be absent (no bytes).  A column has an element
+ * per row, in the rows' order.  The layouts: the session rows' 21 columns
+ * in 30_archive.sql's order, the statement readings' 20 in
+ * 32_archive_statements.sql's.
  *
  * The reader trusts nothing (a fleet's tables are written by its
  * sources): every length is checked against the bytes there are before it
@@ -51,12 +60,15 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "archive/archive.h"
 #include "guc.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_batch_pack);
+PG_FUNCTION_INFO_V1(pgsentinel_statement_batch_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_batch_keep);
+PG_FUNCTION_INFO_V1(pgsentinel_statement_batch_keep);
 PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 
 #define BODY_STORED		0
@@ -71,8 +83,8 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 #define ZSTD_LEVEL_LARGE	9
 #define ZSTD_LARGE_BODY		(4 * 1024 * 1024)
 
-/* The kind of each row column in format 1 (30_archive.sql's order). */
-static const PgsBatchColumnKind column_kinds[PGS_BATCH_ROW_COLUMNS] = {
+/* The session rows' columns (30_archive.sql's order). */
+static const PgsBatchColumnKind rows_kinds[] = {
 	PGS_BATCH_PACKED,			/* row_samples */
 	PGS_BATCH_PACKED,			/* session_ids */
 	PGS_BATCH_PACKED,			/* wait_event_ids */
@@ -95,6 +107,38 @@ static const PgsBatchColumnKind column_kinds[PGS_BATCH_ROW_COLUMNS] = {
 	PGS_BATCH_PACKED,			/* blocker_usesysids */
 	PGS_BATCH_TEXTS,			/* blocking_pids */
 };
+
+/* The statement readings' columns (32_archive_statements.sql's order). */
+static const PgsBatchColumnKind readings_kinds[] = {
+	PGS_BATCH_PACKED,			/* ash_us */
+	PGS_BATCH_PACKED,			/* prev_us */
+	PGS_BATCH_PACKED,			/* sample_id */
+	PGS_BATCH_PACKED,			/* queryid */
+	PGS_BATCH_PACKED,			/* calls */
+	PGS_BATCH_PACKED,			/* rows */
+	PGS_BATCH_FLOAT8,			/* exec_ms */
+	PGS_BATCH_PACKED,			/* plans */
+	PGS_BATCH_FLOAT8,			/* plan_ms */
+	PGS_BATCH_PACKED,			/* shared_blks_hit */
+	PGS_BATCH_PACKED,			/* shared_blks_read */
+	PGS_BATCH_PACKED,			/* shared_blks_dirtied */
+	PGS_BATCH_PACKED,			/* shared_blks_written */
+	PGS_BATCH_PACKED,			/* temp_blks_read */
+	PGS_BATCH_PACKED,			/* temp_blks_written */
+	PGS_BATCH_PACKED,			/* wal_bytes */
+	PGS_BATCH_PACKED,			/* userid */
+	PGS_BATCH_PACKED,			/* dbid */
+	PGS_BATCH_PACKED,			/* toplevel */
+	PGS_BATCH_PACKED,			/* reset */
+};
+
+StaticAssertDecl(lengthof(rows_kinds) == PGS_BATCH_ROW_COLUMNS,
+				 "the session rows' layout");
+StaticAssertDecl(lengthof(readings_kinds) == PGS_BATCH_READING_COLUMNS,
+				 "the statement readings' layout");
+
+const PgsBatchLayout pgs_rows_layout = {PGS_BATCH_ROW_COLUMNS, rows_kinds};
+const PgsBatchLayout pgs_readings_layout = {PGS_BATCH_READING_COLUMNS, readings_kinds};
 
 static void
 corrupt(const char *why)
@@ -139,20 +183,17 @@ get_length(const unsigned char **p, const unsigned char *end)
 }
 
 /*
- * Open a payload: check its format, expand its body, and point cols[i] at
- * the bytes of row column i.  The body is checked to hold exactly its
- * columns; each column's own bytes are checked by its reader.
+ * Check a payload's format and expand its body: *body, *body_end.  The
+ * body is in memory of its own, or in the payload.
  */
-void
-pgs_batch_open(bytea *payload, PgsBatchColumnBytes *cols)
+static void
+expand_body(bytea *payload, const unsigned char **body,
+			const unsigned char **body_end)
 {
 	const unsigned char *p = (const unsigned char *) VARDATA_ANY(payload);
 	const unsigned char *end = p + VARSIZE_ANY_EXHDR(payload);
-	const unsigned char *body;
-	const unsigned char *body_end;
 	uint64		raw_len;
 	int			method;
-	uint64		ncols;
 
 	if (end - p < 2)
 		corrupt("it is shorter than its header");
@@ -169,7 +210,7 @@ pgs_batch_open(bytea *payload, PgsBatchColumnBytes *cols)
 	{
 		if (raw_len != (uint64) (end - p))
 			corrupt("its body's length is not its length");
-		body = p;
+		*body = p;
 	}
 	else if (method == BODY_ZSTD)
 	{
@@ -183,16 +224,22 @@ pgs_batch_open(bytea *payload, PgsBatchColumnBytes *cols)
 		got = ZSTD_decompress(raw, raw_len, p, end - p);
 		if (ZSTD_isError(got) || got != raw_len)
 			corrupt("its compressed body does not expand to its length");
-		body = (const unsigned char *) raw;
+		*body = (const unsigned char *) raw;
 	}
 	else
 		corrupt("its body is stored in an unknown way");
-	body_end = body + raw_len;
+	*body_end = *body + raw_len;
+}
 
-	ncols = get_varint(&body, body_end);
-	if (ncols != PGS_BATCH_ROW_COLUMNS)
-		corrupt("it has not the columns of its format");
-	for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
+/*
+ * Point cols[i] at the bytes of column i of a body (after its column
+ * count) of the layout; each column's own bytes are checked by its reader.
+ */
+static void
+split_columns(const unsigned char *body, const unsigned char *body_end,
+			  const PgsBatchLayout *layout, PgsBatchColumnBytes *cols)
+{
+	for (int i = 0; i < layout->ncols; i++)
 	{
 		int			kind;
 
@@ -204,13 +251,30 @@ pgs_batch_open(bytea *payload, PgsBatchColumnBytes *cols)
 		body += cols[i].len;
 		if (kind == PGS_BATCH_ABSENT && cols[i].len == 0)
 			cols[i].kind = PGS_BATCH_ABSENT;
-		else if (kind == (int) column_kinds[i])
-			cols[i].kind = column_kinds[i];
+		else if (kind == (int) layout->kinds[i])
+			cols[i].kind = layout->kinds[i];
 		else
 			corrupt("a column is not of its kind");
 	}
 	if (body != body_end)
 		corrupt("bytes are left after its last column");
+}
+
+/*
+ * Open a payload of the layout: check its format, expand its body, and
+ * point cols[i] at the bytes of its column i.
+ */
+void
+pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
+			   PgsBatchColumnBytes *cols)
+{
+	const unsigned char *body;
+	const unsigned char *body_end;
+
+	expand_body(payload, &body, &body_end);
+	if (get_varint(&body, body_end) != (uint64) layout->ncols)
+		corrupt("it has not the columns of its format");
+	split_columns(body, body_end, layout, cols);
 }
 
 /*
@@ -270,6 +334,64 @@ pgs_texts_next(PgsTextsReader *r, Datum *value)
 	return true;
 }
 
+/*
+ * Begin reading a double precision column: check its count, bitmap and
+ * bytes (nothing allocated).  Returns the element count.
+ */
+int
+pgs_floats_begin(PgsFloatsReader *r, const char *data, int len)
+{
+	const unsigned char *p = (const unsigned char *) data;
+	const unsigned char *end = p + len;
+	uint64		count;
+	int64		set;
+
+	count = get_varint(&p, end);
+	if (p >= end && count > 0)
+		corrupt("a number column is cut short");
+	r->bitmap = NULL;
+	set = (int64) count;
+	if (count > 0 && *p++ != 0)
+	{
+		if ((count + 7) / 8 > (uint64) (end - p))
+			corrupt("a number column's count is larger than its bytes");
+		r->bitmap = p;
+		set = 0;
+		for (uint64 i = 0; i < count; i++)
+			if (p[i / 8] & (1 << (i % 8)))
+				set++;
+		p += (count + 7) / 8;
+	}
+	if ((uint64) set * 8 != (uint64) (end - p))
+		corrupt("a number column's bytes are not its numbers'");
+	r->p = p;
+	r->n = (int) count;
+	r->i = 0;
+	return r->n;
+}
+
+/*
+ * The next element of a double precision column: true and its value, or
+ * false for a NULL element and past the end.
+ */
+bool
+pgs_floats_next(PgsFloatsReader *r, uint64 *bits)
+{
+	int			i = r->i;
+	uint64		u = 0;
+
+	if (i >= r->n)
+		return false;
+	r->i++;
+	if (r->bitmap != NULL && (r->bitmap[i / 8] & (1 << (i % 8))) == 0)
+		return false;
+	for (int b = 7; b >= 0; b--)
+		u = (u << 8) | r->p[b];
+	r->p += 8;
+	*bits = u;
+	return true;
+}
+
 /* Append a texts element (NULL: isnull) to buf. */
 static void
 put_text(StringInfo buf, const char *s, int len, bool isnull)
@@ -280,6 +402,40 @@ put_text(StringInfo buf, const char *s, int len, bool isnull)
 	{
 		pgs_put_varint(buf, (uint64) len + 1);
 		appendBinaryStringInfo(buf, s, len);
+	}
+}
+
+/* Append n double precision values (their bits; NULL: nulls[i]) to buf. */
+static void
+put_floats(StringInfo buf, const uint64 *bits, const bool *nulls, int n)
+{
+	bool		any_null = false;
+
+	for (int i = 0; i < n; i++)
+		any_null |= nulls[i];
+	pgs_put_varint(buf, (uint64) n);
+	if (n == 0)
+		return;
+	appendStringInfoChar(buf, any_null ? 1 : 0);
+	if (any_null)
+	{
+		int			start = buf->len;
+
+		appendStringInfoSpaces(buf, (n + 7) / 8);
+		memset(buf->data + start, 0, (n + 7) / 8);
+		for (int i = 0; i < n; i++)
+			if (!nulls[i])
+				buf->data[start + i / 8] |= (char) (1 << (i % 8));
+	}
+	for (int i = 0; i < n; i++)
+	{
+		char		le[8];
+
+		if (nulls[i])
+			continue;
+		for (int b = 0; b < 8; b++)
+			le[b] = (char) (bits[i] >> (8 * b));
+		appendBinaryStringInfo(buf, le, 8);
 	}
 }
 
@@ -312,6 +468,30 @@ texts_of_array(StringInfo col, ArrayType *a)
 				 isnull ? 0 : VARSIZE_ANY_EXHDR(t), isnull);
 	}
 	array_free_iterator(it);
+}
+
+/* A double precision[] argument as a double precision column. */
+static void
+floats_of_array(StringInfo col, ArrayType *a)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	uint64	   *bits;
+
+	if (ARR_ELEMTYPE(a) != FLOAT8OID || ARR_NDIM(a) > 1)
+		elog(ERROR, "pgsentinel_batch_pack: a number column is not a double precision[]");
+	deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &n);
+	bits = palloc(sizeof(uint64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		float8		f = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
+
+		memcpy(&bits[i], &f, sizeof(bits[i]));
+	}
+	put_floats(col, bits, nulls, n);
+	pfree(bits);
 }
 
 /* The payload of a body: the header, the body compressed if that pays. */
@@ -347,36 +527,36 @@ payload_of_body(StringInfo body)
 }
 
 /*
- * SQL function pgsentinel_batch_pack(the row columns of 30_archive.sql):
- * their payload.  An integer column comes packed (pgsentinel_pack()) or as
- * an array (packed here), a text column as text[]; a NULL argument is a
- * column of NULLs.
+ * The payload of the columns given as the function's arguments, in the
+ * layout's order: an integer column packed (pgsentinel_pack()) or as an
+ * array (packed here), a text column as text[], a double precision column
+ * as double precision[]; a NULL argument is a column of NULLs.
  */
-Datum
-pgsentinel_batch_pack(PG_FUNCTION_ARGS)
+static bytea *
+pack_arguments(FunctionCallInfo fcinfo, const PgsBatchLayout *layout)
 {
 	StringInfoData body;
 	StringInfoData col;
 
-	if (PG_NARGS() != PGS_BATCH_ROW_COLUMNS)
-		elog(ERROR, "pgsentinel_batch_pack: declared with %d arguments, not %d",
-			 PG_NARGS(), PGS_BATCH_ROW_COLUMNS);
+	if (PG_NARGS() != layout->ncols)
+		elog(ERROR, "a batch's pack function is declared with %d arguments, not %d",
+			 PG_NARGS(), layout->ncols);
 	initStringInfo(&body);
 	initStringInfo(&col);
-	pgs_put_varint(&body, PGS_BATCH_ROW_COLUMNS);
-	for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
+	pgs_put_varint(&body, (uint64) layout->ncols);
+	for (int i = 0; i < layout->ncols; i++)
 	{
-		Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, i);
-
 		resetStringInfo(&col);
 		if (PG_ARGISNULL(i))
 		{
 			put_column(&body, PGS_BATCH_ABSENT, NULL, 0);
 			continue;
 		}
-		if (column_kinds[i] == PGS_BATCH_TEXTS)
+		if (layout->kinds[i] == PGS_BATCH_TEXTS)
 			texts_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
-		else if (argtype == BYTEAOID)
+		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
+			floats_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
+		else if (get_fn_expr_argtype(fcinfo->flinfo, i) == BYTEAOID)
 		{
 			bytea	   *packed = PG_GETARG_BYTEA_PP(i);
 			PgsPackedReader r;
@@ -387,9 +567,177 @@ pgsentinel_batch_pack(PG_FUNCTION_ARGS)
 		}
 		else
 			pgs_pack_array(&col, PG_GETARG_ARRAYTYPE_P(i));
-		put_column(&body, column_kinds[i], col.data, col.len);
+		put_column(&body, layout->kinds[i], col.data, col.len);
 	}
-	PG_RETURN_BYTEA_P(payload_of_body(&body));
+	return payload_of_body(&body);
+}
+
+/*
+ * SQL functions pgsentinel_batch_pack(the row columns of 30_archive.sql)
+ * and pgsentinel_statement_batch_pack(the reading columns of
+ * 32_archive_statements.sql): their payload.
+ */
+Datum
+pgsentinel_batch_pack(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_rows_layout));
+}
+
+Datum
+pgsentinel_statement_batch_pack(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_readings_layout));
+}
+
+/*
+ * One row's element of each column, as keep_rows() reads and writes them:
+ * an integer, a text's bytes, a number's bits.
+ */
+typedef struct RowCells
+{
+	bool		have[PGS_BATCH_MAX_COLUMNS];
+	int64		v[PGS_BATCH_MAX_COLUMNS];
+	const char *text[PGS_BATCH_MAX_COLUMNS];
+	int			text_len[PGS_BATCH_MAX_COLUMNS];
+} RowCells;
+
+/*
+ * Whether to keep a row (column 0 in cells->v[0] when it has one), which
+ * the function may change (a renumbered sample).
+ */
+typedef bool (*KeepRow) (RowCells *cells, void *arg);
+
+/*
+ * The payload of the rows of payload that keep() keeps, their columns
+ * otherwise as they were.
+ */
+static bytea *
+keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
+{
+	int			ncols = layout->ncols;
+	PgsBatchColumnBytes cols[PGS_BATCH_MAX_COLUMNS];
+	PgsPackedReader packed[PGS_BATCH_MAX_COLUMNS];
+	PgsTextsReader texts[PGS_BATCH_MAX_COLUMNS];
+	PgsFloatsReader floats[PGS_BATCH_MAX_COLUMNS];
+	int64	   *values[PGS_BATCH_MAX_COLUMNS];
+	bool	   *nulls[PGS_BATCH_MAX_COLUMNS];
+	StringInfoData out_texts[PGS_BATCH_MAX_COLUMNS];
+	int			n[PGS_BATCH_MAX_COLUMNS];
+	int			nrows = 0;
+	int			kept = 0;
+	StringInfoData body;
+	StringInfoData col;
+
+	pgs_batch_open(payload, layout, cols);
+	for (int i = 0; i < ncols; i++)
+	{
+		n[i] = 0;
+		if (cols[i].kind == PGS_BATCH_PACKED)
+			n[i] = pgs_packed_begin_bytes(&packed[i], cols[i].data, cols[i].len);
+		else if (cols[i].kind == PGS_BATCH_TEXTS)
+			n[i] = pgs_texts_begin(&texts[i], cols[i].data, cols[i].len);
+		else if (cols[i].kind == PGS_BATCH_FLOAT8)
+			n[i] = pgs_floats_begin(&floats[i], cols[i].data, cols[i].len);
+		nrows = Max(nrows, n[i]);
+	}
+	for (int i = 0; i < ncols; i++)
+	{
+		values[i] = palloc(sizeof(int64) * Max(nrows, 1));
+		nulls[i] = palloc(sizeof(bool) * Max(nrows, 1));
+		initStringInfo(&out_texts[i]);
+	}
+
+	for (int j = 0; j < nrows; j++)
+	{
+		RowCells	cells;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < ncols; i++)
+		{
+			uint64		bits;
+
+			cells.have[i] = false;
+			if (j >= n[i])
+				continue;
+			if (cols[i].kind == PGS_BATCH_PACKED)
+				cells.have[i] = pgs_packed_next(&packed[i], &cells.v[i]);
+			else if (cols[i].kind == PGS_BATCH_FLOAT8)
+			{
+				cells.have[i] = pgs_floats_next(&floats[i], &bits);
+				cells.v[i] = (int64) bits;
+			}
+			else if (cols[i].kind == PGS_BATCH_TEXTS)
+			{
+				/* lengths checked by pgs_texts_begin() */
+				uint64		l = get_varint(&texts[i].p, texts[i].end);
+
+				texts[i].i++;
+				cells.have[i] = l > 0;
+				cells.text[i] = (const char *) texts[i].p;
+				cells.text_len[i] = cells.have[i] ? (int) (l - 1) : 0;
+				texts[i].p += cells.text_len[i];
+			}
+		}
+		if (!keep(&cells, arg))
+			continue;
+		for (int i = 0; i < ncols; i++)
+		{
+			if (layout->kinds[i] == PGS_BATCH_TEXTS)
+				put_text(&out_texts[i], cells.text[i], cells.text_len[i], !cells.have[i]);
+			else
+			{
+				values[i][kept] = cells.have[i] ? cells.v[i] : 0;
+				nulls[i][kept] = !cells.have[i];
+			}
+		}
+		kept++;
+	}
+
+	initStringInfo(&body);
+	initStringInfo(&col);
+	pgs_put_varint(&body, (uint64) ncols);
+	for (int i = 0; i < ncols; i++)
+	{
+		resetStringInfo(&col);
+		if (cols[i].kind == PGS_BATCH_ABSENT)
+		{
+			put_column(&body, PGS_BATCH_ABSENT, NULL, 0);
+			continue;
+		}
+		if (layout->kinds[i] == PGS_BATCH_TEXTS)
+		{
+			pgs_put_varint(&col, (uint64) kept);
+			appendBinaryStringInfo(&col, out_texts[i].data, out_texts[i].len);
+		}
+		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
+			put_floats(&col, (uint64 *) values[i], nulls[i], kept);
+		else
+			pgs_pack_values(&col, values[i], nulls[i], kept);
+		put_column(&body, layout->kinds[i], col.data, col.len);
+	}
+	return payload_of_body(&body);
+}
+
+/* The samples' new indexes (keep_session_row()). */
+typedef struct SampleMap
+{
+	Datum	   *to;
+	bool	   *nulls;
+	int			n;
+} SampleMap;
+
+/* A session row is kept if its sample (row_samples, column 0) is mapped. */
+static bool
+keep_session_row(RowCells *cells, void *arg)
+{
+	SampleMap  *map = (SampleMap *) arg;
+	int64		si = cells->v[0];
+
+	if (!cells->have[0] || si < 1 || si > map->n || map->nulls[si - 1] ||
+		DatumGetInt32(map->to[si - 1]) < 1)
+		return false;
+	cells->v[0] = DatumGetInt32(map->to[si - 1]);
+	return true;
 }
 
 /*
@@ -402,134 +750,88 @@ pgsentinel_batch_pack(PG_FUNCTION_ARGS)
 Datum
 pgsentinel_batch_keep(PG_FUNCTION_ARGS)
 {
-	bytea	   *payload = PG_GETARG_BYTEA_PP(0);
-	ArrayType  *map = PG_GETARG_ARRAYTYPE_P(1);
-	PgsBatchColumnBytes cols[PGS_BATCH_ROW_COLUMNS];
-	PgsPackedReader packed[PGS_BATCH_ROW_COLUMNS];
-	PgsTextsReader texts[PGS_BATCH_ROW_COLUMNS];
-	int64	   *values[PGS_BATCH_ROW_COLUMNS];
-	bool	   *nulls[PGS_BATCH_ROW_COLUMNS];
-	StringInfoData out_texts[PGS_BATCH_ROW_COLUMNS];
-	int			n[PGS_BATCH_ROW_COLUMNS];
-	Datum	   *map_elems;
-	bool	   *map_nulls;
-	int			map_n;
-	int			nrows = 0;
-	int			kept = 0;
-	StringInfoData body;
-	StringInfoData col;
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(1);
+	SampleMap	map;
 
-	if (ARR_ELEMTYPE(map) != INT4OID || ARR_NDIM(map) > 1)
+	if (ARR_ELEMTYPE(a) != INT4OID || ARR_NDIM(a) > 1)
 		elog(ERROR, "pgsentinel_batch_keep: the sample map is not an integer[]");
-	deconstruct_array(map, INT4OID, 4, true, TYPALIGN_INT,
-					  &map_elems, &map_nulls, &map_n);
-	pgs_batch_open(payload, cols);
-	for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
-	{
-		n[i] = 0;
-		if (cols[i].kind == PGS_BATCH_PACKED)
-			n[i] = pgs_packed_begin_bytes(&packed[i], cols[i].data, cols[i].len);
-		else if (cols[i].kind == PGS_BATCH_TEXTS)
-			n[i] = pgs_texts_begin(&texts[i], cols[i].data, cols[i].len);
-		nrows = Max(nrows, n[i]);
-	}
-	for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
-	{
-		values[i] = palloc(sizeof(int64) * Max(nrows, 1));
-		nulls[i] = palloc(sizeof(bool) * Max(nrows, 1));
-		initStringInfo(&out_texts[i]);
-	}
+	deconstruct_array(a, INT4OID, 4, true, TYPALIGN_INT, &map.to, &map.nulls, &map.n);
+	PG_RETURN_BYTEA_P(keep_rows(PG_GETARG_BYTEA_PP(0), &pgs_rows_layout,
+								keep_session_row, &map));
+}
 
-	for (int j = 0; j < nrows; j++)
-	{
-		int64		v[PGS_BATCH_ROW_COLUMNS];
-		bool		have[PGS_BATCH_ROW_COLUMNS];
-		const unsigned char *text_at[PGS_BATCH_ROW_COLUMNS];
-		int			text_len[PGS_BATCH_ROW_COLUMNS];
-		int			to = 0;
+/* A reading's time, and the time after which readings are kept. */
+typedef struct ReadingsAfter
+{
+	TimestampTz first_time;
+	TimestampTz after;
+} ReadingsAfter;
 
-		CHECK_FOR_INTERRUPTS();
-		for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
-		{
-			have[i] = false;
-			if (j >= n[i])
-				continue;
-			if (cols[i].kind == PGS_BATCH_PACKED)
-				have[i] = pgs_packed_next(&packed[i], &v[i]);
-			else if (cols[i].kind == PGS_BATCH_TEXTS)
-			{
-				uint64		l = get_varint(&texts[i].p, texts[i].end);
+/* A reading is kept if its time (ash_us, column 0) is after. */
+static bool
+keep_reading(RowCells *cells, void *arg)
+{
+	ReadingsAfter *r = (ReadingsAfter *) arg;
 
-				texts[i].i++;
-				have[i] = l > 0;
-				text_at[i] = texts[i].p;
-				text_len[i] = have[i] ? (int) (l - 1) : 0;
-				texts[i].p += text_len[i];
-			}
-		}
-		/* row_samples is column 0 */
-		if (have[0] && v[0] >= 1 && v[0] <= map_n && !map_nulls[v[0] - 1])
-			to = DatumGetInt32(map_elems[v[0] - 1]);
-		if (to <= 0)
-			continue;
-		v[0] = to;
-		for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
-		{
-			if (column_kinds[i] == PGS_BATCH_TEXTS)
-				put_text(&out_texts[i], (const char *) text_at[i], text_len[i], !have[i]);
-			else
-			{
-				values[i][kept] = have[i] ? v[i] : 0;
-				nulls[i][kept] = !have[i];
-			}
-		}
-		kept++;
-	}
+	return cells->have[0] && pgs_us_after(r->first_time, cells->v[0]) > r->after;
+}
 
-	initStringInfo(&body);
-	initStringInfo(&col);
-	pgs_put_varint(&body, PGS_BATCH_ROW_COLUMNS);
-	for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
-	{
-		resetStringInfo(&col);
-		if (cols[i].kind == PGS_BATCH_ABSENT)
-		{
-			put_column(&body, PGS_BATCH_ABSENT, NULL, 0);
-			continue;
-		}
-		if (column_kinds[i] == PGS_BATCH_TEXTS)
-		{
-			pgs_put_varint(&col, (uint64) kept);
-			appendBinaryStringInfo(&col, out_texts[i].data, out_texts[i].len);
-		}
-		else
-			pgs_pack_values(&col, values[i], nulls[i], kept);
-		put_column(&body, column_kinds[i], col.data, col.len);
-	}
-	PG_RETURN_BYTEA_P(payload_of_body(&body));
+/*
+ * SQL function pgsentinel_statement_batch_keep(first_time, payload,
+ * after): the payload of the readings taken after after (a fleet's
+ * landing of a batch it has the first readings of).
+ */
+Datum
+pgsentinel_statement_batch_keep(PG_FUNCTION_ARGS)
+{
+	ReadingsAfter r;
+
+	r.first_time = PG_GETARG_TIMESTAMPTZ(0);
+	r.after = PG_GETARG_TIMESTAMPTZ(2);
+	PG_RETURN_BYTEA_P(keep_rows(PG_GETARG_BYTEA_PP(1), &pgs_readings_layout,
+								keep_reading, &r));
 }
 
 /*
  * SQL function pgsentinel_batch_format(payload): its format number, or an
- * error if this version cannot read it or its columns are not what
- * pgsentinel_batch_pack() writes (the fleet checks a batch before it
- * lands; the texts' encoding is checked as they are read).
+ * error if this version cannot read it as the rows of a batch of either
+ * table, or its columns are not what the pack functions write (the fleet
+ * checks a batch before it lands; the texts' encoding is checked as they
+ * are read).
  */
 Datum
 pgsentinel_batch_format(PG_FUNCTION_ARGS)
 {
-	PgsBatchColumnBytes cols[PGS_BATCH_ROW_COLUMNS];
+	bytea	   *payload = PG_GETARG_BYTEA_PP(0);
+	PgsBatchColumnBytes cols[PGS_BATCH_MAX_COLUMNS];
+	const PgsBatchLayout *layout;
 
-	pgs_batch_open(PG_GETARG_BYTEA_PP(0), cols);
-	for (int i = 0; i < PGS_BATCH_ROW_COLUMNS; i++)
+	const unsigned char *body;
+	const unsigned char *body_end;
+	uint64		ncols;
+
+	/* the layout is the one of the body's column count */
+	expand_body(payload, &body, &body_end);
+	ncols = get_varint(&body, body_end);
+	if (ncols == (uint64) pgs_rows_layout.ncols)
+		layout = &pgs_rows_layout;
+	else if (ncols == (uint64) pgs_readings_layout.ncols)
+		layout = &pgs_readings_layout;
+	else
+		corrupt("it has not the columns of its format");
+	split_columns(body, body_end, layout, cols);
+	for (int i = 0; i < layout->ncols; i++)
 	{
 		PgsPackedReader packed;
 		PgsTextsReader texts;
+		PgsFloatsReader floats;
 
 		if (cols[i].kind == PGS_BATCH_PACKED)
 			(void) pgs_packed_begin_bytes(&packed, cols[i].data, cols[i].len);
 		else if (cols[i].kind == PGS_BATCH_TEXTS)
 			(void) pgs_texts_begin(&texts, cols[i].data, cols[i].len);
+		else if (cols[i].kind == PGS_BATCH_FLOAT8)
+			(void) pgs_floats_begin(&floats, cols[i].data, cols[i].len);
 	}
 	PG_RETURN_INT32(PGS_BATCH_FORMAT);
 }

@@ -386,7 +386,7 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 	{
 		PgsBatchColumnBytes bytes[NUM_ROW_COLUMNS];
 
-		pgs_batch_open(PG_GETARG_BYTEA_PP(ARG_ROW_DATA), bytes);
+		pgs_batch_open(PG_GETARG_BYTEA_PP(ARG_ROW_DATA), &pgs_rows_layout, bytes);
 		for (int c = 0; c < NUM_ROW_COLUMNS; c++)
 		{
 			open_row_column(&bytes[c], &rcols[c]);

@@ -285,7 +285,7 @@ pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n)
 	}
 }
 
-/* The element of a one-dimensional array of bigint, integer, xid or oid. */
+/* The element of a one-dimensional array of bigint, integer, xid, oid or boolean. */
 static int64
 element_int64(Datum d, Oid elemtype)
 {
@@ -297,14 +297,16 @@ element_int64(Datum d, Oid elemtype)
 			return DatumGetInt32(d);
 		case OIDOID:
 			return (int64) DatumGetObjectId(d);
+		case BOOLOID:
+			return DatumGetBool(d) ? 1 : 0;
 		default:				/* XIDOID */
 			return (int64) DatumGetTransactionId(d);
 	}
 }
 
 /*
- * Append the one-dimensional array a of bigint, integer, xid or oid, packed,
- * to buf.
+ * Append the one-dimensional array a of bigint, integer, xid, oid or
+ * boolean (0 and 1), packed, to buf.
  */
 void
 pgs_pack_array(StringInfo buf, ArrayType *a)
@@ -319,10 +321,10 @@ pgs_pack_array(StringInfo buf, ArrayType *a)
 	int64	   *values;
 
 	if (elemtype != INT8OID && elemtype != INT4OID && elemtype != XIDOID &&
-		elemtype != OIDOID)
+		elemtype != OIDOID && elemtype != BOOLOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("pgsentinel_pack() packs arrays of bigint, integer, xid or oid, not of %s",
+				 errmsg("pgsentinel_pack() packs arrays of bigint, integer, xid, oid or boolean, not of %s",
 						format_type_be(elemtype))));
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,
