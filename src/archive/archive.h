@@ -157,6 +157,8 @@ extern int	pgs_packed_begin(PgsPackedReader *r, bytea *packed);
 extern int	pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len);
 extern bool pgs_packed_next(PgsPackedReader *r, int64 *value);
 extern void pgs_put_varint(StringInfo buf, uint64 u);
+extern const char *pgs_get_varint(const unsigned char **p,
+								  const unsigned char *end, uint64 *u);
 extern void pgs_pack_values(StringInfo buf, const int64 *values,
 							const bool *nulls, int n);
 extern void pgs_pack_array(StringInfo buf, ArrayType *a);

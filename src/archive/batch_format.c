@@ -152,23 +152,12 @@ corrupt(const char *why)
 static uint64
 get_varint(const unsigned char **p, const unsigned char *end)
 {
-	uint64		u = 0;
+	uint64		u;
+	const char *why = pgs_get_varint(p, end, &u);
 
-	for (int shift = 0; shift < 64; shift += 7)
-	{
-		unsigned char b;
-
-		if (*p >= end)
-			corrupt("a number is cut short");
-		b = *(*p)++;
-		if (shift == 63 && b > 1)
-			corrupt("a number is longer than 64 bits");
-		u |= (uint64) (b & 0x7F) << shift;
-		if ((b & 0x80) == 0)
-			return u;
-	}
-	corrupt("a number is longer than 64 bits");
-	return 0;					/* not reached */
+	if (why != NULL)
+		corrupt(why);
+	return u;
 }
 
 /* A length read at *p that the bytes left can hold. */

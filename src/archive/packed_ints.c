@@ -90,27 +90,40 @@ corrupt(const char *why)
 			 errhint("A batch of the archive holds values pgsentinel_pack() did not write.")));
 }
 
-static uint64
-get_varint(const unsigned char **p, const unsigned char *end)
+/*
+ * Read the varint at *p (before end) into *u and move *p past it.  Returns
+ * NULL, or why the bytes are not a varint (the caller says of what).
+ */
+const char *
+pgs_get_varint(const unsigned char **p, const unsigned char *end, uint64 *u)
 {
-	uint64		u = 0;
-
+	*u = 0;
 	for (int shift = 0; shift < 64; shift += 7)
 	{
 		unsigned char b;
 
 		if (*p >= end)
-			corrupt("a number is cut short");
+			return "a number is cut short";
 		b = *(*p)++;
 		/* the tenth byte may hold only bit 63 */
 		if (shift == 63 && b > 1)
-			corrupt("a number is longer than 64 bits");
-		u |= (uint64) (b & 0x7F) << shift;
+			return "a number is longer than 64 bits";
+		*u |= (uint64) (b & 0x7F) << shift;
 		if ((b & 0x80) == 0)
-			return u;
+			return NULL;
 	}
-	corrupt("a number is longer than 64 bits");
-	return 0;					/* not reached */
+	return "a number is longer than 64 bits";
+}
+
+static uint64
+get_varint(const unsigned char **p, const unsigned char *end)
+{
+	uint64		u;
+	const char *why = pgs_get_varint(p, end, &u);
+
+	if (why != NULL)
+		corrupt(why);
+	return u;
 }
 
 /*
