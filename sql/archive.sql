@@ -759,6 +759,12 @@ SELECT pgsentinel_batch_format('\x01000102');
 SELECT pgsentinel_batch_format(('\x01002c15020100' || repeat('0000', 20))::bytea);
 -- (a text longer than its column)
 SELECT pgsentinel_batch_format(('\x01002c15000000000000020101' || repeat('0000', 17))::bytea);
+SELECT pgsentinel_batch_format('\x02');
+-- (a number column claiming 2^64 - 1 elements and a bitmap, in 40 bytes;
+-- one claiming 2^61 + 1 without; a NULL flag other than 0 and 1)
+SELECT pgsentinel_batch_format('\x01003414000000000000000000000000030bffffffffffffffffff01010000000000000000000000000000000000000000000000000000');
+SELECT pgsentinel_batch_format('\x01003b1400000000000000000000000003128180808080808080200000000000000000000000000000000000000000000000000000000000000000000000');
+SELECT pgsentinel_batch_format('\x01002b14000000000000000000000000030201070000000000000000000000000000000000000000000000000000');
 -- A text not valid in the server's encoding (a zero byte) is refused.
 DO $$
 BEGIN
@@ -806,6 +812,16 @@ SELECT r.sample_id
            pgsentinel_statement_batch_keep('2020-01-01 00:00+00', p,
                                            '2020-01-01 00:00:01+00')) r;
 SELECT pgsentinel_batch_format(p) AS format FROM pgs_readings;
+-- A payload is checked as the rows of the table it lands in.
+SELECT pgsentinel_batch_format(p, 'statements') AS format FROM pgs_readings;
+SELECT pgsentinel_batch_format(p, 'rows') FROM pgs_readings;
+SELECT pgsentinel_batch_format(p, 'sessions') FROM pgs_readings;
+-- A row whose sample index no sample has, however large, is left out.
+SELECT count(*) AS one_row
+  FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+       pgsentinel_batch_pack(pgsentinel_pack('{3000000000,1,-1}'::int8[]),
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 -- What repeats from row to row is compressed (zstd) in the payload.
 SELECT count(*) AS rows_read_back,
        octet_length(p) < 1000 AS compressed

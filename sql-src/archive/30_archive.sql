@@ -95,7 +95,8 @@ AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
 -- A batch's rows payload made of its row columns (above; NULL: a column of
 -- NULLs), the payload of the rows of the kept samples only (sample_map[i]:
 -- the new index of sample i, NULL to leave its rows out), and the format
--- of a payload, or an error if this version cannot read it
+-- of a payload, or an error if this version cannot read it as the rows of
+-- a batch of the table named by of ('rows', 'statements'; NULL: either)
 -- (src/archive/batch_format.c).
 CREATE FUNCTION pgsentinel_batch_pack(
     row_samples bytea, session_ids bytea, wait_event_ids bytea, states text[],
@@ -114,9 +115,9 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_keep';
 
-CREATE FUNCTION pgsentinel_batch_format(row_data bytea)
+CREATE FUNCTION pgsentinel_batch_format(row_data bytea, of text DEFAULT NULL)
 RETURNS integer
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_format';
 
 -- The microseconds from a to b (NULL if either is): the batches below

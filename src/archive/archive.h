@@ -162,6 +162,21 @@ extern const char *pgs_get_varint(const unsigned char **p,
 extern void pgs_pack_values(StringInfo buf, const int64 *values,
 							const bool *nulls, int n);
 extern void pgs_pack_array(StringInfo buf, ArrayType *a);
+extern void pgs_check_count(uint64 count);
+
+/* A packed array written one element at a time (packed_ints.c). */
+typedef struct PgsPackedWriter
+{
+	StringInfoData bitmap;		/* of the elements that are not NULL */
+	StringInfoData numbers;		/* their varints */
+	int			n;
+	bool		any_null;
+	int64		prev;
+} PgsPackedWriter;
+
+extern void pgs_packed_write_init(PgsPackedWriter *w);
+extern void pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull);
+extern void pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf);
 
 /*
  * batch_format.c: the rows of a batch as one versioned payload.  A layout

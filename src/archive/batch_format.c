@@ -56,6 +56,7 @@
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -160,6 +161,22 @@ get_varint(const unsigned char **p, const unsigned char *end)
 	return u;
 }
 
+/*
+ * Refuse a column of more elements than a batch has rows at most (the
+ * rows of one ring), before anything is allocated for them.
+ */
+static void
+check_elements(uint64 count)
+{
+	if (count > PGS_RING_MAX_ENTRIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("archive batch column has %llu elements, more than an archive batch can have (%d)",
+						(unsigned long long) count, PGS_RING_MAX_ENTRIES),
+				 errhint("A batch holds at most the rows of one ring (pgsentinel_ash.max_entries and pgsentinel_pgssh.max_entries are at most %d).",
+						 PGS_RING_MAX_ENTRIES)));
+}
+
 /* A length read at *p that the bytes left can hold. */
 static int
 get_length(const unsigned char **p, const unsigned char *end)
@@ -184,14 +201,16 @@ expand_body(bytea *payload, const unsigned char **body,
 	uint64		raw_len;
 	int			method;
 
-	if (end - p < 2)
-		corrupt("it is shorter than its header");
+	if (end - p < 1)
+		corrupt("it is empty");
 	if (p[0] != PGS_BATCH_FORMAT)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("archive batch format %d is not supported by this version of pgsentinel (it reads format %d)",
 						p[0], PGS_BATCH_FORMAT),
 				 errhint("The batch was written by another version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
+	if (end - p < 2)
+		corrupt("it is shorter than its header");
 	method = p[1];
 	p += 2;
 	raw_len = get_varint(&p, end);
@@ -281,6 +300,7 @@ pgs_texts_begin(PgsTextsReader *r, const char *data, int len)
 	/* every element costs a byte at least */
 	if (count > (uint64) (end - p))
 		corrupt("a text column's count is larger than its bytes");
+	check_elements(count);
 	r->p = p;
 	r->end = end;
 	r->n = (int) count;
@@ -333,25 +353,33 @@ pgs_floats_begin(PgsFloatsReader *r, const char *data, int len)
 	const unsigned char *p = (const unsigned char *) data;
 	const unsigned char *end = p + len;
 	uint64		count;
-	int64		set;
+	uint64		set;
 
 	count = get_varint(&p, end);
-	if (p >= end && count > 0)
-		corrupt("a number column is cut short");
+	/* every element costs a bit at least */
+	if (count > (uint64) (end - p) * 8)
+		corrupt("a number column's count is larger than its bytes");
+	check_elements(count);
 	r->bitmap = NULL;
-	set = (int64) count;
-	if (count > 0 && *p++ != 0)
+	set = count;
+	if (count > 0)
 	{
-		if ((count + 7) / 8 > (uint64) (end - p))
-			corrupt("a number column's count is larger than its bytes");
-		r->bitmap = p;
-		set = 0;
-		for (uint64 i = 0; i < count; i++)
-			if (p[i / 8] & (1 << (i % 8)))
-				set++;
-		p += (count + 7) / 8;
+		if (p >= end)
+			corrupt("a number column is cut short");
+		if (*p > 1)
+			corrupt("a number column's NULL flag is unknown");
+		if (*p++ == 1)
+		{
+			if ((count + 7) / 8 > (uint64) (end - p))
+				corrupt("a number column's bitmap is cut short");
+			r->bitmap = p;
+			set = pg_popcount((const char *) p, count / 8);
+			if (count % 8 != 0)
+				set += pg_number_of_ones[p[count / 8] & ((1 << (count % 8)) - 1)];
+			p += (count + 7) / 8;
+		}
 	}
-	if ((uint64) set * 8 != (uint64) (end - p))
+	if (set * 8 != (uint64) (end - p))
 		corrupt("a number column's bytes are not its numbers'");
 	r->p = p;
 	r->n = (int) count;
@@ -394,38 +422,37 @@ put_text(StringInfo buf, const char *s, int len, bool isnull)
 	}
 }
 
-/* Append n double precision values (their bits; NULL: nulls[i]) to buf. */
+/*
+ * A double precision column written one element at a time: element k's
+ * bit in bitmap, its bytes (if not NULL) in bytes; *any_null set by a NULL.
+ */
 static void
-put_floats(StringInfo buf, const uint64 *bits, const bool *nulls, int n)
+put_float(StringInfo bitmap, StringInfo bytes, bool *any_null, int k,
+		  uint64 bits, bool isnull)
 {
-	bool		any_null = false;
+	if (k % 8 == 0)
+		appendStringInfoChar(bitmap, 0);
+	if (isnull)
+	{
+		*any_null = true;
+		return;
+	}
+	bitmap->data[k / 8] |= (char) (1 << (k % 8));
+	for (int b = 0; b < 8; b++)
+		appendStringInfoChar(bytes, (char) (bits >> (8 * b)));
+}
 
-	for (int i = 0; i < n; i++)
-		any_null |= nulls[i];
+/* Append the n elements written by put_float() to buf, as a column. */
+static void
+end_floats(StringInfo buf, StringInfo bitmap, StringInfo bytes, bool any_null, int n)
+{
 	pgs_put_varint(buf, (uint64) n);
 	if (n == 0)
 		return;
 	appendStringInfoChar(buf, any_null ? 1 : 0);
 	if (any_null)
-	{
-		int			start = buf->len;
-
-		appendStringInfoSpaces(buf, (n + 7) / 8);
-		memset(buf->data + start, 0, (n + 7) / 8);
-		for (int i = 0; i < n; i++)
-			if (!nulls[i])
-				buf->data[start + i / 8] |= (char) (1 << (i % 8));
-	}
-	for (int i = 0; i < n; i++)
-	{
-		char		le[8];
-
-		if (nulls[i])
-			continue;
-		for (int b = 0; b < 8; b++)
-			le[b] = (char) (bits[i] >> (8 * b));
-		appendBinaryStringInfo(buf, le, 8);
-	}
+		appendBinaryStringInfo(buf, bitmap->data, bitmap->len);
+	appendBinaryStringInfo(buf, bytes->data, bytes->len);
 }
 
 /* Append a column (kind and bytes) to the body. */
@@ -437,6 +464,19 @@ put_column(StringInfo body, PgsBatchColumnKind kind, const char *data, int len)
 	appendBinaryStringInfo(body, data, len);
 }
 
+/* A column given as an array: of its type, one dimension, not too long. */
+static void
+check_argument_array(ArrayType *a, Oid elemtype)
+{
+	if (ARR_ELEMTYPE(a) != elemtype)
+		elog(ERROR, "a batch's pack function got an array of the wrong type");
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("a batch's columns are one-dimensional arrays")));
+	check_elements(ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)));
+}
+
 /* A text[] argument as a texts column. */
 static void
 texts_of_array(StringInfo col, ArrayType *a)
@@ -445,8 +485,7 @@ texts_of_array(StringInfo col, ArrayType *a)
 	Datum		d;
 	bool		isnull;
 
-	if (ARR_ELEMTYPE(a) != TEXTOID || ARR_NDIM(a) > 1)
-		elog(ERROR, "pgsentinel_batch_pack: a text column is not a text[]");
+	check_argument_array(a, TEXTOID);
 	pgs_put_varint(col, (uint64) ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)));
 	it = array_create_iterator(a, 0, NULL);
 	while (array_iterate(it, &d, &isnull))
@@ -466,21 +505,24 @@ floats_of_array(StringInfo col, ArrayType *a)
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
-	uint64	   *bits;
+	StringInfoData bitmap;
+	StringInfoData bytes;
+	bool		any_null = false;
 
-	if (ARR_ELEMTYPE(a) != FLOAT8OID || ARR_NDIM(a) > 1)
-		elog(ERROR, "pgsentinel_batch_pack: a number column is not a double precision[]");
+	check_argument_array(a, FLOAT8OID);
 	deconstruct_array(a, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &elems, &nulls, &n);
-	bits = palloc(sizeof(uint64) * Max(n, 1));
+	initStringInfo(&bitmap);
+	initStringInfo(&bytes);
 	for (int i = 0; i < n; i++)
 	{
 		float8		f = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
+		uint64		bits;
 
-		memcpy(&bits[i], &f, sizeof(bits[i]));
+		memcpy(&bits, &f, sizeof(bits));
+		put_float(&bitmap, &bytes, &any_null, i, bits, nulls[i]);
 	}
-	put_floats(col, bits, nulls, n);
-	pfree(bits);
+	end_floats(col, &bitmap, &bytes, any_null, n);
 }
 
 /* The payload of a body: the header, the body compressed if that pays. */
@@ -545,6 +587,8 @@ pack_arguments(FunctionCallInfo fcinfo, const PgsBatchLayout *layout)
 			texts_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
 			floats_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
+		else if (get_fn_expr_argtype(fcinfo->flinfo, i) == InvalidOid)
+			elog(ERROR, "a batch's pack function was called without its SQL declaration");
 		else if (get_fn_expr_argtype(fcinfo->flinfo, i) == BYTEAOID)
 		{
 			bytea	   *packed = PG_GETARG_BYTEA_PP(i);
@@ -598,7 +642,8 @@ typedef bool (*KeepRow) (RowCells *cells, void *arg);
 
 /*
  * The payload of the rows of payload that keep() keeps, their columns
- * otherwise as they were.
+ * otherwise as they were.  Each column is written as it is read: what this
+ * takes grows with the bytes written, not with the rows the input claims.
  */
 static bytea *
 keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
@@ -608,9 +653,10 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 	PgsPackedReader packed[PGS_BATCH_MAX_COLUMNS];
 	PgsTextsReader texts[PGS_BATCH_MAX_COLUMNS];
 	PgsFloatsReader floats[PGS_BATCH_MAX_COLUMNS];
-	int64	   *values[PGS_BATCH_MAX_COLUMNS];
-	bool	   *nulls[PGS_BATCH_MAX_COLUMNS];
-	StringInfoData out_texts[PGS_BATCH_MAX_COLUMNS];
+	PgsPackedWriter out_packed[PGS_BATCH_MAX_COLUMNS];
+	StringInfoData out_bytes[PGS_BATCH_MAX_COLUMNS];	/* texts, numbers */
+	StringInfoData out_bitmap[PGS_BATCH_MAX_COLUMNS];	/* numbers' */
+	bool		out_nulls[PGS_BATCH_MAX_COLUMNS];
 	int			n[PGS_BATCH_MAX_COLUMNS];
 	int			nrows = 0;
 	int			kept = 0;
@@ -628,12 +674,10 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		else if (cols[i].kind == PGS_BATCH_FLOAT8)
 			n[i] = pgs_floats_begin(&floats[i], cols[i].data, cols[i].len);
 		nrows = Max(nrows, n[i]);
-	}
-	for (int i = 0; i < ncols; i++)
-	{
-		values[i] = palloc(sizeof(int64) * Max(nrows, 1));
-		nulls[i] = palloc(sizeof(bool) * Max(nrows, 1));
-		initStringInfo(&out_texts[i]);
+		pgs_packed_write_init(&out_packed[i]);
+		initStringInfo(&out_bytes[i]);
+		initStringInfo(&out_bitmap[i]);
+		out_nulls[i] = false;
 	}
 
 	for (int j = 0; j < nrows; j++)
@@ -641,11 +685,11 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		RowCells	cells;
 
 		CHECK_FOR_INTERRUPTS();
+		memset(&cells, 0, sizeof(cells));
 		for (int i = 0; i < ncols; i++)
 		{
-			uint64		bits;
+			uint64		bits = 0;
 
-			cells.have[i] = false;
 			if (j >= n[i])
 				continue;
 			if (cols[i].kind == PGS_BATCH_PACKED)
@@ -671,13 +715,15 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 			continue;
 		for (int i = 0; i < ncols; i++)
 		{
+			if (cols[i].kind == PGS_BATCH_ABSENT)
+				continue;
 			if (layout->kinds[i] == PGS_BATCH_TEXTS)
-				put_text(&out_texts[i], cells.text[i], cells.text_len[i], !cells.have[i]);
+				put_text(&out_bytes[i], cells.text[i], cells.text_len[i], !cells.have[i]);
+			else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
+				put_float(&out_bitmap[i], &out_bytes[i], &out_nulls[i], kept,
+						  (uint64) cells.v[i], !cells.have[i]);
 			else
-			{
-				values[i][kept] = cells.have[i] ? cells.v[i] : 0;
-				nulls[i][kept] = !cells.have[i];
-			}
+				pgs_packed_write(&out_packed[i], cells.v[i], !cells.have[i]);
 		}
 		kept++;
 	}
@@ -696,12 +742,12 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		if (layout->kinds[i] == PGS_BATCH_TEXTS)
 		{
 			pgs_put_varint(&col, (uint64) kept);
-			appendBinaryStringInfo(&col, out_texts[i].data, out_texts[i].len);
+			appendBinaryStringInfo(&col, out_bytes[i].data, out_bytes[i].len);
 		}
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
-			put_floats(&col, (uint64 *) values[i], nulls[i], kept);
+			end_floats(&col, &out_bitmap[i], &out_bytes[i], out_nulls[i], kept);
 		else
-			pgs_pack_values(&col, values[i], nulls[i], kept);
+			pgs_packed_write_end(&out_packed[i], &col);
 		put_column(&body, layout->kinds[i], col.data, col.len);
 	}
 	return payload_of_body(&body);
@@ -782,29 +828,41 @@ pgsentinel_statement_batch_keep(PG_FUNCTION_ARGS)
 }
 
 /*
- * SQL function pgsentinel_batch_format(payload): its format number, or an
- * error if this version cannot read it as the rows of a batch of either
- * table, or its columns are not what the pack functions write (the fleet
- * checks a batch before it lands; the texts' encoding is checked as they
+ * SQL function pgsentinel_batch_format(payload, of): its format number, or
+ * an error if this version cannot read it as the rows of a batch of the
+ * table named by of ('rows': pgsentinel_archive_batch, 'statements':
+ * pgsentinel_archive_statement_batch; NULL: either), or its columns are
+ * not what the pack functions write (the fleet checks a batch before it
+ * lands; the texts' encoding and the values' ranges are checked as they
  * are read).
  */
 Datum
 pgsentinel_batch_format(PG_FUNCTION_ARGS)
 {
-	bytea	   *payload = PG_GETARG_BYTEA_PP(0);
+	bytea	   *payload;
+	char	   *of = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	PgsBatchColumnBytes cols[PGS_BATCH_MAX_COLUMNS];
-	const PgsBatchLayout *layout;
-
+	const PgsBatchLayout *layout = NULL;
 	const unsigned char *body;
 	const unsigned char *body_end;
 	uint64		ncols;
 
-	/* the layout is the one of the body's column count */
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	payload = PG_GETARG_BYTEA_PP(0);
+
+	if (of != NULL && strcmp(of, "rows") != 0 && strcmp(of, "statements") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown kind of archive batch: \"%s\"", of),
+				 errhint("Use 'rows' (pgsentinel_archive_batch), 'statements' (pgsentinel_archive_statement_batch) or NULL (either).")));
 	expand_body(payload, &body, &body_end);
 	ncols = get_varint(&body, body_end);
-	if (ncols == (uint64) pgs_rows_layout.ncols)
+	if (ncols == (uint64) pgs_rows_layout.ncols &&
+		(of == NULL || strcmp(of, "rows") == 0))
 		layout = &pgs_rows_layout;
-	else if (ncols == (uint64) pgs_readings_layout.ncols)
+	else if (ncols == (uint64) pgs_readings_layout.ncols &&
+			 (of == NULL || strcmp(of, "statements") == 0))
 		layout = &pgs_readings_layout;
 	else
 		corrupt("it has not the columns of its format");

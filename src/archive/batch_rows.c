@@ -29,6 +29,7 @@
 #include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -298,6 +299,9 @@ row_element(int c, BatchColumn *col, Datum *value)
 			*value = Int64GetDatum(v);
 			break;
 		case INT4OID:
+			/* a row whose sample index no sample has is left out */
+			if (c == ROW_SAMPLES && (v < 1 || v > PG_INT32_MAX))
+				return false;
 			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
@@ -366,9 +370,15 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 	TimestampTz first = have_first ? PG_GETARG_TIMESTAMPTZ(0) : 0;
 	int			nrows = 0;
 	int			nsamples = 0;
+	MemoryContext row_context;
+	MemoryContext old_context;
 
 	memset(rcols, 0, sizeof(rcols));
 	InitMaterializedSRF(fcinfo, 0);
+	/* a row's texts are freed once it is stored (or left out) */
+	row_context = AllocSetContextCreate(CurrentMemoryContext,
+										"pgsentinel_batch_rows row",
+										ALLOCSET_SMALL_SIZES);
 	if (rsinfo->setDesc->natts != NUM_COLS)
 		elog(ERROR, "pgsentinel_batch_rows: the declared result has %d columns, not %d",
 			 rsinfo->setDesc->natts, NUM_COLS);
@@ -409,8 +419,11 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		TimestampTz base;
 
 		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(row_context);
+		old_context = MemoryContextSwitchTo(row_context);
 		for (int c = 0; c < NUM_ROW_COLUMNS; c++)
 			row.have[c] = j < rcols[c].n && row_element(c, &rcols[c], &row.value[c]);
+		MemoryContextSwitchTo(old_context);
 		if (!got(&row, ROW_SAMPLES, &d))
 			continue;
 		/* 1-based in the batch */

@@ -175,8 +175,8 @@ count_bits(const unsigned char *bitmap, int n)
  * element takes a bit of input at least, a value and a flag when decoded:
  * what decodes more is checked before anything is allocated for it.
  */
-static void
-check_count(uint64 count)
+void
+pgs_check_count(uint64 count)
 {
 	if (count > PGS_RING_MAX_ENTRIES)
 		ereport(ERROR,
@@ -220,7 +220,7 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 		/* every element costs a bit of the bitmap at least */
 		if (count > (uint64) (end - p) * 8)
 			corrupt("its count is larger than its bytes");
-		check_count(count);
+		pgs_check_count(count);
 		r->n = (int) count;
 		r->bitmap = p;
 		p += (r->n + 7) / 8;
@@ -235,7 +235,7 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 	{
 		p++;
 		r->values = count_varints(p, end);
-		check_count(r->values);
+		pgs_check_count(r->values);
 		r->n = (int) r->values;
 	}
 	else
@@ -296,6 +296,51 @@ pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n)
 		pgs_put_varint(buf, zigzag((int64) ((uint64) values[i] - (uint64) prev)));
 		prev = values[i];
 	}
+}
+
+/*
+ * A packed array written one element at a time (pgs_packed_write_*): the
+ * bitmap and the numbers are kept apart until the end, when it is known
+ * whether any element was NULL.  What it takes grows with what is written,
+ * as the packed bytes do.
+ */
+void
+pgs_packed_write_init(PgsPackedWriter *w)
+{
+	initStringInfo(&w->bitmap);
+	initStringInfo(&w->numbers);
+	w->n = 0;
+	w->any_null = false;
+	w->prev = 0;
+}
+
+void
+pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull)
+{
+	if (w->n % 8 == 0)
+		appendStringInfoChar(&w->bitmap, 0);
+	if (isnull)
+		w->any_null = true;
+	else
+	{
+		w->bitmap.data[w->n / 8] |= (char) (1 << (w->n % 8));
+		pgs_put_varint(&w->numbers, zigzag((int64) ((uint64) value - (uint64) w->prev)));
+		w->prev = value;
+	}
+	w->n++;
+}
+
+/* Append the array written to buf. */
+void
+pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf)
+{
+	appendStringInfoChar(buf, w->any_null ? PACKED_NULLS : PACKED_PLAIN);
+	if (w->any_null)
+	{
+		pgs_put_varint(buf, (uint64) w->n);
+		appendBinaryStringInfo(buf, w->bitmap.data, w->bitmap.len);
+	}
+	appendBinaryStringInfo(buf, w->numbers.data, w->numbers.len);
 }
 
 /* The element of a one-dimensional array of bigint, integer, xid, oid or boolean. */
