@@ -260,7 +260,9 @@ SELECT (SELECT round(sum(db_time)::numeric, 6)
              AND NOT pgsentinel_own_worker(backend_type)) AS top_sums_its_load;
 SELECT count(*) > 0 AS samples FROM pgsentinel_samples_in(:'w0', :'w1', server => 'self');
 -- Top SQL's calls are the server's statements history in the repository,
--- per second of the window
+-- per second of the window (of the statements whose intervals are all in
+-- it: one that began before it counts for its share in the window, as a
+-- statement's first interval since zeros at an earlier sweep may)
 SELECT count(*) FILTER (WHERE t.calls_per_s IS DISTINCT FROM
                               d.calls::float8 / extract(epoch FROM :'w1'::timestamptz - :'w0'::timestamptz)::float8)
          AS calls_differ
@@ -269,7 +271,11 @@ SELECT count(*) FILTER (WHERE t.calls_per_s IS DISTINCT FROM
                FROM pgsentinel_fleet_statements
               WHERE server = 'self' AND toplevel AND NOT reset
                 AND prev_ash_time >= :'w0' AND ash_time <= :'w1'
-              GROUP BY queryid) d ON d.queryid = t.queryid;
+              GROUP BY queryid) d ON d.queryid = t.queryid
+ WHERE NOT EXISTS (SELECT FROM pgsentinel_fleet_statements x
+                    WHERE x.server = 'self' AND x.queryid = t.queryid
+                      AND x.toplevel AND NOT x.reset
+                      AND x.ash_time > :'w0' AND x.prev_ash_time < :'w0');
 SELECT split_part(pgsentinel_report(:'w0', :'w1', server => 'self'), E'\n', 2)
        ~ '^server self \(repository database contrib_regression\), PostgreSQL ' AS report_names_it;
 SELECT (pgsentinel_report(:'w0', :'w1', format => 'json', server => 'self'))::jsonb ->> 'server' AS json_server;

@@ -261,9 +261,15 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          sample_blocked, row_data)
   SELECT {server values}s.first_time, s.last_time, s.sample_ids, s.sample_us,
          s.sample_periods, s.weights, s.active_sessions, s.sample_blocked,
-         coalesce(r.row_data, %1$I.pgsentinel_batch_pack(NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL))
+         -- (a day's samples without rows: typed, so that nothing else binds)
+         coalesce(r.row_data, %1$I.pgsentinel_batch_pack(NULL::pg_catalog.bytea,
+           NULL::pg_catalog.bytea, NULL::pg_catalog.bytea, NULL::pg_catalog.text[],
+           NULL::pg_catalog.bytea, NULL::pg_catalog.bytea, NULL::pg_catalog.bytea,
+           NULL::pg_catalog.bytea, NULL::pg_catalog.bytea, NULL::pg_catalog.bytea,
+           NULL::pg_catalog.text[], NULL::pg_catalog.bytea, NULL::pg_catalog.text[],
+           NULL::pg_catalog.text[], NULL::pg_catalog.int8[], NULL::pg_catalog.int8[],
+           NULL::pg_catalog.bytea, NULL::pg_catalog.bytea, NULL::pg_catalog.text[],
+           NULL::pg_catalog.oid[], NULL::pg_catalog.text[]))
     FROM (SELECT b.day, min(b.sample_time) AS first_time,
                  max(b.sample_time) AS last_time,
                  array_agg(b.sample_id ORDER BY b.si) AS sample_ids,

@@ -123,7 +123,7 @@ BEGIN
         END IF;
         -- (a payload this version cannot read is refused here, with the
         -- reason, not stored to fail its readers)
-        PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data, 'rows');
+        PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data, 'rows'::pg_catalog.text);
         IF NEW.first_time <= after THEN
             -- the batch less its samples up to accept_after, and their
             -- rows (first_time stays: the times are counted from it)
@@ -191,7 +191,7 @@ BEGIN
         IF here AND to_regclass(format('%I.%I', s, 'pgsentinel_fleet_statement_batch_' || srv || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
             PERFORM @extschema@.pgsentinel_fleet_partitions(srv, d, d);
         END IF;
-        PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data, 'statements');
+        PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data, 'statements'::pg_catalog.text);
         IF NEW.first_time <= stmt_after THEN
             -- (first_time stays: the times are counted from it)
             EXECUTE format($q$
