@@ -93,7 +93,31 @@ like($err, qr/archive of fleet server "oldformat" is not in this repository's fo
 	'a source whose archive is in another format cannot be added as logical');
 is($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_status WHERE name = 'oldformat'"),
 	'0', 'and nothing of it is left');
+# the statements history's batches are checked too
+$p1->safe_psql('oldformat', q{
+	ALTER TABLE pgsentinel_archive_batch RENAME COLUMN row_data_old TO row_data;
+	ALTER TABLE pgsentinel_archive_statement_batch RENAME COLUMN row_data TO row_data_old});
+($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('oldformat', \$\$" . $p1->connstr('oldformat') . "\$\$, 'logical')");
+like($err, qr/archive of fleet server "oldformat" is not in this repository's format/,
+	'a source whose statements history is in another format cannot be added as logical');
 $p1->safe_psql('postgres', 'DROP DATABASE oldformat');
+
+# A payload's texts are bytes to logical replication: a source in another
+# encoding would land texts its readers refuse.  A pull converts them.
+my $repo_encoding = $repo->safe_psql('postgres', 'SHOW server_encoding');
+my $other_encoding = $repo_encoding eq 'LATIN1' ? 'UTF8' : 'LATIN1';
+$p1->safe_psql('postgres',
+	"CREATE DATABASE otherenc ENCODING '$other_encoding' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+$p1->safe_psql('otherenc', 'CREATE EXTENSION pgsentinel CASCADE');
+($ret, $out, $err) = $repo->psql('postgres',
+	"SELECT pgsentinel_fleet_add('otherenc', \$\$" . $p1->connstr('otherenc') . "\$\$, 'logical')");
+like($err, qr/fleet server "otherenc" is in encoding $other_encoding but this repository is in $repo_encoding/,
+	'a source in another encoding cannot be added as logical');
+like($err, qr/HINT:  .*method => 'pull'/, 'and the hint names the pull');
+is($repo->safe_psql('postgres', "SELECT count(*) FROM pgsentinel_fleet_status WHERE name = 'otherenc'"),
+	'0', 'and nothing of it is left');
+$p1->safe_psql('postgres', 'DROP DATABASE otherenc');
 
 for my $n ([$p1, 'p1', 'logical'], [$p2, 'p2', 'logical'], [$s1, 's1', 'pull'])
 {
@@ -196,6 +220,14 @@ sub sample_list
 wait_repo('p1', newest_source($p1), 'start');
 wait_repo('p2', newest_source($p2), 'start');
 wait_repo('s1', newest_source($s1, 1), 'start');
+
+# every fleet table that holds payloads keeps them as its archive table
+# does, uncompressed by TOAST: each server's partition and each day's
+is($repo->safe_psql('postgres', q{
+	SELECT string_agg(DISTINCT a.attstorage::text, ',')
+	  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+	 WHERE a.attname = 'row_data' AND c.relname ~ '^pgsentinel_fleet_(statement_)?batch'}),
+	'e', 'the fleet stores payloads as the archive does (EXTERNAL)');
 
 # the day partitions a pull filled are analyzed by it: reports read right
 # after a pull are not planned for empty tables

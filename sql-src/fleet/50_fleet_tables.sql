@@ -16,7 +16,9 @@
 -- afresh without clashing with what the old one copied.
 --
 -- Columns: each table's are its archive table's (LIKE), after server_id
--- and feed: a server's rows are stored as its own archive stored them.
+-- and feed: a server's rows are stored as its own archive stored them,
+-- with their storage (INCLUDING STORAGE, here and in every partition: a
+-- batch's row_data is a zstd payload that TOAST must not compress again).
 --
 -- Partitions: by server (LIST), then by day (RANGE), so that one server's
 -- history is dropped or kept on its own.  The repository creates them
@@ -70,25 +72,25 @@ CREATE TABLE pgsentinel_fleet_server (
 CREATE TABLE pgsentinel_fleet_batch (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_batch
+    LIKE pgsentinel_archive_batch INCLUDING STORAGE
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_session (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_session
+    LIKE pgsentinel_archive_session INCLUDING STORAGE
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_text (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_text
+    LIKE pgsentinel_archive_text INCLUDING STORAGE
 ) PARTITION BY LIST (server_id);
 
 CREATE TABLE pgsentinel_fleet_wait_event (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_wait_event
+    LIKE pgsentinel_archive_wait_event INCLUDING STORAGE
 ) PARTITION BY LIST (server_id);
 
 -- The statements history (pgsentinel_archive_statement_batch, _statement_text):
@@ -100,7 +102,7 @@ CREATE TABLE pgsentinel_fleet_wait_event (
 CREATE TABLE pgsentinel_fleet_statement_batch (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_statement_batch
+    LIKE pgsentinel_archive_statement_batch INCLUDING STORAGE
 ) PARTITION BY LIST (server_id);
 
 -- The readings as rows, as the archive's view shows its own
@@ -113,7 +115,7 @@ SELECT b.server_id, b.feed, u.*, b.first_time AS batch_start, b.last_time AS bat
 CREATE TABLE pgsentinel_fleet_statement_text (
     server_id integer NOT NULL,
     feed bigint NOT NULL,
-    LIKE pgsentinel_archive_statement_text
+    LIKE pgsentinel_archive_statement_text INCLUDING STORAGE
 ) PARTITION BY LIST (server_id);
 
 -- The rollups of every server, as the archive keeps its own (30_archive.sql):
@@ -378,7 +380,7 @@ BEGIN
                 -- on the parent that inserts do not wait for (CREATE TABLE
                 -- ... PARTITION OF takes an exclusive one, and deadlocked
                 -- with an apply worker inserting into two of these parents)
-                EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I%s)%s',
+                EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING STORAGE%s)%s',
                                s, p, s, t,
                                CASE WHEN key IS NOT NULL THEN ', ' || key ELSE '' END,
                                CASE WHEN range_column IS NOT NULL
@@ -430,7 +432,7 @@ BEGIN
                 IF to_regclass(format('%I.%I', s, part)) IS NULL THEN
                   BEGIN
                     -- made apart, then attached (above)
-                    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I)', s, part, s, p);
+                    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING STORAGE)', s, part, s, p);
                     IF revoke_from IS NOT NULL THEN
                         EXECUTE format('REVOKE ALL ON TABLE %I.%I FROM %s', s, part, revoke_from);
                     END IF;

@@ -143,9 +143,9 @@ BEGIN
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).active_sessions) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
                          (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_blocked) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
                          %1$I.pgsentinel_batch_keep(($3).row_data,
-                           (SELECT array_agg(k2.nsi ORDER BY x.si)
-                              FROM generate_series(1, cardinality(($3).sample_us)) AS x(si)
-                              LEFT JOIN k k2 ON k2.si = x.si))
+                           coalesce((SELECT array_agg(k2.nsi ORDER BY x.si)
+                                       FROM generate_series(1, cardinality(($3).sample_us)) AS x(si)
+                                       LEFT JOIN k k2 ON k2.si = x.si), '{}'::int4[]))
                 ON CONFLICT DO NOTHING$q$, s)
                 USING srv, fd, NEW, after;
         ELSE

@@ -212,20 +212,25 @@ BEGIN
                           JOIN pg_catalog.pg_namespace n2 ON n2.oid OPERATOR(pg_catalog.=) e2.extnamespace
                          WHERE e2.extname OPERATOR(pg_catalog.=) 'pg_stat_statements'),
                        pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_statements') IS NOT NULL,
-                       (SELECT a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype::pg_catalog.oid
+                       (SELECT pg_catalog.count(*) OPERATOR(pg_catalog.=) 2
                           FROM pg_catalog.pg_attribute a
-                         WHERE a.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_archive_batch')
-                           AND a.attname OPERATOR(pg_catalog.=) 'row_data')
+                         WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY[
+                                   pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_archive_batch'),
+                                   pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_archive_statement_batch')]::pg_catalog.oid[])
+                           AND a.attname OPERATOR(pg_catalog.=) 'row_data'
+                           AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype::pg_catalog.oid),
+                       pg_catalog.current_setting('server_encoding')
                   FROM pg_catalog.pg_extension e
                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
                  WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'
                 UNION ALL
-                SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
                  WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
                                     WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel')
             $r$) AS t(schema text, version text, sysid text, standby boolean,
                       wal_level text, fleet boolean, pgss_schema text,
-                      ring_statements boolean, row_data boolean)$q$, dbl)
+                      ring_statements boolean, row_data boolean,
+                      server_encoding text)$q$, dbl)
             INTO probe USING conninfo;
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
         RAISE EXCEPTION 'cannot connect to fleet server "%": %', name, SQLERRM
@@ -277,6 +282,14 @@ BEGIN
             RAISE EXCEPTION 'the archive of fleet server "%" is not in this repository''s format (pgsentinel % there)', name, probe.version
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Install this build of pgsentinel there (ALTER EXTENSION pgsentinel UPDATE, or for a development build of 2.1 DROP and CREATE EXTENSION), or add it with method => ''pull''.';
+        END IF;
+        -- the payload's texts are bytes to logical replication, copied
+        -- without the conversion a text column gets: they must already be
+        -- in this database's encoding (a pull converts them as it reads)
+        IF probe.server_encoding <> pg_catalog.current_setting('server_encoding') THEN
+            RAISE EXCEPTION 'fleet server "%" is in encoding % but this repository is in %', name, probe.server_encoding, pg_catalog.current_setting('server_encoding')
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Logical replication copies the archive''s texts as they are: add it with method => ''pull'', which converts them, or keep the repository in a database of the same encoding.';
         END IF;
         IF probe.schema <> s THEN
             RAISE EXCEPTION 'pgsentinel is in schema "%" on fleet server "%" but in "%" here', probe.schema, name, s
