@@ -65,7 +65,8 @@ DATA = \
 DATA_built = pgsentinel--2.1.0.sql pgsentinel--2.0.0--2.1.0.sql
 PGFILEDESC = "pgsentinel - active session history"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# src/columns_gen.h is generated in the build's own src/ (columns.awk)
+PG_CPPFLAGS = -Isrc -I$(srcdir)/src
 # the archive's batches are compressed with zstd (src/archive/batch_format.c)
 SHLIB_LINK += -lzstd
 
@@ -84,7 +85,7 @@ ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./
 endif
 TAP_TESTS = 1
 
-EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip
+EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip src/columns_gen.h
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -93,7 +94,15 @@ include $(PGXS)
 # Every object depends on every header, in src/ and in its subsystems'
 # folders: PGXS knows of no header dependency unless PostgreSQL was
 # configured with --enable-depend.
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h) src/columns_gen.h
+
+# The columns of the rows pgsentinel returns are defined once, in
+# src/columns.txt: the C header and the SQL scripts' column lists are made
+# of it (src/columns.awk says how).
+COLUMNS_AWK = awk -f $(srcdir)/src/columns.awk
+src/columns_gen.h: $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk
+	@mkdir -p src
+	$(COLUMNS_AWK) -v out=header $(srcdir)/src/columns.txt > $@.tmp && mv $@.tmp $@
 
 # The 2.1.0 scripts are assembled from one file per concern: the files of
 # sql-src/ring, archive, fleet, reports and checks, in the order of the
@@ -103,10 +112,12 @@ $(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 SQL_CONCERN_PARTS = $(shell cd '$(srcdir)' && ls sql-src/*/[0-9]*.sql | \
 	grep -v -e '^sql-src/install/' -e '^sql-src/update/' | \
 	awk -F/ '{ print $$NF, $$0 }' | LC_ALL=C sort | cut -d' ' -f2)
-pgsentinel--2.1.0.sql: $(sort $(wildcard $(srcdir)/sql-src/install/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
-	cat $^ > $@
-pgsentinel--2.0.0--2.1.0.sql: $(sort $(wildcard $(srcdir)/sql-src/update/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
-	cat $^ > $@
+SQL_PARTS_INSTALL = $(sort $(wildcard $(srcdir)/sql-src/install/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
+SQL_PARTS_UPDATE = $(sort $(wildcard $(srcdir)/sql-src/update/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
+pgsentinel--2.1.0.sql: $(SQL_PARTS_INSTALL) $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk
+	$(COLUMNS_AWK) $(srcdir)/src/columns.txt $(SQL_PARTS_INSTALL) > $@.tmp && mv $@.tmp $@
+pgsentinel--2.0.0--2.1.0.sql: $(SQL_PARTS_UPDATE) $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk
+	$(COLUMNS_AWK) $(srcdir)/src/columns.txt $(SQL_PARTS_UPDATE) > $@.tmp && mv $@.tmp $@
 
 # A build outside the source tree (make -f SRC/Makefile VPATH=SRC, as
 # pg_buildext does in build-VERSION/) puts the objects in its own src/ and

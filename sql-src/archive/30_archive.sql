@@ -99,13 +99,8 @@ AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
 -- a batch of the table named by of ('rows', 'statements'; NULL: either)
 -- (src/archive/batch_format.c).
 CREATE FUNCTION pgsentinel_batch_pack(
-    row_samples bytea, session_ids bytea, wait_event_ids bytea, states text[],
-    xact_us bytea, query_us bytea, change_us bytea, backend_xids bytea,
-    backend_xmins bytea, top_level_query_ids bytea,
-    top_level_query_values text[], query_ids bytea, query_values text[],
-    cmdtypes text[], queryids bigint[], nested_queryids bigint[],
-    blockers bytea, blockerpids bytea, blocker_states text[],
-    blocker_usesysids oid[], blocking_pids text[])
+    --@columns row_data decl
+)
 RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_pack';

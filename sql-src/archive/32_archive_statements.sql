@@ -42,12 +42,8 @@ ALTER TABLE pgsentinel_archive_statement_batch ALTER COLUMN row_data SET STORAGE
 -- (a fleet's landing of a batch it has the first readings of;
 -- src/archive/batch_format.c).
 CREATE FUNCTION pgsentinel_statement_batch_pack(
-    ash_us bytea, prev_us bytea, sample_id bytea, queryid bigint[],
-    calls bytea, rows bytea, exec_ms double precision[], plans bytea,
-    plan_ms double precision[], shared_blks_hit bytea, shared_blks_read bytea,
-    shared_blks_dirtied bytea, shared_blks_written bytea,
-    temp_blks_read bytea, temp_blks_written bytea, wal_bytes bytea,
-    userid oid[], dbid oid[], toplevel boolean[], reset boolean[])
+    --@columns reading_data decl
+)
 RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_statement_batch_pack';
@@ -66,13 +62,9 @@ AS 'MODULE_PATHNAME', 'pgsentinel_statement_batch_keep';
 -- date_trunc('day', lo, 'UTC') AND batch_start < hi AND batch_end >= lo,
 -- which the planner finds the partitions and blocks of.
 CREATE FUNCTION pgsentinel_statement_rows(first_time timestamptz, row_data bytea)
-RETURNS TABLE (ash_time timestamptz, prev_ash_time timestamptz, sample_id bigint,
-               queryid bigint, calls bigint, rows bigint, exec_ms double precision,
-               plans bigint, plan_ms double precision, shared_blks_hit bigint,
-               shared_blks_read bigint, shared_blks_dirtied bigint,
-               shared_blks_written bigint, temp_blks_read bigint,
-               temp_blks_written bigint, wal_bytes bigint, userid oid, dbid oid,
-               toplevel boolean, reset boolean)
+RETURNS TABLE (
+    --@columns reading decl
+)
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_statement_rows';
 

@@ -61,15 +61,9 @@ CREATE FUNCTION pgsentinel_batch_rows(
     first_time timestamptz, sample_ids bigint[], sample_us bigint[],
     sample_periods double precision[], weights double precision[],
     sample_blocked boolean[], row_data bytea)
-RETURNS TABLE (sample_time timestamptz, sample_id bigint,
-               sample_period double precision, sweight double precision,
-               blocked_sample boolean, session_id integer, wait_event_id integer,
-               state text, xact_start timestamptz, query_start timestamptz,
-               state_change timestamptz, backend_xid xid, backend_xmin xid,
-               top_level_query_id integer, top_level_query_values text,
-               query_id integer, query_values text, cmdtype text, queryid bigint,
-               nested_queryid bigint, blockers integer, blockerpid integer,
-               blocker_state text, blocker_usesysid oid, blocking_pids text)
+RETURNS TABLE (
+    --@columns batch_row decl
+)
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_rows';
 

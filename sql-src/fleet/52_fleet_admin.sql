@@ -391,18 +391,8 @@ BEGIN
                             SERVER %I OPTIONS (schema_name %L, table_name ''pgsentinel_ring_samples'')',
                            s, fsrv || '_samples', fsrv, probe.schema);
             EXECUTE format('CREATE FOREIGN TABLE %I.%I (
-                                ash_time timestamptz, datid oid, datname text, pid integer,
-                                leader_pid integer, usesysid oid, usename text,
-                                application_name text, client_addr text, client_hostname text,
-                                client_port integer, backend_start timestamptz,
-                                xact_start timestamptz, query_start timestamptz,
-                                state_change timestamptz, wait_event_type text, wait_event text,
-                                state text, backend_xid xid, backend_xmin xid,
-                                top_level_query text, query text, cmdtype text, queryid bigint,
-                                nested_queryid bigint, backend_type text, blockers integer,
-                                blockerpid integer, blocker_state text, sample_id bigint,
-                                blocking_pids integer[], sample_period double precision,
-                                blocker_usesysid oid, weight double precision)
+                                --@columns ash decl
+                            )
                             SERVER %I OPTIONS (schema_name %L, table_name ''pg_active_session_history'')',
                            s, fsrv || '_ash', fsrv, probe.schema);
             EXECUTE format('REVOKE ALL ON %I.%I, %I.%I FROM PUBLIC', s, fsrv || '_samples', s, fsrv || '_ash');

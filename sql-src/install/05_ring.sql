@@ -37,40 +37,7 @@ CREATE SERVER pgsentinel_server FOREIGN DATA WRAPPER pgsentinel_fdw;
 -- blocker_usesysid: the blocker's role, which blocker_state's visibility
 -- depends on (the archive keeps it with the row).
 CREATE FOREIGN TABLE pgsentinel_ash_ring (
-    ash_time timestamptz,
-    datid oid,
-    datname text,
-    pid integer,
-    leader_pid integer,
-    usesysid oid,
-    usename text,
-    application_name text,
-    client_addr text,
-    client_hostname text,
-    client_port integer,
-    backend_start timestamptz,
-    xact_start timestamptz,
-    query_start timestamptz,
-    state_change timestamptz,
-    wait_event_type text,
-    wait_event text,
-    state text,
-    backend_xid xid,
-    backend_xmin xid,
-    top_level_query text,
-    query text,
-    cmdtype text,
-    queryid bigint,
-    nested_queryid bigint,
-    backend_type text,
-    blockers integer,
-    blockerpid integer,
-    blocker_state text,
-    sample_id bigint,
-    blocking_pids integer[],
-    sample_period double precision,
-    blocker_usesysid oid,
-    weight double precision
+    --@columns ash decl
 ) SERVER pgsentinel_server;
 
 -- The same rows for direct calls (pg_active_session_history, the view, is
@@ -79,37 +46,7 @@ CREATE FOREIGN TABLE pgsentinel_ash_ring (
 -- a parallel worker running the function would fix its own: PARALLEL
 -- RESTRICTED, as core's pg_stat_get_activity.
 CREATE FUNCTION pg_active_session_history(
-    OUT ash_time timestamptz,
-    OUT datid oid,
-    OUT datname text,
-    OUT pid integer,
-    OUT leader_pid integer,
-    OUT usesysid oid,
-    OUT usename text,
-    OUT application_name text,
-    OUT client_addr text,
-    OUT client_hostname text,
-    OUT client_port integer,
-    OUT backend_start timestamptz,
-    OUT xact_start timestamptz,
-    OUT query_start timestamptz,
-    OUT state_change timestamptz,
-    OUT wait_event_type text,
-    OUT wait_event text,
-    OUT state text,
-    OUT backend_xid xid,
-    OUT backend_xmin xid,
-    OUT top_level_query text,
-    OUT query text,
-    OUT cmdtype text,
-    OUT queryid bigint,
-    OUT nested_queryid bigint,
-    OUT backend_type text,
-    OUT blockers integer,
-    OUT blockerpid integer,
-    OUT blocker_state text,
-    OUT sample_id bigint,
-    OUT blocking_pids integer[]
+    --@columns ash out fn
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_active_session_history_2_0'

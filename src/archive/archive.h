@@ -21,6 +21,7 @@
 #include "utils/array.h"
 
 #include "db_worker.h"
+#include "columns_gen.h"
 
 /* What the archiver is doing, for pgsentinel_status(). */
 typedef enum PgsArchiveState
@@ -184,9 +185,10 @@ extern void pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf);
  * kind and bytes.
  */
 #define PGS_BATCH_FORMAT			1
-#define PGS_BATCH_ROW_COLUMNS		21	/* pgsentinel_archive_batch */
-#define PGS_BATCH_READING_COLUMNS	20	/* pgsentinel_archive_statement_batch */
-#define PGS_BATCH_MAX_COLUMNS		21
+/* the layouts' columns: src/columns.txt's [row_data] and [reading_data] */
+#define PGS_BATCH_ROW_COLUMNS		PGS_ROW_DATA_COLS
+#define PGS_BATCH_READING_COLUMNS	PGS_READING_DATA_COLS
+#define PGS_BATCH_MAX_COLUMNS		Max(PGS_ROW_DATA_COLS, PGS_READING_DATA_COLS)
 
 typedef enum PgsBatchColumnKind
 {

@@ -84,54 +84,9 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 #define ZSTD_LEVEL_LARGE	9
 #define ZSTD_LARGE_BODY		(4 * 1024 * 1024)
 
-/* The session rows' columns (30_archive.sql's order). */
-static const PgsBatchColumnKind rows_kinds[] = {
-	PGS_BATCH_PACKED,			/* row_samples */
-	PGS_BATCH_PACKED,			/* session_ids */
-	PGS_BATCH_PACKED,			/* wait_event_ids */
-	PGS_BATCH_TEXTS,			/* states */
-	PGS_BATCH_PACKED,			/* xact_us */
-	PGS_BATCH_PACKED,			/* query_us */
-	PGS_BATCH_PACKED,			/* change_us */
-	PGS_BATCH_PACKED,			/* backend_xids */
-	PGS_BATCH_PACKED,			/* backend_xmins */
-	PGS_BATCH_PACKED,			/* top_level_query_ids */
-	PGS_BATCH_TEXTS,			/* top_level_query_values */
-	PGS_BATCH_PACKED,			/* query_ids */
-	PGS_BATCH_TEXTS,			/* query_values */
-	PGS_BATCH_TEXTS,			/* cmdtypes */
-	PGS_BATCH_PACKED,			/* queryids */
-	PGS_BATCH_PACKED,			/* nested_queryids */
-	PGS_BATCH_PACKED,			/* blockers */
-	PGS_BATCH_PACKED,			/* blockerpids */
-	PGS_BATCH_TEXTS,			/* blocker_states */
-	PGS_BATCH_PACKED,			/* blocker_usesysids */
-	PGS_BATCH_TEXTS,			/* blocking_pids */
-};
-
-/* The statement readings' columns (32_archive_statements.sql's order). */
-static const PgsBatchColumnKind readings_kinds[] = {
-	PGS_BATCH_PACKED,			/* ash_us */
-	PGS_BATCH_PACKED,			/* prev_us */
-	PGS_BATCH_PACKED,			/* sample_id */
-	PGS_BATCH_PACKED,			/* queryid */
-	PGS_BATCH_PACKED,			/* calls */
-	PGS_BATCH_PACKED,			/* rows */
-	PGS_BATCH_FLOAT8,			/* exec_ms */
-	PGS_BATCH_PACKED,			/* plans */
-	PGS_BATCH_FLOAT8,			/* plan_ms */
-	PGS_BATCH_PACKED,			/* shared_blks_hit */
-	PGS_BATCH_PACKED,			/* shared_blks_read */
-	PGS_BATCH_PACKED,			/* shared_blks_dirtied */
-	PGS_BATCH_PACKED,			/* shared_blks_written */
-	PGS_BATCH_PACKED,			/* temp_blks_read */
-	PGS_BATCH_PACKED,			/* temp_blks_written */
-	PGS_BATCH_PACKED,			/* wal_bytes */
-	PGS_BATCH_PACKED,			/* userid */
-	PGS_BATCH_PACKED,			/* dbid */
-	PGS_BATCH_PACKED,			/* toplevel */
-	PGS_BATCH_PACKED,			/* reset */
-};
+/* How the payload stores each column (src/columns.txt). */
+static const PgsBatchColumnKind rows_kinds[] = {PGS_ROW_DATA_COLUMN_KINDS};
+static const PgsBatchColumnKind readings_kinds[] = {PGS_READING_DATA_COLUMN_KINDS};
 
 StaticAssertDecl(lengthof(rows_kinds) == PGS_BATCH_ROW_COLUMNS,
 				 "the session rows' layout");

@@ -80,123 +80,16 @@ static const Oid arg_types[NUM_ARGS] = {
 	[ARG_SAMPLE_BLOCKED] = BOOLOID,
 };
 
-/* The row columns of the payload, in 30_archive.sql's order. */
-enum
-{
-	ROW_SAMPLES,
-	ROW_SESSION_IDS,
-	ROW_WAIT_EVENT_IDS,
-	ROW_STATES,
-	ROW_XACT_US,
-	ROW_QUERY_US,
-	ROW_CHANGE_US,
-	ROW_BACKEND_XIDS,
-	ROW_BACKEND_XMINS,
-	ROW_TOP_LEVEL_QUERY_IDS,
-	ROW_TOP_LEVEL_QUERY_VALUES,
-	ROW_QUERY_IDS,
-	ROW_QUERY_VALUES,
-	ROW_CMDTYPES,
-	ROW_QUERYIDS,
-	ROW_NESTED_QUERYIDS,
-	ROW_BLOCKERS,
-	ROW_BLOCKERPIDS,
-	ROW_BLOCKER_STATES,
-	ROW_BLOCKER_USESYSIDS,
-	ROW_BLOCKING_PIDS,
-	NUM_ROW_COLUMNS
-};
-
-StaticAssertDecl(NUM_ROW_COLUMNS == PGS_BATCH_ROW_COLUMNS,
-				 "the row columns are those of the payload");
-
 /*
- * The type of each row column's elements; the integer columns are packed
- * (packed_ints.c) and read back as int64, then as this type.
+ * The row columns of the payload and the result's columns are
+ * src/columns.txt's [row_data] and [batch_row] (PGS_ROW_DATA_* and
+ * PGS_BATCH_ROW_*).  The integer row columns are packed (packed_ints.c) and
+ * read back as int64, then as their element type.
  */
-static const Oid row_types[NUM_ROW_COLUMNS] = {
-	[ROW_SAMPLES] = INT4OID,
-	[ROW_SESSION_IDS] = INT4OID,
-	[ROW_WAIT_EVENT_IDS] = INT4OID,
-	[ROW_STATES] = TEXTOID,
-	[ROW_XACT_US] = INT8OID,
-	[ROW_QUERY_US] = INT8OID,
-	[ROW_CHANGE_US] = INT8OID,
-	[ROW_BACKEND_XIDS] = XIDOID,
-	[ROW_BACKEND_XMINS] = XIDOID,
-	[ROW_TOP_LEVEL_QUERY_IDS] = INT4OID,
-	[ROW_TOP_LEVEL_QUERY_VALUES] = TEXTOID,
-	[ROW_QUERY_IDS] = INT4OID,
-	[ROW_QUERY_VALUES] = TEXTOID,
-	[ROW_CMDTYPES] = TEXTOID,
-	[ROW_QUERYIDS] = INT8OID,
-	[ROW_NESTED_QUERYIDS] = INT8OID,
-	[ROW_BLOCKERS] = INT4OID,
-	[ROW_BLOCKERPIDS] = INT4OID,
-	[ROW_BLOCKER_STATES] = TEXTOID,
-	[ROW_BLOCKER_USESYSIDS] = OIDOID,
-	[ROW_BLOCKING_PIDS] = TEXTOID,
-};
-
-/* The result's columns. */
-enum
-{
-	COL_SAMPLE_TIME,
-	COL_SAMPLE_ID,
-	COL_SAMPLE_PERIOD,
-	COL_SWEIGHT,
-	COL_BLOCKED_SAMPLE,
-	COL_SESSION_ID,
-	COL_WAIT_EVENT_ID,
-	COL_STATE,
-	COL_XACT_START,
-	COL_QUERY_START,
-	COL_STATE_CHANGE,
-	COL_BACKEND_XID,
-	COL_BACKEND_XMIN,
-	COL_TOP_LEVEL_QUERY_ID,
-	COL_TOP_LEVEL_QUERY_VALUES,
-	COL_QUERY_ID,
-	COL_QUERY_VALUES,
-	COL_CMDTYPE,
-	COL_QUERYID,
-	COL_NESTED_QUERYID,
-	COL_BLOCKERS,
-	COL_BLOCKERPID,
-	COL_BLOCKER_STATE,
-	COL_BLOCKER_USESYSID,
-	COL_BLOCKING_PIDS,
-	NUM_COLS
-};
-
-/* The type of each result column. */
-static const Oid col_types[NUM_COLS] = {
-	[COL_SAMPLE_TIME] = TIMESTAMPTZOID,
-	[COL_SAMPLE_ID] = INT8OID,
-	[COL_SAMPLE_PERIOD] = FLOAT8OID,
-	[COL_SWEIGHT] = FLOAT8OID,
-	[COL_BLOCKED_SAMPLE] = BOOLOID,
-	[COL_SESSION_ID] = INT4OID,
-	[COL_WAIT_EVENT_ID] = INT4OID,
-	[COL_STATE] = TEXTOID,
-	[COL_XACT_START] = TIMESTAMPTZOID,
-	[COL_QUERY_START] = TIMESTAMPTZOID,
-	[COL_STATE_CHANGE] = TIMESTAMPTZOID,
-	[COL_BACKEND_XID] = XIDOID,
-	[COL_BACKEND_XMIN] = XIDOID,
-	[COL_TOP_LEVEL_QUERY_ID] = INT4OID,
-	[COL_TOP_LEVEL_QUERY_VALUES] = TEXTOID,
-	[COL_QUERY_ID] = INT4OID,
-	[COL_QUERY_VALUES] = TEXTOID,
-	[COL_CMDTYPE] = TEXTOID,
-	[COL_QUERYID] = INT8OID,
-	[COL_NESTED_QUERYID] = INT8OID,
-	[COL_BLOCKERS] = INT4OID,
-	[COL_BLOCKERPID] = INT4OID,
-	[COL_BLOCKER_STATE] = TEXTOID,
-	[COL_BLOCKER_USESYSID] = OIDOID,
-	[COL_BLOCKING_PIDS] = TEXTOID,
-};
+#define NUM_ROW_COLUMNS PGS_ROW_DATA_COLS
+#define NUM_COLS PGS_BATCH_ROW_COLS
+static const Oid row_types[NUM_ROW_COLUMNS] = {PGS_ROW_DATA_ELEMENT_TYPES};
+static const Oid col_types[NUM_COLS] = {PGS_BATCH_ROW_COLUMN_TYPES};
 
 /*
  * Refuse an array with more elements than a batch has rows at most (the
@@ -300,7 +193,7 @@ row_element(int c, BatchColumn *col, Datum *value)
 			break;
 		case INT4OID:
 			/* a row whose sample index no sample has is left out */
-			if (c == ROW_SAMPLES && (v < 1 || v > PG_INT32_MAX))
+			if (c == PGS_ROW_DATA_ROW_SAMPLES && (v < 1 || v > PG_INT32_MAX))
 				return false;
 			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
 				ereport(ERROR,
@@ -352,6 +245,17 @@ put_sample(const BatchColumn *col, int i, Datum *values, bool *nulls, int c)
 {
 	nulls[c] = !sample_element(col, i, &values[c]);
 }
+
+/*
+ * A column of the result, and the copies of a row column or a sample
+ * column into one, by their names in src/columns.txt.
+ */
+#define VALUE(c)	values[PGS_BATCH_ROW_##c]
+#define ISNULL(c)	nulls[PGS_BATCH_ROW_##c]
+#define GOT(r, d)	got(&row, PGS_ROW_DATA_##r, d)
+#define PUT(r, c)	put(&row, PGS_ROW_DATA_##r, values, nulls, PGS_BATCH_ROW_##c)
+#define PUT_SAMPLE(arg, c) \
+	put_sample(&cols[arg], si, values, nulls, PGS_BATCH_ROW_##c)
 
 /*
  * SQL function pgsentinel_batch_rows(first_time, the sample arrays,
@@ -424,7 +328,7 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		for (int c = 0; c < NUM_ROW_COLUMNS; c++)
 			row.have[c] = j < rcols[c].n && row_element(c, &rcols[c], &row.value[c]);
 		MemoryContextSwitchTo(old_context);
-		if (!got(&row, ROW_SAMPLES, &d))
+		if (!GOT(ROW_SAMPLES, &d))
 			continue;
 		/* 1-based in the batch */
 		if (DatumGetInt32(d) < 1 || DatumGetInt32(d) > nsamples)
@@ -434,62 +338,62 @@ pgsentinel_batch_rows(PG_FUNCTION_ARGS)
 		memset(nulls, 0, sizeof(nulls));
 		/* the sample */
 		if (have_first && sample_element(&cols[ARG_SAMPLE_US], si, &d))
-			values[COL_SAMPLE_TIME] = TimestampTzGetDatum(pgs_us_after(first, DatumGetInt64(d)));
+			VALUE(SAMPLE_TIME) = TimestampTzGetDatum(pgs_us_after(first, DatumGetInt64(d)));
 		else
-			nulls[COL_SAMPLE_TIME] = true;
-		put_sample(&cols[ARG_SAMPLE_IDS], si, values, nulls, COL_SAMPLE_ID);
-		put_sample(&cols[ARG_SAMPLE_PERIODS], si, values, nulls, COL_SAMPLE_PERIOD);
-		put_sample(&cols[ARG_WEIGHTS], si, values, nulls, COL_SWEIGHT);
-		put_sample(&cols[ARG_SAMPLE_BLOCKED], si, values, nulls, COL_BLOCKED_SAMPLE);
+			ISNULL(SAMPLE_TIME) = true;
+		PUT_SAMPLE(ARG_SAMPLE_IDS, SAMPLE_ID);
+		PUT_SAMPLE(ARG_SAMPLE_PERIODS, SAMPLE_PERIOD);
+		PUT_SAMPLE(ARG_WEIGHTS, SWEIGHT);
+		PUT_SAMPLE(ARG_SAMPLE_BLOCKED, BLOCKED_SAMPLE);
 
 		/* the row's times, chained as the writer stored them */
-		if (have_first && got(&row, ROW_XACT_US, &d))
+		if (have_first && GOT(XACT_US, &d))
 		{
 			xact = pgs_us_after(first, DatumGetInt64(d));
 			have_xact = true;
 		}
 		base = have_xact ? xact : first;
-		if (have_first && got(&row, ROW_QUERY_US, &d))
+		if (have_first && GOT(QUERY_US, &d))
 		{
 			query = pgs_us_after(base, DatumGetInt64(d));
 			have_query = true;
 		}
-		nulls[COL_XACT_START] = !have_xact;
-		values[COL_XACT_START] = TimestampTzGetDatum(xact);
-		nulls[COL_QUERY_START] = !have_query;
-		values[COL_QUERY_START] = TimestampTzGetDatum(query);
+		ISNULL(XACT_START) = !have_xact;
+		VALUE(XACT_START) = TimestampTzGetDatum(xact);
+		ISNULL(QUERY_START) = !have_query;
+		VALUE(QUERY_START) = TimestampTzGetDatum(query);
 		base = have_query ? query : base;
-		if (have_first && got(&row, ROW_CHANGE_US, &d))
-			values[COL_STATE_CHANGE] = TimestampTzGetDatum(pgs_us_after(base, DatumGetInt64(d)));
+		if (have_first && GOT(CHANGE_US, &d))
+			VALUE(STATE_CHANGE) = TimestampTzGetDatum(pgs_us_after(base, DatumGetInt64(d)));
 		else
-			nulls[COL_STATE_CHANGE] = true;
+			ISNULL(STATE_CHANGE) = true;
 
 		/* the rest as stored */
-		put(&row, ROW_SESSION_IDS, values, nulls, COL_SESSION_ID);
-		put(&row, ROW_WAIT_EVENT_IDS, values, nulls, COL_WAIT_EVENT_ID);
-		put(&row, ROW_STATES, values, nulls, COL_STATE);
-		put(&row, ROW_BACKEND_XIDS, values, nulls, COL_BACKEND_XID);
-		put(&row, ROW_BACKEND_XMINS, values, nulls, COL_BACKEND_XMIN);
-		put(&row, ROW_TOP_LEVEL_QUERY_IDS, values, nulls, COL_TOP_LEVEL_QUERY_ID);
-		put(&row, ROW_TOP_LEVEL_QUERY_VALUES, values, nulls, COL_TOP_LEVEL_QUERY_VALUES);
-		put(&row, ROW_QUERY_IDS, values, nulls, COL_QUERY_ID);
-		put(&row, ROW_QUERY_VALUES, values, nulls, COL_QUERY_VALUES);
+		PUT(SESSION_IDS, SESSION_ID);
+		PUT(WAIT_EVENT_IDS, WAIT_EVENT_ID);
+		PUT(STATES, STATE);
+		PUT(BACKEND_XIDS, BACKEND_XID);
+		PUT(BACKEND_XMINS, BACKEND_XMIN);
+		PUT(TOP_LEVEL_QUERY_IDS, TOP_LEVEL_QUERY_ID);
+		PUT(TOP_LEVEL_QUERY_VALUES, TOP_LEVEL_QUERY_VALUES);
+		PUT(QUERY_IDS, QUERY_ID);
+		PUT(QUERY_VALUES, QUERY_VALUES);
 		/* query id 0: the statement is the top-level one (30_archive.sql) */
-		if (!nulls[COL_QUERY_ID] && DatumGetInt32(values[COL_QUERY_ID]) == 0)
+		if (!ISNULL(QUERY_ID) && DatumGetInt32(VALUE(QUERY_ID)) == 0)
 		{
-			values[COL_QUERY_ID] = values[COL_TOP_LEVEL_QUERY_ID];
-			nulls[COL_QUERY_ID] = nulls[COL_TOP_LEVEL_QUERY_ID];
-			values[COL_QUERY_VALUES] = values[COL_TOP_LEVEL_QUERY_VALUES];
-			nulls[COL_QUERY_VALUES] = nulls[COL_TOP_LEVEL_QUERY_VALUES];
+			VALUE(QUERY_ID) = VALUE(TOP_LEVEL_QUERY_ID);
+			ISNULL(QUERY_ID) = ISNULL(TOP_LEVEL_QUERY_ID);
+			VALUE(QUERY_VALUES) = VALUE(TOP_LEVEL_QUERY_VALUES);
+			ISNULL(QUERY_VALUES) = ISNULL(TOP_LEVEL_QUERY_VALUES);
 		}
-		put(&row, ROW_CMDTYPES, values, nulls, COL_CMDTYPE);
-		put(&row, ROW_QUERYIDS, values, nulls, COL_QUERYID);
-		put(&row, ROW_NESTED_QUERYIDS, values, nulls, COL_NESTED_QUERYID);
-		put(&row, ROW_BLOCKERS, values, nulls, COL_BLOCKERS);
-		put(&row, ROW_BLOCKERPIDS, values, nulls, COL_BLOCKERPID);
-		put(&row, ROW_BLOCKER_STATES, values, nulls, COL_BLOCKER_STATE);
-		put(&row, ROW_BLOCKER_USESYSIDS, values, nulls, COL_BLOCKER_USESYSID);
-		put(&row, ROW_BLOCKING_PIDS, values, nulls, COL_BLOCKING_PIDS);
+		PUT(CMDTYPES, CMDTYPE);
+		PUT(QUERYIDS, QUERYID);
+		PUT(NESTED_QUERYIDS, NESTED_QUERYID);
+		PUT(BLOCKERS, BLOCKERS);
+		PUT(BLOCKERPIDS, BLOCKERPID);
+		PUT(BLOCKER_STATES, BLOCKER_STATE);
+		PUT(BLOCKER_USESYSIDS, BLOCKER_USESYSID);
+		PUT(BLOCKING_PIDS, BLOCKING_PIDS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -31,39 +31,14 @@
 PG_FUNCTION_INFO_V1(pgsentinel_statement_rows);
 
 /*
- * The payload's columns (32_archive_statements.sql's order) are the
- * result's: ash_us and prev_us read back as times, the others as stored.
+ * The payload's columns (src/columns.txt's [reading_data]) are the
+ * result's ([reading]): ash_us and prev_us read back as times
+ * (PGS_READING_ASH_TIME, PGS_READING_PREV_ASH_TIME), the others as stored.
  */
-enum
-{
-	COL_ASH_TIME,
-	COL_PREV_ASH_TIME,
-	NUM_COLS = PGS_BATCH_READING_COLUMNS
-};
-
-/* The type of each result column. */
-static const Oid col_types[NUM_COLS] = {
-	TIMESTAMPTZOID,				/* ash_time */
-	TIMESTAMPTZOID,				/* prev_ash_time */
-	INT8OID,					/* sample_id */
-	INT8OID,					/* queryid */
-	INT8OID,					/* calls */
-	INT8OID,					/* rows */
-	FLOAT8OID,					/* exec_ms */
-	INT8OID,					/* plans */
-	FLOAT8OID,					/* plan_ms */
-	INT8OID,					/* shared_blks_hit */
-	INT8OID,					/* shared_blks_read */
-	INT8OID,					/* shared_blks_dirtied */
-	INT8OID,					/* shared_blks_written */
-	INT8OID,					/* temp_blks_read */
-	INT8OID,					/* temp_blks_written */
-	INT8OID,					/* wal_bytes */
-	OIDOID,						/* userid */
-	OIDOID,						/* dbid */
-	BOOLOID,					/* toplevel */
-	BOOLOID,					/* reset */
-};
+#define NUM_COLS PGS_READING_COLS
+StaticAssertDecl(PGS_READING_COLS == PGS_READING_DATA_COLS,
+				 "a reading's columns are its payload's");
+static const Oid col_types[NUM_COLS] = {PGS_READING_COLUMN_TYPES};
 
 /* One column of the payload, read in order. */
 typedef struct ReadingColumn
@@ -167,22 +142,22 @@ pgsentinel_statement_rows(PG_FUNCTION_ARGS)
 			nulls[c] = !(j < cols[c].n && next_element(c, &cols[c], &values[c]));
 
 		/* prev_us is the time before ash_time: both needed */
-		if (!nulls[COL_PREV_ASH_TIME] && !nulls[COL_ASH_TIME])
+		if (!nulls[PGS_READING_PREV_ASH_TIME] && !nulls[PGS_READING_ASH_TIME])
 		{
 			int64		us;
 
-			if (pg_sub_s64_overflow(DatumGetInt64(values[COL_ASH_TIME]),
-									DatumGetInt64(values[COL_PREV_ASH_TIME]), &us))
+			if (pg_sub_s64_overflow(DatumGetInt64(values[PGS_READING_ASH_TIME]),
+									DatumGetInt64(values[PGS_READING_PREV_ASH_TIME]), &us))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 						 errmsg("statements batch time out of range")));
-			values[COL_PREV_ASH_TIME] = TimestampTzGetDatum(pgs_us_after(first, us));
+			values[PGS_READING_PREV_ASH_TIME] = TimestampTzGetDatum(pgs_us_after(first, us));
 		}
 		else
-			nulls[COL_PREV_ASH_TIME] = true;
-		if (!nulls[COL_ASH_TIME])
-			values[COL_ASH_TIME] =
-				TimestampTzGetDatum(pgs_us_after(first, DatumGetInt64(values[COL_ASH_TIME])));
+			nulls[PGS_READING_PREV_ASH_TIME] = true;
+		if (!nulls[PGS_READING_ASH_TIME])
+			values[PGS_READING_ASH_TIME] =
+				TimestampTzGetDatum(pgs_us_after(first, DatumGetInt64(values[PGS_READING_ASH_TIME])));
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -60,27 +60,9 @@
 PG_FUNCTION_INFO_V1(pg_active_session_history_2_0);
 PG_FUNCTION_INFO_V1(pg_active_session_history);
 
-/* Every column this file can produce, in 2.0's order. */
-const char *const pgs_ash_columns[PGS_ASH_COLS] = {
-	"ash_time", "datid", "datname", "pid", "leader_pid", "usesysid",
-	"usename", "application_name", "client_addr", "client_hostname",
-	"client_port", "backend_start", "xact_start", "query_start",
-	"state_change", "wait_event_type", "wait_event", "state",
-	"backend_xid", "backend_xmin", "top_level_query", "query", "cmdtype",
-	"queryid", "nested_queryid", "backend_type", "blockers", "blockerpid",
-	"blocker_state", "sample_id", "blocking_pids", "sample_period",
-	"blocker_usesysid", "weight"
-};
-
-const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {
-	TIMESTAMPTZOID, OIDOID, TEXTOID, INT4OID, INT4OID, OIDOID,
-	TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID,
-	TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID,
-	XIDOID, XIDOID, TEXTOID, TEXTOID, TEXTOID,
-	INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID,
-	TEXTOID, INT8OID, INT4ARRAYOID, FLOAT8OID, OIDOID, FLOAT8OID
-};
+/* Every column this file can produce (src/columns.txt's [ash]). */
+const char *const pgs_ash_columns[PGS_ASH_COLS] = {PGS_ASH_COLUMN_NAMES};
+const Oid	pgs_ash_column_types[PGS_ASH_COLS] = {PGS_ASH_COLUMN_TYPES};
 
 #define ASH_COLS			PGS_ASH_COLS
 #define TEXT_CACHE_SIZE		4096
@@ -378,7 +360,10 @@ cached_name(AshReader *rd, NameCache *c, Oid oid, char *(*lookup) (Oid),
  * want[column] is set (want NULL: all), and are NULL otherwise.  Columns
  * the reader may not see are NULL (see the file banner).
  */
-#define WANT(c)	(want == NULL || want[c])
+#define WANT(c)	(want == NULL || want[PGS_ASH_##c])
+/* a column, by its name in src/columns.txt */
+#define VALUE(c)	values[PGS_ASH_##c]
+#define ISNULL(c)	nulls[PGS_ASH_##c]
 
 static void
 row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
@@ -389,97 +374,106 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 	memset(nulls, 0, sizeof(bool) * ASH_COLS);
 
 	/* what every reader sees */
-	values[0] = TimestampTzGetDatum(row->ash_time);
-	values[1] = ObjectIdGetDatum(row->datid);
-	nulls[1] = !OidIsValid(row->datid);
-	if (!WANT(2))
-		nulls[2] = true;
+	VALUE(ASH_TIME) = TimestampTzGetDatum(row->ash_time);
+	VALUE(DATID) = ObjectIdGetDatum(row->datid);
+	ISNULL(DATID) = !OidIsValid(row->datid);
+	if (!WANT(DATNAME))
+		ISNULL(DATNAME) = true;
 	else
-		values[2] = cached_name(rd, &rd->dbname, row->datid, database_name,
-								&nulls[2]);
-	values[3] = Int32GetDatum(row->pid);
-	values[5] = ObjectIdGetDatum(row->usesysid);
-	nulls[5] = !OidIsValid(row->usesysid);
-	if (!WANT(6))
-		nulls[6] = true;
+		VALUE(DATNAME) = cached_name(rd, &rd->dbname, row->datid,
+									 database_name, &ISNULL(DATNAME));
+	VALUE(PID) = Int32GetDatum(row->pid);
+	VALUE(USESYSID) = ObjectIdGetDatum(row->usesysid);
+	ISNULL(USESYSID) = !OidIsValid(row->usesysid);
+	if (!WANT(USENAME))
+		ISNULL(USENAME) = true;
 	else
-		values[6] = cached_name(rd, &rd->username, row->usesysid, role_name,
-								&nulls[6]);
-	nulls[7] = true;
-	if (WANT(7))
-		values[7] = text_datum(rd, row->application_name, &nulls[7]);
-	values[18] = TransactionIdGetDatum(row->backend_xid);
-	nulls[18] = !TransactionIdIsValid(row->backend_xid);
-	values[19] = TransactionIdGetDatum(row->backend_xmin);
-	nulls[19] = !TransactionIdIsValid(row->backend_xmin);
-	values[26] = Int32GetDatum(row->blockers);
-	values[27] = Int32GetDatum(row->blockerpid);
-	nulls[27] = (row->blockers == 0);
-	values[29] = Int64GetDatum(row->sample_id);
-	values[31] = Float8GetDatum(row->period_us / 1000000.0);
-	values[33] = Float8GetDatum(pgs_row_weight(row));
-	values[32] = ObjectIdGetDatum(row->blocker_usesysid);
-	nulls[32] = row->blockers == 0 || !OidIsValid(row->blocker_usesysid);
-	if (WANT(30))
-		values[30] = blocking_pids_datum(rd, row, &nulls[30]);
+		VALUE(USENAME) = cached_name(rd, &rd->username, row->usesysid,
+									 role_name, &ISNULL(USENAME));
+	ISNULL(APPLICATION_NAME) = true;
+	if (WANT(APPLICATION_NAME))
+		VALUE(APPLICATION_NAME) = text_datum(rd, row->application_name,
+											  &ISNULL(APPLICATION_NAME));
+	VALUE(BACKEND_XID) = TransactionIdGetDatum(row->backend_xid);
+	ISNULL(BACKEND_XID) = !TransactionIdIsValid(row->backend_xid);
+	VALUE(BACKEND_XMIN) = TransactionIdGetDatum(row->backend_xmin);
+	ISNULL(BACKEND_XMIN) = !TransactionIdIsValid(row->backend_xmin);
+	VALUE(BLOCKERS) = Int32GetDatum(row->blockers);
+	VALUE(BLOCKERPID) = Int32GetDatum(row->blockerpid);
+	ISNULL(BLOCKERPID) = (row->blockers == 0);
+	VALUE(SAMPLE_ID) = Int64GetDatum(row->sample_id);
+	VALUE(SAMPLE_PERIOD) = Float8GetDatum(row->period_us / 1000000.0);
+	VALUE(WEIGHT) = Float8GetDatum(pgs_row_weight(row));
+	VALUE(BLOCKER_USESYSID) = ObjectIdGetDatum(row->blocker_usesysid);
+	ISNULL(BLOCKER_USESYSID) = row->blockers == 0 ||
+		!OidIsValid(row->blocker_usesysid);
+	if (WANT(BLOCKING_PIDS))
+		VALUE(BLOCKING_PIDS) = blocking_pids_datum(rd, row, &ISNULL(BLOCKING_PIDS));
 	else
-		nulls[30] = true;
+		ISNULL(BLOCKING_PIDS) = true;
 
 	/* the state of another session: as its own row would show it */
-	values[28] = rd->state_names[Min(row->blocker_state, PGS_STATE_OTHER)];
-	nulls[28] = row->blockers == 0 ||
+	VALUE(BLOCKER_STATE) =
+		rd->state_names[Min(row->blocker_state, PGS_STATE_OTHER)];
+	ISNULL(BLOCKER_STATE) = row->blockers == 0 ||
 		pgs_state_name(row->blocker_state) == NULL ||
 		!may_see(rd, &rd->blocker_role, row->blocker_usesysid);
 
 	if (!visible)
 	{
-		values[20] = values[21] = rd->insufficient_privilege;
-		nulls[4] = true;
-		nulls[8] = nulls[9] = nulls[10] = true;
-		nulls[11] = nulls[12] = nulls[13] = nulls[14] = true;
-		nulls[15] = nulls[16] = nulls[17] = true;
-		nulls[22] = nulls[23] = nulls[24] = nulls[25] = true;
+		VALUE(TOP_LEVEL_QUERY) = VALUE(QUERY) = rd->insufficient_privilege;
+		ISNULL(LEADER_PID) = true;
+		ISNULL(CLIENT_ADDR) = ISNULL(CLIENT_HOSTNAME) = ISNULL(CLIENT_PORT) = true;
+		ISNULL(BACKEND_START) = ISNULL(XACT_START) = true;
+		ISNULL(QUERY_START) = ISNULL(STATE_CHANGE) = true;
+		ISNULL(WAIT_EVENT_TYPE) = ISNULL(WAIT_EVENT) = ISNULL(STATE) = true;
+		ISNULL(CMDTYPE) = ISNULL(QUERYID) = ISNULL(NESTED_QUERYID) = true;
+		ISNULL(BACKEND_TYPE) = true;
 		return;
 	}
 
 	/* what only a reader who may see the session sees */
-	values[4] = Int32GetDatum(row->leader_pid);
-	nulls[4] = (row->leader_pid == 0);
-	nulls[8] = nulls[9] = true;
-	if (WANT(8))
-		values[8] = client_addr_datum(row, &nulls[8]);
+	VALUE(LEADER_PID) = Int32GetDatum(row->leader_pid);
+	ISNULL(LEADER_PID) = (row->leader_pid == 0);
+	ISNULL(CLIENT_ADDR) = ISNULL(CLIENT_HOSTNAME) = true;
+	if (WANT(CLIENT_ADDR))
+		VALUE(CLIENT_ADDR) = client_addr_datum(row, &ISNULL(CLIENT_ADDR));
 	/* core shows a host name only with an IP address ("[local]": NULL) */
-	if (WANT(9) && (row->client_family == AF_INET ||
+	if (WANT(CLIENT_HOSTNAME) && (row->client_family == AF_INET ||
 					row->client_family == AF_INET6))
-		values[9] = text_datum(rd, row->client_hostname, &nulls[9]);
-	values[10] = Int32GetDatum(row->client_port);
-	nulls[10] = (row->client_port == 0);
-	values[11] = TimestampTzGetDatum(row->backend_start);
-	nulls[11] = (row->backend_start == 0);
-	values[12] = TimestampTzGetDatum(row->xact_start);
-	nulls[12] = (row->xact_start == 0);
-	values[13] = TimestampTzGetDatum(row->query_start);
-	nulls[13] = (row->query_start == 0);
-	values[14] = TimestampTzGetDatum(row->state_change);
-	nulls[14] = (row->state_change == 0);
-	wait_event_datums(rd, row, &values[15], &values[16], &nulls[15]);
-	nulls[16] = nulls[15];
-	values[17] = rd->state_names[Min(row->state, PGS_STATE_OTHER)];
-	nulls[17] = (pgs_state_name(row->state) == NULL);
-	nulls[20] = nulls[21] = true;
-	if (WANT(20))
-		values[20] = text_datum(rd, row->top_level_query, &nulls[20]);
-	if (WANT(21))
-		values[21] = text_datum(rd, row->query, &nulls[21]);
-	values[22] = rd->cmdtype_names[Min(row->cmdtype, PGS_CMD_NOTHING)];
-	values[23] = Int64GetDatum((int64) row->queryid);
-	nulls[23] = (row->queryid == 0);
-	values[24] = Int64GetDatum((int64) row->nested_queryid);
-	nulls[24] = (row->nested_queryid == 0);
-	if (!WANT(25))
-		nulls[25] = true;
+		VALUE(CLIENT_HOSTNAME) = text_datum(rd, row->client_hostname,
+											 &ISNULL(CLIENT_HOSTNAME));
+	VALUE(CLIENT_PORT) = Int32GetDatum(row->client_port);
+	ISNULL(CLIENT_PORT) = (row->client_port == 0);
+	VALUE(BACKEND_START) = TimestampTzGetDatum(row->backend_start);
+	ISNULL(BACKEND_START) = (row->backend_start == 0);
+	VALUE(XACT_START) = TimestampTzGetDatum(row->xact_start);
+	ISNULL(XACT_START) = (row->xact_start == 0);
+	VALUE(QUERY_START) = TimestampTzGetDatum(row->query_start);
+	ISNULL(QUERY_START) = (row->query_start == 0);
+	VALUE(STATE_CHANGE) = TimestampTzGetDatum(row->state_change);
+	ISNULL(STATE_CHANGE) = (row->state_change == 0);
+	wait_event_datums(rd, row, &VALUE(WAIT_EVENT_TYPE), &VALUE(WAIT_EVENT),
+					  &ISNULL(WAIT_EVENT_TYPE));
+	ISNULL(WAIT_EVENT) = ISNULL(WAIT_EVENT_TYPE);
+	VALUE(STATE) = rd->state_names[Min(row->state, PGS_STATE_OTHER)];
+	ISNULL(STATE) = (pgs_state_name(row->state) == NULL);
+	ISNULL(TOP_LEVEL_QUERY) = ISNULL(QUERY) = true;
+	if (WANT(TOP_LEVEL_QUERY))
+		VALUE(TOP_LEVEL_QUERY) = text_datum(rd, row->top_level_query,
+											 &ISNULL(TOP_LEVEL_QUERY));
+	if (WANT(QUERY))
+		VALUE(QUERY) = text_datum(rd, row->query, &ISNULL(QUERY));
+	VALUE(CMDTYPE) = rd->cmdtype_names[Min(row->cmdtype, PGS_CMD_NOTHING)];
+	VALUE(QUERYID) = Int64GetDatum((int64) row->queryid);
+	ISNULL(QUERYID) = (row->queryid == 0);
+	VALUE(NESTED_QUERYID) = Int64GetDatum((int64) row->nested_queryid);
+	ISNULL(NESTED_QUERYID) = (row->nested_queryid == 0);
+	if (!WANT(BACKEND_TYPE))
+		ISNULL(BACKEND_TYPE) = true;
 	else if (row->backend_type_name != PGS_TEXT_NONE)
-		values[25] = text_datum(rd, row->backend_type_name, &nulls[25]);
+		VALUE(BACKEND_TYPE) = text_datum(rd, row->backend_type_name,
+										  &ISNULL(BACKEND_TYPE));
 	else
 	{
 		if (rd->last_backend_type_name == (Datum) 0 ||
@@ -492,9 +486,13 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 				CStringGetTextDatum(GetBackendTypeDesc((BackendType) row->backend_type));
 			MemoryContextSwitchTo(oldcxt);
 		}
-		values[25] = rd->last_backend_type_name;
+		VALUE(BACKEND_TYPE) = rd->last_backend_type_name;
 	}
 }
+
+#undef WANT
+#undef VALUE
+#undef ISNULL
 
 /* Drop the datums reused across rows (they are rebuilt as needed). */
 static void

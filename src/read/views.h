@@ -16,6 +16,8 @@
 #include "access/tupdesc.h"
 #include "utils/tuplestore.h"
 
+#include "columns_gen.h"
+
 /* columns.c */
 #define PGS_MAX_COLUMNS 64
 extern void pgs_map_columns(TupleDesc desc, const char *const *known,
@@ -24,8 +26,7 @@ extern void pgs_put_mapped(Tuplestorestate *store, TupleDesc desc,
 						   const int *map, const Datum *values,
 						   const bool *nulls);
 
-/* ash_view.c: reading the history as SQL values */
-#define PGS_ASH_COLS 34
+/* ash_view.c: reading the history as SQL values (columns: columns_gen.h) */
 extern const char *const pgs_ash_columns[PGS_ASH_COLS];
 extern const Oid pgs_ash_column_types[PGS_ASH_COLS];
 typedef struct AshReader AshReader;
