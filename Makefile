@@ -38,6 +38,7 @@ OBJS = \
 	src/read/ash_fdw.o \
 	src/read/samples_view.o \
 	src/read/columns.o \
+	src/read/lock_target.o \
 	src/read/legacy_get_parsedinfo.o \
 	src/statements/pgssh_request.o \
 	src/statements/pgssh_worker.o \

@@ -20,7 +20,7 @@ SELECT s.worker_pid = a.pid AS worker_is_pgsentinel_backend,
        s.ash_rows_written >= s.ash_rows AS written,
        s.text_area_size, s.text_area_used <= s.text_area_size AS text_fits,
        s.sampling_period, s.track_idle_trans,
-       s.ash_row_bytes <= 200 AS compact_rows,
+       s.ash_row_bytes <= 208 AS compact_rows,
        s.shmem_bytes <= 16 * 1024 * 1024 AS within_16mb
 FROM pgsentinel_status() s
 JOIN pg_stat_activity a ON a.pid = s.worker_pid;

@@ -35,7 +35,9 @@ CREATE SERVER pgsentinel_server FOREIGN DATA WRAPPER pgsentinel_fdw;
 -- track_idle_trans) or because it blocked a sampled session (pgsentinel
 -- samples every blocker, whatever its state, so that it is named whole).
 -- blocker_usesysid: the blocker's role, which blocker_state's visibility
--- depends on (the archive keeps it with the row).
+-- depends on (the archive keeps it with the row).  lock_type,
+-- lock_relation, lock_target, lock_mode, blocker_lock_modes: the lock the
+-- session waits for and what blockerpid holds on it (docs/columns.md).
 CREATE FOREIGN TABLE pgsentinel_ash_ring (
     --@columns ash decl
 ) SERVER pgsentinel_server;

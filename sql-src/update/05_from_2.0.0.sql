@@ -8,7 +8,12 @@
 ALTER FOREIGN TABLE pgsentinel_ash_ring
     ADD COLUMN sample_period double precision,
     ADD COLUMN blocker_usesysid oid,
-    ADD COLUMN weight double precision;
+    ADD COLUMN weight double precision,
+    ADD COLUMN lock_type text,
+    ADD COLUMN lock_relation oid,
+    ADD COLUMN lock_target text,
+    ADD COLUMN lock_mode text,
+    ADD COLUMN blocker_lock_modes text;
 
 -- Every scan of the history in one query reads the same rows, fixed by the
 -- query's first read (ring.c); a parallel worker running the function

@@ -354,6 +354,14 @@ cached_name(AshReader *rd, NameCache *c, Oid oid, char *(*lookup) (Oid),
 	return c->name;
 }
 
+/* A text datum of a string, or NULL. */
+static inline Datum
+text_or_null(const char *s, bool *isnull)
+{
+	*isnull = (s == NULL);
+	return s == NULL ? (Datum) 0 : CStringGetTextDatum(s);
+}
+
 /*
  * Fill a row's values in 2.0's column order.  The columns that take more
  * than a load (names, texts, addresses, arrays) are computed only when
@@ -364,6 +372,31 @@ cached_name(AshReader *rd, NameCache *c, Oid oid, char *(*lookup) (Oid),
 /* a column, by its name in src/columns.txt */
 #define VALUE(c)	values[PGS_ASH_##c]
 #define ISNULL(c)	nulls[PGS_ASH_##c]
+
+/* The lock columns (lock_target.c). */
+static void
+lock_values(const AshRow *row, Datum *values, bool *nulls, const bool *want)
+{
+	const PgsLockTarget *t = &row->lock;
+	const char *name;
+	Oid			relid;
+
+	name = pgs_lock_type_name(t);
+	VALUE(LOCK_TYPE) = text_or_null(name, &ISNULL(LOCK_TYPE));
+	ISNULL(LOCK_RELATION) = !pgs_lock_relation(t, &relid);
+	if (!ISNULL(LOCK_RELATION))
+		VALUE(LOCK_RELATION) = ObjectIdGetDatum(relid);
+	name = pgs_lock_mode_name(t, t->mode);
+	VALUE(LOCK_MODE) = text_or_null(name, &ISNULL(LOCK_MODE));
+	ISNULL(LOCK_TARGET) = ISNULL(BLOCKER_LOCK_MODES) = true;
+	if (WANT(LOCK_TARGET))
+		VALUE(LOCK_TARGET) = text_or_null(pgs_lock_target_text(t),
+										  &ISNULL(LOCK_TARGET));
+	if (WANT(BLOCKER_LOCK_MODES))
+		VALUE(BLOCKER_LOCK_MODES) =
+			text_or_null(pgs_lock_blocker_modes_text(t),
+						 &ISNULL(BLOCKER_LOCK_MODES));
+}
 
 static void
 row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
@@ -411,6 +444,9 @@ row_values(AshReader *rd, const AshRow *row, Datum *values, bool *nulls,
 		VALUE(BLOCKING_PIDS) = blocking_pids_datum(rd, row, &ISNULL(BLOCKING_PIDS));
 	else
 		ISNULL(BLOCKING_PIDS) = true;
+
+	/* the lock it waits for: pg_locks shows it to every role */
+	lock_values(row, values, nulls, want);
 
 	/* the state of another session: as its own row would show it */
 	VALUE(BLOCKER_STATE) =

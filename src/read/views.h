@@ -17,6 +17,7 @@
 #include "utils/tuplestore.h"
 
 #include "columns_gen.h"
+#include "store/ash_rows.h"
 
 /* columns.c */
 #define PGS_MAX_COLUMNS 64
@@ -40,6 +41,13 @@ extern void pgs_ash_reader_rewind(AshReader *rd);
 extern void pgs_ash_reader_set_sample_range(AshReader *rd, int64 min,
 											int64 max);
 extern const char *pgs_state_name(uint8 state);
+
+/* lock_target.c: the lock a row waits for, in pg_locks' words */
+extern const char *pgs_lock_type_name(const PgsLockTarget *t);
+extern bool pgs_lock_relation(const PgsLockTarget *t, Oid *relid);
+extern char *pgs_lock_target_text(const PgsLockTarget *t);
+extern const char *pgs_lock_mode_name(const PgsLockTarget *t, int mode);
+extern char *pgs_lock_blocker_modes_text(const PgsLockTarget *t);
 extern const char *pgs_cmdtype_name(uint8 cmdtype);
 
 #endif							/* PGS_VIEWS_H */

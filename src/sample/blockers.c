@@ -283,6 +283,13 @@ check_waiter(PgsLockWaiter *w, LOCK *lock)
 		return false;
 	w->self = instance_of[procno];
 	w->mode = proc->waitLockMode;
+	w->target.field1 = lock->tag.locktag_field1;
+	w->target.field2 = lock->tag.locktag_field2;
+	w->target.field3 = lock->tag.locktag_field3;
+	w->target.field4 = lock->tag.locktag_field4;
+	w->target.type = lock->tag.locktag_type + 1;
+	w->target.method = lock->tag.locktag_lockmethodid;
+	w->target.mode = (uint8) w->mode;
 	return instances[w->self].queue_pos >= 0;
 }
 
@@ -315,7 +322,11 @@ blockers_of(PgsLockWaiter *w, int n, LockMethod method)
 		if (inst == self || inst->leader_pid == self->leader_pid)
 			continue;
 		if (blocks(inst, conflict_mask, self->queue_pos))
+		{
+			if (w->blocker_inst < 0)
+				w->blocker_inst = i;
 			emit_pid(inst->leader_pid);
+		}
 	}
 	w->nblockers = out_used - w->first_blocker;
 	w->list_len = w->nblockers;
@@ -353,6 +364,7 @@ blockers_of_mode(PgsLockWaiter *waiters, const int *ws, int nw, int first,
 	LOCKMODE	mode = waiters[ws[first]].mode;
 	LOCKMASK	conflict_mask = method->conflictTab[mode];
 	int			ncand = 0;
+	int			first_cand = -1;
 	int			base = out_used;
 	bool		any_grouped = false;
 	int			i;
@@ -369,6 +381,8 @@ blockers_of_mode(PgsLockWaiter *waiters, const int *ws, int nw, int first,
 		if (!is_candidate[i])
 			continue;
 		any_grouped |= inst->grouped;
+		if (first_cand < 0)
+			first_cand = i;
 		max_queue_before[ncand + 1] = Max(ncand > 0 ? max_queue_before[ncand] : -1,
 										  (conflict_mask & inst->hold_mask) ?
 										  -1 : inst->queue_pos);
@@ -417,6 +431,7 @@ blockers_of_mode(PgsLockWaiter *waiters, const int *ws, int nw, int first,
 		w->first_blocker = base;
 		w->nblockers = before;
 		w->list_len = ncand;
+		w->blocker_inst = before > 0 ? first_cand : -1;
 		w->resolved = true;
 		Assert(prefix_is_exact(w, n, method));
 	}
@@ -469,6 +484,20 @@ resolve_lock(PgsLockWaiter *waiters, const int *ws, int nw)
 
 		if (w->self >= 0 && !w->resolved)
 			blockers_of_mode(waiters, ws, nw, j, n, method);
+	}
+
+	/* what the first blocker holds and awaits, while the copy is this lock's */
+	for (j = 0; j < nw; j++)
+	{
+		PgsLockWaiter *w = &waiters[ws[j]];
+
+		if (w->self >= 0 && w->blocker_inst >= 0)
+		{
+			w->target.blocker_hold_mask =
+				(uint16) instances[w->blocker_inst].hold_mask;
+			w->target.blocker_wait_mode =
+				(uint8) instances[w->blocker_inst].wait_mode;
+		}
 	}
 }
 
@@ -595,6 +624,8 @@ pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order)
 		w->list_len = 0;
 		w->first_blocker = 0;
 		w->self = -1;
+		w->blocker_inst = -1;
+		memset(&w->target, 0, sizeof(w->target));
 		w->alone = (*((PGPROC *volatile *) &proc->lockGroupLeader) == proc &&
 					w->lock != NULL && leads_itself_alone(proc));
 		/* the partition lock will be held to read it (a hint: no lock yet) */

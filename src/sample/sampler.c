@@ -243,6 +243,7 @@ fill_blockers(AshRow *row, const PgsLockWaiter *w, const SessionCopy *waiter,
 		return;
 	}
 	row->blockerpid = pids[0];
+	row->lock = w->target;
 	blocker = pgs_blocker_session(memo, pids[0]);
 	if (blocker != NULL)
 	{

@@ -106,6 +106,8 @@ typedef struct PgsLockWaiter
 	int			mode;			/* private */
 	bool		resolved;		/* private */
 	bool		alone;			/* private: leads a lock group of itself */
+	int			blocker_inst;	/* private: the first blocker's PROCLOCK copy */
+	PgsLockTarget target;		/* out: the lock, zero if not read */
 } PgsLockWaiter;
 extern void pgs_blockers_init(void);
 extern int	pgs_find_blockers(PgsLockWaiter *waiters, int nwaiters, int *order);

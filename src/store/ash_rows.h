@@ -43,6 +43,26 @@ typedef enum PgsCmdType
 } PgsCmdType;
 
 /*
+ * The heavyweight lock a session waits for, as the sampler found it in the
+ * lock manager (blockers.c): core's lock tag, the mode requested, and what
+ * the first blocker (AshRow.blockerpid) held and awaited on that lock.  All
+ * zero when the row waits for no lock, or when the lock was not read (a
+ * lock group's waits are resolved by core's pg_blocking_pids()).
+ */
+typedef struct PgsLockTarget
+{
+	uint32		field1;			/* LOCKTAG's fields, as pg_locks reads them */
+	uint32		field2;
+	uint32		field3;
+	uint16		field4;
+	uint8		type;			/* LockTagType + 1; 0 = no lock */
+	uint8		method;			/* LOCKMETHODID: default or user (advisory) */
+	uint8		mode;			/* LOCKMODE requested */
+	uint8		blocker_wait_mode;	/* LOCKMODE the blocker awaits, or 0 */
+	uint16		blocker_hold_mask;	/* LOCKMASK the blocker holds */
+} PgsLockTarget;
+
+/*
  * One row of active session history.  Fixed size, no pointers: texts live
  * in the text area, names are resolved from OIDs when read, the wait event
  * is kept as core's 32-bit code.
@@ -81,10 +101,12 @@ typedef struct AshRow
 	uint8		cmdtype;		/* PgsCmdType */
 	uint8		backend_type;	/* core's BackendType */
 	uint32		period_us;		/* sampling period of its sample: its weight */
+	PgsLockTarget lock;			/* the lock waited for, if any */
 } AshRow;
 
-StaticAssertDecl(sizeof(AshRow) == 184,
-				 "the period fits where the row had padding");
+StaticAssertDecl(sizeof(PgsLockTarget) == 20, "a lock target has no padding");
+StaticAssertDecl(sizeof(AshRow) == 208,
+				 "the lock target takes 20 bytes and 4 of padding");
 
 /*
  * The DB time a row stands for, in seconds: its sample's period if the
