@@ -75,7 +75,8 @@ CREATE TEMP VIEW ring_rows AS
          top_level_query, query, cmdtype, queryid, nested_queryid,
          backend_type, blockers, blockerpid, blocker_state, sample_id,
          blocking_pids, sample_period, blocker_usesysid,
-         sample_period AS weight
+         sample_period AS weight, lock_type, lock_relation, lock_target,
+         lock_mode, blocker_lock_modes
   FROM pg_active_session_history;
 CREATE TEMP VIEW archive_rows AS
   SELECT ash_time, datid, datname, pid, leader_pid, usesysid, usename,
@@ -84,7 +85,8 @@ CREATE TEMP VIEW archive_rows AS
          wait_event_type, wait_event, state, backend_xid, backend_xmin,
          top_level_query, query, cmdtype, queryid, nested_queryid,
          backend_type, blockers, blockerpid, blocker_state, sample_id,
-         blocking_pids, sample_period, blocker_usesysid, weight
+         blocking_pids, sample_period, blocker_usesysid, weight, lock_type,
+         lock_relation, lock_target, lock_mode, blocker_lock_modes
   FROM pgsentinel_ash_archive;
 -- (a nested statement's rows among them: their text stored apart from the
 -- top-level one)
@@ -757,6 +759,21 @@ SELECT pgsentinel_batch_format('\x01070100');
 SELECT pgsentinel_batch_format('\x01000102');
 -- (the first column, of integers, said to be of texts)
 SELECT pgsentinel_batch_format(('\x01002c15020100' || repeat('0000', 20))::bytea);
+
+-- A layout's new columns are added at its end: a payload written before
+-- the lock columns (21 row columns) is read, those columns NULL; one with
+-- more columns than this version knows is refused, not cut.
+WITH p AS (SELECT pgsentinel_pack('{1}'::int4[]) AS rs,
+                  pgsentinel_pack('{7}'::int4[]) AS sid),
+     b AS (SELECT '\x1501'::bytea || set_byte('\x00'::bytea, 0, length(rs)) || rs
+                  || '\x01'::bytea || set_byte('\x00'::bytea, 0, length(sid)) || sid
+                  || decode(repeat('0000', 19), 'hex') AS body FROM p)
+SELECT x.sample_id, x.session_id, x.state, x.lock_type, x.lock_relation,
+       x.lock_mode, x.blocker_lock_modes
+  FROM b, pgsentinel_batch_rows('2020-01-01 00:00+00'::timestamptz, '{5}'::int8[],
+          '{0}'::int8[], '{1}'::float8[], '{1}'::float8[], '{f}'::bool[],
+          '\x0100'::bytea || set_byte('\x00'::bytea, 0, length(body)) || body) x;
+SELECT pgsentinel_batch_format('\x0100011b'::bytea, 'rows'::text);
 -- (a text longer than its column)
 SELECT pgsentinel_batch_format(('\x01002c15000000000000020101' || repeat('0000', 17))::bytea);
 SELECT pgsentinel_batch_format('\x02');

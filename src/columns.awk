@@ -91,10 +91,14 @@ out != "header" && $1 == "--@columns" {
 			pick[++m] = i;
 	if (m == 0)
 		fail("no column of " s " has the flag \"" filter "\"");
-	for (j = 1; j <= m; j++)
-		printf("%s%s%s %s%s\n", indent, form == "out" ? "OUT " : "",
-			   name[s, pick[j]], type[s, pick[j]],
+	for (j = 1; j <= m; j++) {
+		dflt = "";
+		if (form == "decl" && index(flags[s, pick[j]], " optional "))
+			dflt = " DEFAULT NULL";
+		printf("%s%s%s %s%s%s\n", indent, form == "out" ? "OUT " : "",
+			   name[s, pick[j]], type[s, pick[j]], dflt,
 			   (j < m || more) ? "," : "");
+	}
 	next;
 }
 out != "header" { print; }

@@ -181,7 +181,8 @@ my $cols = 'ash_time, datid, datname, pid, leader_pid, usesysid, usename,
 	xact_start, query_start, state_change, wait_event_type, wait_event, state,
 	backend_xid, backend_xmin, top_level_query, query, cmdtype, queryid,
 	nested_queryid, backend_type, blockers, blockerpid, blocker_state, sample_id,
-	blocking_pids, sample_period, blocker_usesysid';
+	blocking_pids, sample_period, blocker_usesysid, lock_type, lock_relation,
+	lock_target, lock_mode, blocker_lock_modes';
 # (the ring read once; its oldest sample may be partly overwritten)
 my ($compared, $statements, $blocked, $differ) = split /\|/, $node->safe_psql('postgres', qq{
 	WITH r AS MATERIALIZED (

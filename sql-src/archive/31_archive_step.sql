@@ -251,7 +251,17 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
            array_agg(m.blocker_usesysid ORDER BY m.session_id, b.si) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
            array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                     ORDER BY m.session_id, b.si) END) AS row_data
+                     ORDER BY m.session_id, b.si) END,
+         CASE WHEN bool_or(m.lock_type IS NOT NULL) THEN
+           array_agg(m.lock_type ORDER BY m.session_id, b.si) END,
+         CASE WHEN bool_or(m.lock_relation IS NOT NULL) THEN
+           array_agg(m.lock_relation ORDER BY m.session_id, b.si) END,
+         CASE WHEN bool_or(m.lock_target IS NOT NULL) THEN
+           array_agg(m.lock_target ORDER BY m.session_id, b.si) END,
+         CASE WHEN bool_or(m.lock_mode IS NOT NULL) THEN
+           array_agg(m.lock_mode ORDER BY m.session_id, b.si) END,
+         CASE WHEN bool_or(m.blocker_lock_modes IS NOT NULL) THEN
+           array_agg(m.blocker_lock_modes ORDER BY m.session_id, b.si) END) AS row_data
     FROM mapped m
     JOIN batch_samples b ON b.sample_id = m.sample_id AND b.sample_time = m.ash_time
    GROUP BY b.day, b.first_time),

@@ -150,7 +150,9 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
        u.blocker_usesysid,
        pgsentinel_load_weight(u.state, u.sweight) AS weight,
        'archive'::pg_catalog.text AS source,
-       u.blocked_sample
+       u.blocked_sample,
+       u.lock_type, u.lock_relation, u.lock_target, u.lock_mode,
+       u.blocker_lock_modes
   FROM pgsentinel_archive_batch b
  CROSS JOIN LATERAL (
        SELECT pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day,
@@ -180,7 +182,8 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        backend_xid, backend_xmin, top_level_query, query, cmdtype,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source, blocked_sample
+       blocker_usesysid, weight, source, blocked_sample, lock_type,
+       lock_relation, lock_target, lock_mode, blocker_lock_modes
   FROM pgsentinel_archive_rows_by_batch;
 
 CREATE VIEW pgsentinel_history_rows_by_batch AS
@@ -191,7 +194,8 @@ SELECT batch_start, batch_end, ash_time, datid, datname, pid, leader_pid, usesys
        backend_xid, backend_xmin, top_level_query, query, cmdtype,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source, blocked_sample
+       blocker_usesysid, weight, source, blocked_sample, lock_type,
+       lock_relation, lock_target, lock_mode, blocker_lock_modes
   FROM pgsentinel_archive_rows_by_batch
  WHERE ash_time OPERATOR(pg_catalog.<)
        (SELECT x.split_time FROM pgsentinel_history_split x)
@@ -204,7 +208,8 @@ SELECT r.ash_time, r.ash_time, r.ash_time, r.datid, r.datname, r.pid, r.leader_p
        r.queryid, r.nested_queryid, r.backend_type, r.blockers, r.blockerpid,
        r.blocker_state, r.sample_id, r.blocking_pids, r.sample_period,
        r.blocker_usesysid, r.weight, 'ring'::pg_catalog.text,
-       NULL::pg_catalog.bool
+       NULL::pg_catalog.bool, r.lock_type, r.lock_relation, r.lock_target,
+       r.lock_mode, r.blocker_lock_modes
   FROM pgsentinel_ash_ring r
  WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
@@ -216,7 +221,8 @@ SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
        backend_xid, backend_xmin, top_level_query, query, cmdtype,
        queryid, nested_queryid, backend_type, blockers, blockerpid,
        blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source, blocked_sample
+       blocker_usesysid, weight, source, blocked_sample, lock_type,
+       lock_relation, lock_target, lock_mode, blocker_lock_modes
   FROM pgsentinel_history_rows_by_batch;
 
 GRANT SELECT ON pgsentinel_history_split, pgsentinel_archive_samples_by_batch,

@@ -89,7 +89,8 @@ SELECT u.sample_time AS ash_time, c.datid, c.datname, c.pid, c.leader_pid, c.use
        coalesce(u.blockers, 0) AS blockers, u.blockerpid, u.blocker_state, u.sample_id,
        coalesce(u.blocking_pids, '{}')::int4[] AS blocking_pids, u.sample_period,
        u.blocker_usesysid, %1$I.pgsentinel_load_weight(u.state, u.sweight) AS weight,
-       'fleet'::text AS source, u.blocked_sample
+       'fleet'::text AS source, u.blocked_sample, u.lock_type, u.lock_relation,
+       u.lock_target, u.lock_mode, u.blocker_lock_modes
   FROM u JOIN ses c
     ON c.feed = u.feed AND c.day = u.day AND c.session_id = u.session_id
   LEFT JOIN txt tt

@@ -85,7 +85,9 @@ SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
        u.blockerpid, u.blocker_state,
        coalesce(u.blocking_pids, '{}')::pg_catalog.int4[] AS blocking_pids,
        u.sample_period, pgsentinel_load_weight(u.state, u.sweight) AS weight,
-       u.blocker_usesysid, u.blocked_sample, b.first_time AS batch_start
+       u.blocker_usesysid, u.blocked_sample, b.first_time AS batch_start,
+       u.lock_type, u.lock_relation, u.lock_target, u.lock_mode,
+       u.blocker_lock_modes
   FROM pgsentinel_fleet_batch b
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) b.server_id
  CROSS JOIN LATERAL (

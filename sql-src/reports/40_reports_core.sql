@@ -317,7 +317,8 @@ SELECT h.ash_time, h.datid, h.datname, h.pid, h.leader_pid, h.usesysid,
        h.backend_xid, h.backend_xmin, h.top_level_query, h.query, h.cmdtype,
        h.queryid, h.nested_queryid, h.backend_type, h.blockers, h.blockerpid,
        h.blocker_state, h.sample_id, h.blocking_pids, h.sample_period,
-       h.blocker_usesysid, h.weight, h.source, h.blocked_sample
+       h.blocker_usesysid, h.weight, h.source, h.blocked_sample, h.lock_type,
+       h.lock_relation, h.lock_target, h.lock_mode, h.blocker_lock_modes
   FROM (SELECT x.* FROM pgsentinel_history_rows_by_batch x WHERE server IS NULL
         UNION ALL
         SELECT f.ash_time, f.ash_time, f.* FROM pgsentinel_fleet_rows(server, since, until) f

@@ -195,14 +195,32 @@ expand_body(bytea *payload, const unsigned char **body,
 }
 
 /*
- * Point cols[i] at the bytes of column i of a body (after its column
- * count) of the layout; each column's own bytes are checked by its reader.
+ * Point cols[i] at the bytes of column i of a body of ncols columns (after
+ * its column count) of the layout; each column's own bytes are checked by
+ * its reader.  A layout's new columns are added at its end
+ * (src/columns.txt): a payload written before one was added has fewer
+ * columns, and those it lacks read as absent (NULL).  One with more was
+ * written by a newer pgsentinel, whose columns this one would drop:
+ * refused.
  */
 static void
 split_columns(const unsigned char *body, const unsigned char *body_end,
-			  const PgsBatchLayout *layout, PgsBatchColumnBytes *cols)
+			  uint64 ncols, const PgsBatchLayout *layout,
+			  PgsBatchColumnBytes *cols)
 {
-	for (int i = 0; i < layout->ncols; i++)
+	if (ncols > (uint64) layout->ncols)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive batch has %llu columns, more than this version of pgsentinel reads (%d)",
+						(unsigned long long) ncols, layout->ncols),
+				 errhint("The batch was written by a newer version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
+	for (int i = (int) ncols; i < layout->ncols; i++)
+	{
+		cols[i].kind = PGS_BATCH_ABSENT;
+		cols[i].data = NULL;
+		cols[i].len = 0;
+	}
+	for (int i = 0; i < (int) ncols; i++)
 	{
 		int			kind;
 
@@ -225,7 +243,7 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 
 /*
  * Open a payload of the layout: check its format, expand its body, and
- * point cols[i] at the bytes of its column i.
+ * point cols[i] at the bytes of its column i (split_columns()).
  */
 void
 pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
@@ -233,11 +251,11 @@ pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
 {
 	const unsigned char *body;
 	const unsigned char *body_end;
+	uint64		ncols;
 
 	expand_body(payload, &body, &body_end);
-	if (get_varint(&body, body_end) != (uint64) layout->ncols)
-		corrupt("it has not the columns of its format");
-	split_columns(body, body_end, layout, cols);
+	ncols = get_varint(&body, body_end);
+	split_columns(body, body_end, ncols, layout, cols);
 }
 
 /*
@@ -813,15 +831,13 @@ pgsentinel_batch_format(PG_FUNCTION_ARGS)
 				 errhint("Use 'rows' (pgsentinel_archive_batch), 'statements' (pgsentinel_archive_statement_batch) or NULL (either).")));
 	expand_body(payload, &body, &body_end);
 	ncols = get_varint(&body, body_end);
-	if (ncols == (uint64) pgs_rows_layout.ncols &&
-		(of == NULL || strcmp(of, "rows") == 0))
+	/* of NULL: the rows have always had more columns than the readings */
+	if (of != NULL ? strcmp(of, "rows") == 0 :
+		ncols > (uint64) pgs_readings_layout.ncols)
 		layout = &pgs_rows_layout;
-	else if (ncols == (uint64) pgs_readings_layout.ncols &&
-			 (of == NULL || strcmp(of, "statements") == 0))
-		layout = &pgs_readings_layout;
 	else
-		corrupt("it has not the columns of its format");
-	split_columns(body, body_end, layout, cols);
+		layout = &pgs_readings_layout;
+	split_columns(body, body_end, ncols, layout, cols);
 	for (int i = 0; i < layout->ncols; i++)
 	{
 		PgsPackedReader packed;
