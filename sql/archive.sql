@@ -330,7 +330,8 @@ SELECT v.bucket::timestamptz, array_agg(v.kind::"char"), pgsentinel_pack(array_a
        array_agg(v.wait_event_type), array_agg(v.wait_event), array_agg(v.query),
        array_agg(v.first_time::timestamptz),
        array_agg(v.application_name), array_agg(v.client_addr),
-       array_agg(v.xact_start::timestamptz)
+       array_agg(v.xact_start::timestamptz), array_agg(NULL::text),
+       array_agg(NULL::text), array_agg(NULL::text)
   FROM (VALUES
   ('2030-01-01 10:05+00', 'b', 7, 100, NULL, 1, '{7}', 3, 1.5, '2030-01-01 10:05:58+00',
    10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 1', '2030-01-01 10:05:01+00',

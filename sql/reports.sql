@@ -337,7 +337,8 @@ SELECT p.bucket, array_agg(p.kind), pgsentinel_pack(array_agg(p.root_pid)),
        array_agg(p.wait_event_type), array_agg(p.wait_event), array_agg(p.query),
        array_agg(p.first_time),
        array_agg(p.application_name), array_agg(p.client_addr),
-       array_agg(p.xact_start)
+       array_agg(p.xact_start), array_agg(p.lock), array_agg(p.lock_mode),
+       array_agg(p.blocker_lock_modes)
 FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,

@@ -30,8 +30,8 @@ my $root = pgs_start_interactive($node,
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE ep_t%'"),
 	'root idle in transaction');
-my $root_pid = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE ep_t%'");
+my ($root_pid, $root_xid) = split /\|/, $node->safe_psql('postgres',
+	"SELECT pid, backend_xid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'UPDATE ep_t%'");
 
 # A waiter behind the root until sampled waiting, then cancelled.
 sub one_wait
@@ -72,6 +72,13 @@ is( $node->safe_psql('postgres', qq{
 		SELECT string_agg(episode || ':' || (query LIKE '%ep_first%'), ',' ORDER BY episode)
 		  FROM pgsentinel_blocking_trees($window) WHERE depth = 1}),
 	'1:true,2:false', 'the waiters under their own episode');
+# what they waited for: the root's transaction (a row lock), in share
+# mode, which the root held exclusively
+is( $node->safe_psql('postgres', qq{
+		SELECT string_agg(DISTINCT concat_ws('|', lock, lock_mode, blocker_lock_modes), ',')
+		  FROM pgsentinel_blocking_trees($window) WHERE depth = 1}),
+	"transaction $root_xid|ShareLock|ExclusiveLock",
+	'the waiters name the lock, the mode they wanted and the mode held');
 
 # the same from the archive's minute rollups as from its rows
 ok( $node->poll_query_until('postgres',
@@ -88,6 +95,8 @@ my $text = $node->safe_psql('postgres',
 	"SELECT pgsentinel_report($window, 'text')");
 my @roots = ($text =~ /root blocker pid $root_pid /g);
 is(scalar(@roots), 2, 'the text report shows two queues behind the root');
+like($text, qr/for ShareLock on transaction $root_xid behind $root_pid \(holding ExclusiveLock\)/,
+	'the text report says what each waiter waited for and what the root held');
 my $html = $node->safe_psql('postgres', "SELECT pgsentinel_report($window, 'html')");
 ok($html =~ /ep_first/ && $html =~ /ep_second/, 'the HTML report draws both');
 

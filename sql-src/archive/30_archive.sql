@@ -244,7 +244,9 @@ CREATE TABLE pgsentinel_rollup_session_hour (
 -- 36_rollup_views.sql, says what each kind holds): 'b' a session behind a
 -- root, 'r' a root, 'o' a session's own last row, 's' the last state a
 -- waiter saw of its blocker.  The latest names and texts are those of
--- last_time; first_time is the first sample of the part.
+-- last_time; first_time is the first sample of the part.  lock, lock_mode,
+-- blocker_lock_modes: of a 'b' part, the lock it waited for at last_time
+-- (pgsentinel_lock_name()), the mode it wanted, what its blocker held.
 CREATE TABLE pgsentinel_rollup_blocking_hour (
     bucket timestamptz NOT NULL,
     kind "char" NOT NULL,
@@ -266,6 +268,9 @@ CREATE TABLE pgsentinel_rollup_blocking_hour (
     application_name text,
     client_addr text,
     xact_start timestamptz,
+    lock text,
+    lock_mode text,
+    blocker_lock_modes text,
     UNIQUE NULLS NOT DISTINCT (bucket, kind, root_pid, pid, key_usesysid)
 ) PARTITION BY RANGE (bucket);
 
@@ -336,7 +341,10 @@ CREATE TABLE pgsentinel_rollup_blocking_minute_batch (
     first_time timestamptz[] NOT NULL,
     application_name text[] NOT NULL,
     client_addr text[] NOT NULL,
-    xact_start timestamptz[] NOT NULL
+    xact_start timestamptz[] NOT NULL,
+    lock text[] NOT NULL,
+    lock_mode text[] NOT NULL,
+    blocker_lock_modes text[] NOT NULL
 ) PARTITION BY RANGE (bucket);
 CREATE INDEX ON pgsentinel_rollup_blocking_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
@@ -401,14 +409,16 @@ RETURNS TABLE (kind "char", root_pid integer, pid integer, key_usesysid oid,
                db_time double precision, last_time timestamptz, usesysid oid,
                usename text, state text, wait_event_type text, wait_event text,
                query text, first_time timestamptz, application_name text,
-               client_addr text, xact_start timestamptz)
+               client_addr text, xact_start timestamptz, lock text,
+               lock_mode text, blocker_lock_modes text)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 BEGIN ATOMIC
 SELECT u.kind, u.root_pid::pg_catalog.int4, u.pid::pg_catalog.int4, u.key_usesysid,
        u.depth::pg_catalog.int4, u.blocked_by::pg_catalog.int4[], u.samples, u.db_time,
        u.last_time,
        u.usesysid, u.usename, u.state, u.wait_event_type, u.wait_event,
-       u.query, u.first_time, u.application_name, u.client_addr, u.xact_start
+       u.query, u.first_time, u.application_name, u.client_addr, u.xact_start,
+       u.lock, u.lock_mode, u.blocker_lock_modes
   FROM ROWS FROM (pg_catalog.unnest((b).kind),
                   pg_catalog.unnest(pgsentinel_unpack((b).root_pid)),
                   pg_catalog.unnest(pgsentinel_unpack((b).pid)),
@@ -427,11 +437,14 @@ SELECT u.kind, u.root_pid::pg_catalog.int4, u.pid::pg_catalog.int4, u.key_usesys
                   pg_catalog.unnest((b).first_time),
                   pg_catalog.unnest((b).application_name),
                   pg_catalog.unnest((b).client_addr),
-                  pg_catalog.unnest((b).xact_start))
+                  pg_catalog.unnest((b).xact_start),
+                  pg_catalog.unnest((b).lock),
+                  pg_catalog.unnest((b).lock_mode),
+                  pg_catalog.unnest((b).blocker_lock_modes))
            AS u(kind, root_pid, pid, key_usesysid, depth, blocked_by, samples,
                 db_time, last_time, usesysid, usename, state, wait_event_type,
                 wait_event, query, first_time, application_name, client_addr,
-                xact_start);
+                xact_start, lock, lock_mode, blocker_lock_modes);
 END;
 
 CREATE VIEW pgsentinel_rollup_minute AS

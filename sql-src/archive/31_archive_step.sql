@@ -422,7 +422,11 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
                                 WHEN m.blockerpid IS NOT NULL
                                 THEN ARRAY[m.blockerpid] END,
                'blockerpid', m.blockerpid, 'blocker_state', m.blocker_state,
-               'blocker_usesysid', m.blocker_usesysid)), '[]') AS rows
+               'blocker_usesysid', m.blocker_usesysid,
+               'lock', %1$I.pgsentinel_lock_name(m.lock_type, m.lock_relation,
+                                                 m.lock_target, m.datname),
+               'lock_mode', m.lock_mode,
+               'blocker_lock_modes', m.blocker_lock_modes)), '[]') AS rows
       FROM (SELECT y.*, bool_or(y.blockers > 0)
                               OVER (PARTITION BY y.ash_time, y.sample_id) AS blocked
               FROM roll_rows y) m
@@ -437,13 +441,15 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
   INSERT INTO %1$I.{rollup}blocking_hour AS t (bucket, kind,
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
-         query, first_time, application_name, client_addr, xact_start{server col})
+         query, first_time, application_name, client_addr, xact_start, lock,
+         lock_mode, blocker_lock_modes{server col})
   SELECT h.*{server val} FROM (
          SELECT jsonb_agg(to_jsonb(p)) AS parts
            FROM (SELECT m.bucket, m.kind, m.root_pid, m.pid, m.key_usesysid, m.depth,
                          m.blocked_by, m.samples, m.db_time, m.last_time, m.usesysid,
                          m.usename, m.state, m.wait_event_type, m.wait_event, m.query,
-                         m.first_time, m.application_name, m.client_addr, m.xact_start
+                         m.first_time, m.application_name, m.client_addr, m.xact_start,
+                         m.lock, m.lock_mode, m.blocker_lock_modes
                    FROM %1$I.{rollup}blocking_minute m
                   WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
                     AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
@@ -458,7 +464,8 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
   INSERT INTO %1$I.{rollup}blocking_minute_batch (bucket, kind,
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
-         query, first_time, application_name, client_addr, xact_start{server col})
+         query, first_time, application_name, client_addr, xact_start, lock,
+         lock_mode, blocker_lock_modes{server col})
   SELECT b.bucket, array_agg(b.kind), %1$I.pgsentinel_pack(array_agg(b.root_pid)),
          %1$I.pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
          %1$I.pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
@@ -468,7 +475,8 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
          array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
          array_agg(b.first_time),
          array_agg(b.application_name), array_agg(b.client_addr),
-         array_agg(b.xact_start){server val}
+         array_agg(b.xact_start), array_agg(b.lock), array_agg(b.lock_mode),
+         array_agg(b.blocker_lock_modes){server val}
     FROM (SELECT * FROM bl_parts p
            ORDER BY p.bucket, p.root_pid, p.kind, p.pid, p.key_usesysid) b
    GROUP BY b.bucket),
@@ -542,6 +550,12 @@ $sql$,
                      THEN excluded.client_addr ELSE t.client_addr END,
                 xact_start = CASE WHEN excluded.last_time >= t.last_time
                      THEN excluded.xact_start ELSE t.xact_start END,
+                lock = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.lock ELSE t.lock END,
+                lock_mode = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.lock_mode ELSE t.lock_mode END,
+                blocker_lock_modes = CASE WHEN excluded.last_time >= t.last_time
+                     THEN excluded.blocker_lock_modes ELSE t.blocker_lock_modes END,
                 first_time = least(t.first_time, excluded.first_time),
                 last_time = greatest(t.last_time, excluded.last_time)$upsert$ ELSE '' END);
 REVOKE EXECUTE ON FUNCTION pgsentinel_rollup_sql(boolean) FROM PUBLIC;
@@ -660,7 +674,8 @@ WITH st AS MATERIALIZED (
          a.application_name, a.client_addr, a.backend_type,
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
-         a.blocker_state, a.blocker_usesysid, a.blocking_pids
+         a.blocker_state, a.blocker_usesysid, a.blocking_pids, a.lock_type,
+         a.lock_relation, a.lock_target, a.lock_mode, a.blocker_lock_modes
     FROM %1$I.pgsentinel_archive_rows_by_batch a
    WHERE a.ash_time >= (SELECT g.lo FROM roll_range g)
      AND a.ash_time < (SELECT g.hi FROM roll_range g)
@@ -673,7 +688,8 @@ WITH st AS MATERIALIZED (
          m.wait_event_type, m.wait_event, m.queryid, m.weight * $1, m.state,
          m.xact_start, m.top_level_query, coalesce(m.blockers, 0),
          m.blockerpid, m.blocker_state, m.blocker_usesysid,
-         coalesce(m.blocking_pids, '{}')::int4[]
+         coalesce(m.blocking_pids, '{}')::int4[], m.lock_type, m.lock_relation,
+         m.lock_target, m.lock_mode, m.blocker_lock_modes
     FROM roll_range g, mapped m
    WHERE m.ash_time < greatest(g.lo, g.hi)),
  roll_samples AS MATERIALIZED (

@@ -63,6 +63,33 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 
+-- The lock a row waited for, in words (pgsentinel_ash's lock columns):
+-- "public.t", "tuple (3,7) of public.t", "transaction 1234", "advisory
+-- 42".  A relation is named only in its own database (datname): in
+-- another its OID could name anything ("relation 16384").  NULL: no lock.
+CREATE FUNCTION pgsentinel_lock_name(lock_type text, lock_relation oid,
+                                     lock_target text, datname text)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+SELECT CASE WHEN lock_type IS NULL THEN NULL
+            WHEN lock_relation IS NULL THEN coalesce(lock_target, lock_type)
+            ELSE pg_catalog.concat_ws(' of ',
+                     CASE WHEN lock_type OPERATOR(pg_catalog.=) 'relation' THEN NULL
+                          WHEN lock_type OPERATOR(pg_catalog.=) 'extend' THEN 'extension'
+                          ELSE lock_target END,
+                     coalesce((SELECT pg_catalog.quote_ident(n.nspname)
+                                      OPERATOR(pg_catalog.||) '.'
+                                      OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname)
+                                 FROM pg_catalog.pg_class c
+                                 JOIN pg_catalog.pg_namespace n
+                                   ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                                WHERE c.oid OPERATOR(pg_catalog.=) lock_relation
+                                  AND datname OPERATOR(pg_catalog.=) pg_catalog.current_database()::pg_catalog.text),
+                              'relation ' OPERATOR(pg_catalog.||) lock_relation::pg_catalog.text))
+       END;
+END;
+
 -- The blocking trees of some samples, by unit ('hour' or 'minute'), in
 -- parts that add up over buckets (the archiver keeps them in
 -- pgsentinel_rollup_blocking_hour and _minute; the
@@ -71,7 +98,8 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 -- objects of the keys ash_time, sample_id, pid, weight, usesysid, usename,
 -- application_name, client_addr, xact_start, state, wait_event_type,
 -- wait_event, query, blocking (the pids it waited for), blockerpid,
--- blocker_state and blocker_usesysid.  The parts are rows of the rollup
+-- blocker_state, blocker_usesysid, lock (pgsentinel_lock_name()),
+-- lock_mode and blocker_lock_modes.  The parts are rows of the rollup
 -- tables' shape; first_time is the first sample of a part, last_time the
 -- last, whose names the part gives.  In each sample a session waits behind
 -- every pid it waited for; a root is a blocker that was not itself waiting in that
@@ -79,7 +107,7 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 -- level.  Per bucket:
 --   'b' (root_pid, pid): a session behind a root: its deepest level, the
 --       pids it waited for, the samples and time it spent there, and its
---       names, state, wait and statement at the last of them;
+--       names, state, wait, statement and lock at the last of them;
 --   'r' (root_pid): a root: the samples it was one in;
 --   'o' (pid): a root's own row: its names, state and statement at the
 --       last sample in which it was a root (sampled whatever its state);
@@ -93,7 +121,8 @@ WITH RECURSIVE h AS MATERIALIZED (
     SELECT r.ash_time, r.sample_id, r.pid, r.weight, r.usesysid, r.usename,
            r.state, r.wait_event_type, r.wait_event, r.query, r.blocking,
            r.blockerpid, r.blocker_state, r.blocker_usesysid,
-           r.application_name, r.client_addr, r.xact_start,
+           r.application_name, r.client_addr, r.xact_start, r.lock, r.lock_mode,
+           r.blocker_lock_modes,
            pg_catalog.date_trunc(unit, r.ash_time, 'UTC') AS bucket
       FROM pg_catalog.jsonb_to_recordset(rows) AS r(
                ash_time timestamptz, sample_id bigint, pid integer,
@@ -101,7 +130,8 @@ WITH RECURSIVE h AS MATERIALIZED (
                wait_event_type text, wait_event text, query text,
                blocking integer[], blockerpid integer, blocker_state text,
                blocker_usesysid oid, application_name text, client_addr text,
-               xact_start timestamptz)
+               xact_start timestamptz, lock text, lock_mode text,
+               blocker_lock_modes text)
 ), e AS MATERIALIZED (
     SELECT DISTINCT h.ash_time, h.sample_id, h.bucket, h.pid AS waiter, b.pid AS blocker
       FROM h CROSS JOIN LATERAL pg_catalog.unnest(h.blocking) AS b(pid)
@@ -147,7 +177,10 @@ WITH RECURSIVE h AS MATERIALIZED (
            (pg_catalog.array_agg(h.state ORDER BY h.ash_time DESC))[1] AS state,
            (pg_catalog.array_agg(h.wait_event_type ORDER BY h.ash_time DESC))[1] AS wait_event_type,
            (pg_catalog.array_agg(h.wait_event ORDER BY h.ash_time DESC))[1] AS wait_event,
-           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query
+           (pg_catalog.array_agg(h.query ORDER BY h.ash_time DESC))[1] AS query,
+           (pg_catalog.array_agg(h.lock ORDER BY h.ash_time DESC))[1] AS lock,
+           (pg_catalog.array_agg(h.lock_mode ORDER BY h.ash_time DESC))[1] AS lock_mode,
+           (pg_catalog.array_agg(h.blocker_lock_modes ORDER BY h.ash_time DESC))[1] AS blocker_lock_modes
       FROM behind b JOIN h
         ON h.ash_time OPERATOR(pg_catalog.=) b.ash_time
        AND h.sample_id OPERATOR(pg_catalog.=) b.sample_id
@@ -157,7 +190,8 @@ WITH RECURSIVE h AS MATERIALIZED (
 SELECT w.bucket, 'b'::"char", w.root, w.pid, NULL::pg_catalog.oid, w.depth,
        wb.blocked_by, w.samples, w.db_time, w.last_time, w.usesysid, w.usename,
        w.state, w.wait_event_type, w.wait_event, w.query, w.first_time,
-       w.application_name, w.client_addr, w.xact_start
+       w.application_name, w.client_addr, w.xact_start, w.lock, w.lock_mode,
+       w.blocker_lock_modes
   FROM w LEFT JOIN wb
     ON wb.bucket OPERATOR(pg_catalog.=) w.bucket
    AND wb.root OPERATOR(pg_catalog.=) w.root
@@ -165,7 +199,7 @@ SELECT w.bucket, 'b'::"char", w.root, w.pid, NULL::pg_catalog.oid, w.depth,
 UNION ALL
 SELECT r.bucket, 'r', r.root, NULL, NULL, NULL, NULL, pg_catalog.count(*),
        0::pg_catalog.float8, pg_catalog.max(r.ash_time), NULL, NULL, NULL, NULL,
-       NULL, NULL, pg_catalog.min(r.ash_time), NULL, NULL, NULL
+       NULL, NULL, pg_catalog.min(r.ash_time), NULL, NULL, NULL, NULL, NULL, NULL
   FROM roots r GROUP BY r.bucket, r.root
 UNION ALL
 SELECT h.bucket, 'o', NULL, h.pid, NULL, NULL, NULL, pg_catalog.count(*),
@@ -179,7 +213,8 @@ SELECT h.bucket, 'o', NULL, h.pid, NULL, NULL, NULL, pg_catalog.count(*),
        pg_catalog.min(h.ash_time),
        (pg_catalog.array_agg(h.application_name ORDER BY h.ash_time DESC))[1],
        (pg_catalog.array_agg(h.client_addr ORDER BY h.ash_time DESC))[1],
-       (pg_catalog.array_agg(h.xact_start ORDER BY h.ash_time DESC))[1]
+       (pg_catalog.array_agg(h.xact_start ORDER BY h.ash_time DESC))[1],
+       NULL, NULL, NULL
   FROM h JOIN roots r
     ON r.ash_time OPERATOR(pg_catalog.=) h.ash_time
    AND r.sample_id OPERATOR(pg_catalog.=) h.sample_id
@@ -190,7 +225,8 @@ SELECT h.bucket, 's', NULL, h.blockerpid, h.blocker_usesysid, NULL, NULL,
        pg_catalog.count(*), 0::pg_catalog.float8, pg_catalog.max(h.ash_time),
        h.blocker_usesysid, NULL,
        (pg_catalog.array_agg(h.blocker_state ORDER BY h.ash_time DESC))[1],
-       NULL, NULL, NULL, pg_catalog.min(h.ash_time), NULL, NULL, NULL
+       NULL, NULL, NULL, pg_catalog.min(h.ash_time), NULL, NULL, NULL, NULL,
+       NULL, NULL
   FROM h WHERE h.blocker_state IS NOT NULL
  GROUP BY h.bucket, h.blockerpid, h.blocker_usesysid;
 END;
@@ -225,7 +261,10 @@ SELECT pg_catalog.date_trunc(unit, p.bucket, 'UTC'::pg_catalog.text), p.kind,
        pg_catalog.min(p.first_time),
        (pg_catalog.array_agg(p.application_name ORDER BY p.last_time DESC, p.bucket DESC))[1],
        (pg_catalog.array_agg(p.client_addr ORDER BY p.last_time DESC, p.bucket DESC))[1],
-       (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC, p.bucket DESC))[1]
+       (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.lock ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.lock_mode ORDER BY p.last_time DESC, p.bucket DESC))[1],
+       (pg_catalog.array_agg(p.blocker_lock_modes ORDER BY p.last_time DESC, p.bucket DESC))[1]
   FROM pg_catalog.jsonb_populate_recordset(NULL::pgsentinel_rollup_blocking_minute, parts) p
  GROUP BY 1, 2, 3, 4, 5;
 END;
@@ -242,7 +281,8 @@ SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
        CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query,
        r.first_time, r.application_name,
        CASE WHEN v.visible THEN r.client_addr END AS client_addr,
-       CASE WHEN v.visible THEN r.xact_start END AS xact_start
+       CASE WHEN v.visible THEN r.xact_start END AS xact_start,
+       r.lock, r.lock_mode, r.blocker_lock_modes
   FROM pgsentinel_rollup_blocking_hour r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
@@ -256,7 +296,8 @@ SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
        CASE WHEN v.visible THEN r.query ELSE '<insufficient privilege>' END AS query,
        r.first_time, r.application_name,
        CASE WHEN v.visible THEN r.client_addr END AS client_addr,
-       CASE WHEN v.visible THEN r.xact_start END AS xact_start
+       CASE WHEN v.visible THEN r.xact_start END AS xact_start,
+       r.lock, r.lock_mode, r.blocker_lock_modes
   FROM pgsentinel_rollup_blocking_minute r
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;

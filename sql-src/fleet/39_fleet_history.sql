@@ -355,7 +355,8 @@ BEGIN
         SELECT x.bucket, x.kind, x.root_pid, x.pid, x.key_usesysid, x.depth,
                x.blocked_by, x.samples, x.db_time, x.last_time, x.usesysid, x.usename,
                x.state, x.wait_event_type, x.wait_event, x.query, x.first_time,
-               x.application_name, x.client_addr, x.xact_start
+               x.application_name, x.client_addr, x.xact_start, x.lock, x.lock_mode,
+               x.blocker_lock_modes
           FROM %I.%I x
          WHERE x.server_id = $1 AND x.bucket >= $2 AND x.bucket < $3$q$,
         s, 'pgsentinel_fleet_rollup_blocking_' || kind)

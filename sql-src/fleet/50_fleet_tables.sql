@@ -166,7 +166,8 @@ SELECT b.bucket, u.*, b.server_id
            b.pid, b.key_usesysid, b.depth, b.blocked_by, b.samples, b.db_time,
            b.last_time, b.usesysid, b.usename, b.state, b.wait_event_type,
            b.wait_event, b.query, b.first_time, b.application_name,
-           b.client_addr, b.xact_start)::pgsentinel_rollup_blocking_minute_batch) u;
+           b.client_addr, b.xact_start, b.lock, b.lock_mode,
+           b.blocker_lock_modes)::pgsentinel_rollup_blocking_minute_batch) u;
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_batch,
     pgsentinel_fleet_session, pgsentinel_fleet_text,

@@ -374,7 +374,9 @@ $$;
 -- last_seen: its first and last such sample), then one per session
 -- behind it (depth: its level, blocked_by: the sessions it waited for,
 -- db_time: its own time spent behind that root, first_seen and
--- last_seen: when it was behind it).  Whole hours and minutes of the
+-- last_seen: when it was behind it; lock, lock_mode, blocker_lock_modes:
+-- the lock it waited for then, in words, the mode it wanted, and what its
+-- blocker held of it).  Whole hours and minutes of the
 -- archive are read from the blocking rollups, the rest from the rows of
 -- the samples in which somebody waited (the archive marks them:
 -- blocked_sample), through the same pgsentinel_blocking_parts(), by
@@ -406,7 +408,10 @@ RETURNS TABLE (
     xact_start timestamptz,
     first_seen timestamptz,
     last_seen timestamptz,
-    episode integer)
+    episode integer,
+    lock text,
+    lock_mode text,
+    blocker_lock_modes text)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
 WITH fine AS (
@@ -452,7 +457,11 @@ WITH fine AS (
                                        THEN x.blocking_pids
                                        WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
-                      'blocker_usesysid', x.blocker_usesysid)), '[]')
+                      'blocker_usesysid', x.blocker_usesysid,
+                      'lock', pgsentinel_lock_name(x.lock_type, x.lock_relation,
+                                                   x.lock_target, x.datname),
+                      'lock_mode', x.lock_mode,
+                      'blocker_lock_modes', x.blocker_lock_modes)), '[]')
           FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) x
          WHERE x.blocked_sample IS NOT FALSE),
         CASE WHEN fine.minute THEN 'minute' ELSE 'hour' END::pg_catalog.text) b
@@ -461,7 +470,8 @@ WITH fine AS (
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
            r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
            r.state, r.wait_event_type, r.wait_event, r.query, r.first_time,
-           r.application_name, r.client_addr, r.xact_start
+           r.application_name, r.client_addr, r.xact_start, r.lock, r.lock_mode,
+           r.blocker_lock_modes
       FROM pc JOIN pgsentinel_blocking_hour r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
      WHERE pc.kind OPERATOR(pg_catalog.=) 'hour' AND server IS NULL
@@ -469,7 +479,8 @@ WITH fine AS (
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
            r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
            r.state, r.wait_event_type, r.wait_event, r.query, r.first_time,
-           r.application_name, r.client_addr, r.xact_start
+           r.application_name, r.client_addr, r.xact_start, r.lock, r.lock_mode,
+           r.blocker_lock_modes
       FROM pc JOIN pgsentinel_blocking_minute r
         ON r.bucket OPERATOR(pg_catalog.>=) pc.lo AND r.bucket OPERATOR(pg_catalog.<) pc.hi
      WHERE pc.kind OPERATOR(pg_catalog.=) 'minute' AND server IS NULL
@@ -477,7 +488,8 @@ WITH fine AS (
     SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
            r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
            r.state, r.wait_event_type, r.wait_event, r.query, r.first_time,
-           r.application_name, r.client_addr, r.xact_start
+           r.application_name, r.client_addr, r.xact_start, r.lock, r.lock_mode,
+           r.blocker_lock_modes
       FROM pc CROSS JOIN LATERAL (SELECT x.* FROM pgsentinel_fleet_blocking_in(server, pc.kind, pc.lo, pc.hi) x
                                    OFFSET 0) r
      WHERE pc.kind OPERATOR(pg_catalog.<>) 'raw' AND server IS NOT NULL
@@ -525,7 +537,10 @@ WITH fine AS (
            (pg_catalog.array_agg(p.client_addr ORDER BY p.last_time DESC))[1] AS client_addr,
            (pg_catalog.array_agg(p.xact_start ORDER BY p.last_time DESC))[1] AS xact_start,
            pg_catalog.min(p.first_time) AS first_seen,
-           pg_catalog.max(p.last_time) AS last_seen
+           pg_catalog.max(p.last_time) AS last_seen,
+           (pg_catalog.array_agg(p.lock ORDER BY p.last_time DESC))[1] AS lock,
+           (pg_catalog.array_agg(p.lock_mode ORDER BY p.last_time DESC))[1] AS lock_mode,
+           (pg_catalog.array_agg(p.blocker_lock_modes ORDER BY p.last_time DESC))[1] AS blocker_lock_modes
       FROM pe p WHERE p.kind OPERATOR(pg_catalog.=) 'b'
      GROUP BY 1, 2, 3
 ), wb AS (
@@ -558,7 +573,8 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
        x.query, x.samples, x.sessions, x.levels, x.db_time,
        x.db_time OPERATOR(pg_catalog./) NULLIF((SELECT o.observed FROM obs o), 0::pg_catalog.float8),
        x.application_name, x.client_addr, x.xact_start, x.first_seen, x.last_seen,
-       pg_catalog.dense_rank() OVER (ORDER BY x.tree_start, x.root_pid, x.ep)::pg_catalog.int4
+       pg_catalog.dense_rank() OVER (ORDER BY x.tree_start, x.root_pid, x.ep)::pg_catalog.int4,
+       x.lock, x.lock_mode, x.blocker_lock_modes
   FROM (SELECT rt.root AS root_pid, 0 AS depth, rt.root AS pid,
                NULL::pg_catalog.int4[] AS blocked_by,
                own.usename,
@@ -572,7 +588,9 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
                own.wait, own.query, rt.samples, rt.sessions, rt.depth AS levels,
                rt.db_time, rt.db_time AS root_db_time, own.application_name,
                own.client_addr, own.xact_start, rt.first_seen, rt.last_seen,
-               rt.first_seen AS tree_start, rt.episode AS ep
+               rt.first_seen AS tree_start, rt.episode AS ep,
+               NULL::pg_catalog.text AS lock, NULL::pg_catalog.text AS lock_mode,
+               NULL::pg_catalog.text AS blocker_lock_modes
           FROM rt
           LEFT JOIN LATERAL (SELECT p.usename, p.state,
                                     pgsentinel_dimension_key('wait_event'::pg_catalog.text, p.wait_event_type,
@@ -588,7 +606,8 @@ SELECT x.root_pid, x.depth, x.pid, x.blocked_by, x.usename, x.state, x.wait,
         SELECT w.root, w.depth, w.pid, wb.blocked_by, w.usename, w.state, w.wait,
                w.query, w.samples, NULL, NULL, w.db_time, rt.db_time,
                w.application_name, w.client_addr, w.xact_start, w.first_seen,
-               w.last_seen, rt.first_seen, rt.episode
+               w.last_seen, rt.first_seen, rt.episode, w.lock, w.lock_mode,
+               w.blocker_lock_modes
           FROM w JOIN rt ON rt.root OPERATOR(pg_catalog.=) w.root
                         AND rt.episode OPERATOR(pg_catalog.=) w.episode
           LEFT JOIN wb ON wb.root OPERATOR(pg_catalog.=) w.root

@@ -351,7 +351,8 @@ BEGIN
                       state text, wait_event text, query text, samples bigint,
                       sessions bigint, levels int, db_time float8, aas float8,
                       application_name text, client_addr text, xact_start timestamptz,
-                      first_seen timestamptz, last_seen timestamptz) LOOP
+                      first_seen timestamptz, last_seen timestamptz, lock text,
+                      lock_mode text, blocker_lock_modes text) LOOP
         IF r.depth = 0 THEN
             out := out || pg_catalog.format(E'  root blocker pid %s (%s, application %s, client %s, %s%s): %s behind it from %s to %s (%s), %s s of DB time (%s AAS), %s\n      %s\n',
                                             r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
@@ -370,10 +371,15 @@ BEGIN
                                             coalesce(@extschema@.pgsentinel_text_line(r.query, 100),
                                                      '(its statement was not sampled)'));
         ELSE
-            out := out || pg_catalog.format(E'  %s pid %s (%s) waited %s s on %s behind %s: %s\n',
+            out := out || pg_catalog.format(E'  %s pid %s (%s) waited %s s on %s%s behind %s%s: %s\n',
                                             repeat('  ', r.depth), r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             round(r.db_time::numeric, 1), coalesce(r.wait_event, '?'),
+                                            -- the lock: the mode wanted, what the blocker held
+                                            coalesce(' for ' || r.lock_mode || ' on ' || r.lock, ''),
                                             array_to_string(r.blocked_by, ','),
+                                            coalesce(CASE WHEN r.blocker_lock_modes LIKE 'queued for %'
+                                                          THEN ' (' || r.blocker_lock_modes || ' ahead of it)'
+                                                          ELSE ' (holding ' || r.blocker_lock_modes || ')' END, ''),
                                             coalesce(@extschema@.pgsentinel_text_line(r.query, 60), ''));
         END IF;
     END LOOP;
@@ -416,8 +422,11 @@ BEGIN
     min_cost := greatest(0.1 * db_time, 0.05 * observed);
     WITH roots AS (
         -- one lock queue per root blocker (the trees' depth 0 rows), with
-        -- its statement cut at a word boundary
+        -- its statement cut at a word boundary, and the lock it held as its
+        -- costliest waiter of the level below saw it: "AccessShareLock on
+        -- public.t (wanted as AccessExclusiveLock)"
         SELECT x.*, c.cut,
+               lk.held_modes || ' on ' || lk.lock || ' (wanted as ' || lk.lock_mode || ')' AS held,
                regexp_replace(regexp_replace(concat_ws(', ', coalesce(x.usename, 'role hidden'),
                                                        'application ' || nullif(x.application_name, ''),
                                                        'client ' || x.client_addr),
@@ -426,8 +435,16 @@ BEGIN
                AS x(depth int, pid int, usename text, application_name text,
                     client_addr text, state text, wait_event text, query text,
                     sessions bigint, db_time float8, xact_start timestamptz,
-                    first_seen timestamptz, last_seen timestamptz)
+                    first_seen timestamptz, last_seen timestamptz, episode int)
                CROSS JOIN LATERAL (SELECT @extschema@.pgsentinel_text_line(x.query, 60)) AS c(cut)
+               LEFT JOIN LATERAL (
+                   SELECT y.lock, y.lock_mode, y.blocker_lock_modes AS held_modes
+                     FROM jsonb_to_recordset(doc->'blocking_trees')
+                          AS y(root_pid int, episode int, depth int, db_time float8,
+                               lock text, lock_mode text, blocker_lock_modes text)
+                    WHERE y.root_pid = x.pid AND y.episode = x.episode AND y.depth = 1
+                      AND y.lock IS NOT NULL AND y.blocker_lock_modes NOT LIKE 'queued for %'
+                    ORDER BY y.db_time DESC LIMIT 1) lk ON true
          WHERE x.depth = 0
     ), statements AS (
         SELECT t.*, c.cut
@@ -500,12 +517,12 @@ BEGIN
                                      THEN pg_catalog.format(' (its transaction open for %s s by then)',
                                                             round(extract(epoch FROM r.last_seen - r.xact_start)))
                                      ELSE '' END
-                             || ' holding a lock'
+                             || ' holding ' || coalesce(r.held, 'a lock')
                         WHEN r.state = 'active'
-                        THEN 'held a lock while it ran '
+                        THEN 'held ' || coalesce(r.held, 'a lock') || ' while it ran '
                              || coalesce(r.cut, 'a statement that was not sampled')
                              || coalesce(' (itself on ' || r.wait_event || ')', '')
-                        ELSE 'held a lock' || coalesce(' in state ' || r.state, ' (its state hidden from you)')
+                        ELSE 'held ' || coalesce(r.held, 'a lock') || coalesce(' in state ' || r.state, ' (its state hidden from you)')
                    END,
                    r.sessions, CASE WHEN r.sessions = 1 THEN 'session' ELSE 'sessions' END,
                    to_char(r.first_seen, 'HH24:MI:SS'), to_char(r.last_seen, 'HH24:MI:SS')) AS fact,
@@ -832,11 +849,17 @@ BEGIN
     SELECT @extschema@.pgsentinel_html_stack(ser, ((doc->>'seconds')::float8), cpus, (doc->>'bucket'), ('DB load by wait class')) INTO svg;
 
     SELECT @extschema@.pgsentinel_html_trees((doc->'blocking_trees')) INTO trees;
-    -- (a session's role, application and client in one cell, and the
-    -- time a tree was seen as one span: the table fits the page)
+    -- (a session's role, application and client in one cell, its wait and
+    -- the lock it wanted in another, and the time a tree was seen as one
+    -- span: the table fits the page)
     SELECT coalesce(jsonb_agg(t.e || jsonb_build_object(
                'who', concat_ws(', ', t.e->>'usename', nullif(t.e->>'application_name', ''),
                                 t.e->>'client_addr'),
+               'wait', concat_ws(' ', t.e->>'wait_event',
+                                 'for ' || (t.e->>'lock_mode') || ' on ' || (t.e->>'lock'),
+                                 CASE WHEN t.e->>'blocker_lock_modes' LIKE 'queued for %'
+                                      THEN '(' || (t.e->>'blocker_lock_modes') || ' ahead of it)'
+                                      ELSE '(blocker holds ' || (t.e->>'blocker_lock_modes') || ')' END),
                'seen', to_char((t.e->>'first_seen')::timestamptz, 'Mon DD HH24:MI:SS') || ' to '
                        || to_char((t.e->>'last_seen')::timestamptz,
                                   CASE WHEN date_trunc('day', (t.e->>'first_seen')::timestamptz)
@@ -967,8 +990,8 @@ BEGIN
             (7, 'Top clients', 'top_clients', '{rank,key,aas,pct,wait_profile}',
              '{#,client,AAS,% DB time,waits}'),
             (8, 'Blocking trees', 'blocking_trees',
-             '{tree,blocked_by,who,state,xact_start,wait_event,seen,sessions,db_time,aas,query}',
-             '{root and who waited behind it (pid),blocked by,"role, application, client",state,transaction start,wait,seen,sessions behind,DB time (s),AAS,statement}'))
+             '{tree,blocked_by,who,state,xact_start,wait,seen,sessions,db_time,aas,query}',
+             '{root and who waited behind it (pid),blocked by,"role, application, client",state,transaction start,"wait, lock",seen,sessions behind,DB time (s),AAS,statement}'))
              AS v(n, title, section, keys, headers) ORDER BY n
     LOOP
         SELECT @extschema@.pgsentinel_html_table((CASE WHEN r.section = 'blocking_trees' THEN trees
