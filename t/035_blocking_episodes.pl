@@ -36,8 +36,9 @@ my ($root_pid, $root_xid) = split /\|/, $node->safe_psql('postgres',
 # A waiter behind the root until sampled waiting, then cancelled.
 sub one_wait
 {
-	my ($tag) = @_;
-	my $w = pgs_start_bg($node, "UPDATE ep_t SET v = v + 2 WHERE id = 1 /* $tag */");
+	my ($tag, $sql) = @_;
+	$sql //= 'UPDATE ep_t SET v = v + 2 WHERE id = 1';
+	my $w = pgs_start_bg($node, "$sql /* $tag */");
 	ok( $node->poll_query_until('postgres',
 			"SELECT count(*) >= 3 FROM pg_active_session_history
 			  WHERE wait_event_type = 'Lock' AND query LIKE '%$tag */'"),
@@ -99,6 +100,20 @@ like($text, qr/for ShareLock on transaction $root_xid behind $root_pid \(holding
 	'the text report says what each waiter waited for and what the root held');
 my $html = $node->safe_psql('postgres', "SELECT pgsentinel_report($window, 'html')");
 ok($html =~ /ep_first/ && $html =~ /ep_second/, 'the HTML report draws both');
+
+# DDL behind the same idle transaction: the relation named, the mode the
+# DDL wants and the one the root's UPDATE holds
+my $t2 = pgs_server_time($node);
+one_wait('ep_ddl', 'ALTER TABLE ep_t ADD COLUMN x int');
+my $t3 = pgs_server_time($node);
+is( $node->safe_psql('postgres', qq{
+		SELECT string_agg(DISTINCT concat_ws('|', lock, lock_mode, blocker_lock_modes), ',')
+		  FROM pgsentinel_blocking_trees('$t2', '$t3') WHERE depth = 1}),
+	'public.ep_t|AccessExclusiveLock|RowExclusiveLock',
+	'DDL behind an idle transaction: the relation, the mode wanted, the mode held');
+like( $node->safe_psql('postgres', "SELECT pgsentinel_report('$t2', '$t3', 'text')"),
+	qr/for AccessExclusiveLock on public\.ep_t behind $root_pid \(holding RowExclusiveLock\)/,
+	'and the text report says so');
 
 pgs_stop_bg($root);
 done_testing();
