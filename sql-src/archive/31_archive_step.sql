@@ -424,7 +424,7 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
                'blockerpid', m.blockerpid, 'blocker_state', m.blocker_state,
                'blocker_usesysid', m.blocker_usesysid,
                'lock', %1$I.pgsentinel_lock_name(m.lock_type, m.lock_relation,
-                                                 m.lock_target, m.datname),
+                                                 m.lock_target, m.lock_db),
                'lock_mode', m.lock_mode,
                'blocker_lock_modes', m.blocker_lock_modes)), '[]') AS rows
       FROM (SELECT y.*, bool_or(y.blockers > 0)
@@ -675,7 +675,8 @@ WITH st AS MATERIALIZED (
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
          a.blocker_state, a.blocker_usesysid, a.blocking_pids, a.lock_type,
-         a.lock_relation, a.lock_target, a.lock_mode, a.blocker_lock_modes
+         a.lock_relation, a.lock_target, a.lock_mode, a.blocker_lock_modes,
+         a.datname AS lock_db
     FROM %1$I.pgsentinel_archive_rows_by_batch a
    WHERE a.ash_time >= (SELECT g.lo FROM roll_range g)
      AND a.ash_time < (SELECT g.hi FROM roll_range g)
@@ -689,7 +690,7 @@ WITH st AS MATERIALIZED (
          m.xact_start, m.top_level_query, coalesce(m.blockers, 0),
          m.blockerpid, m.blocker_state, m.blocker_usesysid,
          coalesce(m.blocking_pids, '{}')::int4[], m.lock_type, m.lock_relation,
-         m.lock_target, m.lock_mode, m.blocker_lock_modes
+         m.lock_target, m.lock_mode, m.blocker_lock_modes, m.datname
     FROM roll_range g, mapped m
    WHERE m.ash_time < greatest(g.lo, g.hi)),
  roll_samples AS MATERIALIZED (

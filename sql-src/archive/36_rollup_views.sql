@@ -65,8 +65,9 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
 
 -- The lock a row waited for, in words (pgsentinel_ash's lock columns):
 -- "public.t", "tuple (3,7) of public.t", "transaction 1234", "advisory
--- 42".  A relation is named only in its own database (datname): in
--- another its OID could name anything ("relation 16384").  NULL: no lock.
+-- 42".  A relation is named only in its own database (datname, NULL for
+-- another server's row): elsewhere its OID could name anything
+-- ("relation 16384").  NULL: no lock.
 CREATE FUNCTION pgsentinel_lock_name(lock_type text, lock_relation oid,
                                      lock_target text, datname text)
 RETURNS text

@@ -43,7 +43,9 @@ WITH roll_range AS MATERIALIZED (
          a.wait_event_type, a.wait_event, a.queryid, a.weight, a.state,
          a.xact_start, a.top_level_query, a.blockers, a.blockerpid,
          a.blocker_state, a.blocker_usesysid, a.blocking_pids, a.lock_type,
-         a.lock_relation, a.lock_target, a.lock_mode, a.blocker_lock_modes
+         a.lock_relation, a.lock_target, a.lock_mode, a.blocker_lock_modes,
+         -- (another server's relation OIDs mean nothing in this catalog)
+         NULL::text AS lock_db
     FROM ({fleet rows}) a),
  roll_samples AS MATERIALIZED (
   SELECT s.sample_time, s.weight, s.active_sessions

@@ -458,8 +458,9 @@ WITH fine AS (
                                        WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                       'blocker_usesysid', x.blocker_usesysid,
-                      'lock', pgsentinel_lock_name(x.lock_type, x.lock_relation,
-                                                   x.lock_target, x.datname),
+                      -- (a fleet server's relation OIDs mean nothing here)
+                      'lock', pgsentinel_lock_name(x.lock_type, x.lock_relation, x.lock_target,
+                                  CASE WHEN server IS NULL THEN x.datname END),
                       'lock_mode', x.lock_mode,
                       'blocker_lock_modes', x.blocker_lock_modes)), '[]')
           FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) x

@@ -375,7 +375,8 @@ BEGIN
                                             repeat('  ', r.depth), r.pid, coalesce(regexp_replace(regexp_replace(r.usename, '\s+', ' ', 'g'), '[[:cntrl:]]', '?', 'g'), '?'),
                                             round(r.db_time::numeric, 1), coalesce(r.wait_event, '?'),
                                             -- the lock: the mode wanted, what the blocker held
-                                            coalesce(' for ' || r.lock_mode || ' on ' || r.lock, ''),
+                                            coalesce(' for ' || r.lock_mode || ' on '
+                                                     || regexp_replace(r.lock, '[[:cntrl:]]', '?', 'g'), ''),
                                             array_to_string(r.blocked_by, ','),
                                             coalesce(CASE WHEN r.blocker_lock_modes LIKE 'queued for %'
                                                           THEN ' (' || r.blocker_lock_modes || ' ahead of it)'
@@ -426,7 +427,8 @@ BEGIN
         -- costliest waiter of the level below saw it: "AccessShareLock on
         -- public.t (wanted as AccessExclusiveLock)"
         SELECT x.*, c.cut,
-               lk.held_modes || ' on ' || lk.lock || ' (wanted as ' || lk.lock_mode || ')' AS held,
+               lk.held_modes || ' on ' || regexp_replace(lk.lock, '[[:cntrl:]]', '?', 'g')
+                   || ' (wanted as ' || lk.lock_mode || ')' AS held,
                regexp_replace(regexp_replace(concat_ws(', ', coalesce(x.usename, 'role hidden'),
                                                        'application ' || nullif(x.application_name, ''),
                                                        'client ' || x.client_addr),
@@ -441,8 +443,12 @@ BEGIN
                    SELECT y.lock, y.lock_mode, y.blocker_lock_modes AS held_modes
                      FROM jsonb_to_recordset(doc->'blocking_trees')
                           AS y(root_pid int, episode int, depth int, db_time float8,
-                               lock text, lock_mode text, blocker_lock_modes text)
+                               blocked_by int[], lock text, lock_mode text,
+                               blocker_lock_modes text)
+                    -- (a waiter's modes are its first blocker's: one whose
+                    -- only blocker is the root)
                     WHERE y.root_pid = x.pid AND y.episode = x.episode AND y.depth = 1
+                      AND y.blocked_by = ARRAY[x.pid]
                       AND y.lock IS NOT NULL AND y.blocker_lock_modes NOT LIKE 'queued for %'
                     ORDER BY y.db_time DESC LIMIT 1) lk ON true
          WHERE x.depth = 0

@@ -201,6 +201,7 @@ typedef enum PgsBatchColumnKind
 typedef struct PgsBatchLayout
 {
 	int			ncols;
+	int			min_ncols;		/* the columns of the layout's first version */
 	const PgsBatchColumnKind *kinds;
 } PgsBatchLayout;
 

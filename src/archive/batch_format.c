@@ -93,8 +93,23 @@ StaticAssertDecl(lengthof(rows_kinds) == PGS_BATCH_ROW_COLUMNS,
 StaticAssertDecl(lengthof(readings_kinds) == PGS_BATCH_READING_COLUMNS,
 				 "the statement readings' layout");
 
-const PgsBatchLayout pgs_rows_layout = {PGS_BATCH_ROW_COLUMNS, rows_kinds};
-const PgsBatchLayout pgs_readings_layout = {PGS_BATCH_READING_COLUMNS, readings_kinds};
+/*
+ * Each layout's first version's column count: no payload has fewer.  A
+ * payload is told to be of rows or readings by its count when the caller
+ * does not say (pgsentinel_batch_format(), of NULL): the readings must
+ * stay fewer than the rows' first count.
+ */
+#define ROWS_FIRST_COLUMNS		21
+#define READINGS_FIRST_COLUMNS	20
+StaticAssertDecl(PGS_BATCH_READING_COLUMNS < ROWS_FIRST_COLUMNS,
+				 "a payload's column count tells rows from readings");
+
+const PgsBatchLayout pgs_rows_layout = {
+	PGS_BATCH_ROW_COLUMNS, ROWS_FIRST_COLUMNS, rows_kinds
+};
+const PgsBatchLayout pgs_readings_layout = {
+	PGS_BATCH_READING_COLUMNS, READINGS_FIRST_COLUMNS, readings_kinds
+};
 
 static void
 corrupt(const char *why)
@@ -214,6 +229,8 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 				 errmsg("archive batch has %llu columns, more than this version of pgsentinel reads (%d)",
 						(unsigned long long) ncols, layout->ncols),
 				 errhint("The batch was written by a newer version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
+	if (ncols < (uint64) layout->min_ncols)
+		corrupt("it has fewer columns than its format");
 	for (int i = (int) ncols; i < layout->ncols; i++)
 	{
 		cols[i].kind = PGS_BATCH_ABSENT;
@@ -833,7 +850,7 @@ pgsentinel_batch_format(PG_FUNCTION_ARGS)
 	ncols = get_varint(&body, body_end);
 	/* of NULL: the rows have always had more columns than the readings */
 	if (of != NULL ? strcmp(of, "rows") == 0 :
-		ncols > (uint64) pgs_readings_layout.ncols)
+		ncols >= (uint64) pgs_rows_layout.min_ncols)
 		layout = &pgs_rows_layout;
 	else
 		layout = &pgs_readings_layout;

@@ -381,12 +381,12 @@ lock_values(const AshRow *row, Datum *values, bool *nulls, const bool *want)
 	const char *name;
 	Oid			relid;
 
-	name = pgs_lock_type_name(t);
+	name = WANT(LOCK_TYPE) ? pgs_lock_type_name(t) : NULL;
 	VALUE(LOCK_TYPE) = text_or_null(name, &ISNULL(LOCK_TYPE));
 	ISNULL(LOCK_RELATION) = !pgs_lock_relation(t, &relid);
 	if (!ISNULL(LOCK_RELATION))
 		VALUE(LOCK_RELATION) = ObjectIdGetDatum(relid);
-	name = pgs_lock_mode_name(t, t->mode);
+	name = WANT(LOCK_MODE) ? pgs_lock_mode_name(t, t->mode) : NULL;
 	VALUE(LOCK_MODE) = text_or_null(name, &ISNULL(LOCK_MODE));
 	ISNULL(LOCK_TARGET) = ISNULL(BLOCKER_LOCK_MODES) = true;
 	if (WANT(LOCK_TARGET))

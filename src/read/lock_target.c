@@ -108,9 +108,10 @@ pgs_lock_mode_name(const PgsLockTarget *t, int mode)
 }
 
 /*
- * What the first blocker holds on the lock, its modes joined by ", ", or
- * when it holds none (it waits ahead in the queue): "queued for" the mode
- * it awaits.  NULL if unknown.  Palloc'd.
+ * What the first blocker holds on the lock, its modes joined by ", ", and
+ * when it also waits for the lock ahead in the queue (holding none, or
+ * upgrading what it holds): "queued for" the mode it awaits, after a "; ".
+ * NULL if unknown.  Palloc'd.
  */
 char *
 pgs_lock_blocker_modes_text(const PgsLockTarget *t)
@@ -129,8 +130,8 @@ pgs_lock_blocker_modes_text(const PgsLockTarget *t)
 			continue;
 		appendStringInfo(&buf, "%s%s", buf.len > 0 ? ", " : "", name);
 	}
-	if (buf.len == 0 && pgs_lock_mode_name(t, t->blocker_wait_mode) != NULL)
-		appendStringInfo(&buf, "queued for %s",
+	if (pgs_lock_mode_name(t, t->blocker_wait_mode) != NULL)
+		appendStringInfo(&buf, "%squeued for %s", buf.len > 0 ? "; " : "",
 						 pgs_lock_mode_name(t, t->blocker_wait_mode));
 	if (buf.len == 0)
 	{

@@ -283,6 +283,8 @@ check_waiter(PgsLockWaiter *w, LOCK *lock)
 		return false;
 	w->self = instance_of[procno];
 	w->mode = proc->waitLockMode;
+	if (instances[w->self].queue_pos < 0)
+		return false;
 	w->target.field1 = lock->tag.locktag_field1;
 	w->target.field2 = lock->tag.locktag_field2;
 	w->target.field3 = lock->tag.locktag_field3;
@@ -290,7 +292,7 @@ check_waiter(PgsLockWaiter *w, LOCK *lock)
 	w->target.type = lock->tag.locktag_type + 1;
 	w->target.method = lock->tag.locktag_lockmethodid;
 	w->target.mode = (uint8) w->mode;
-	return instances[w->self].queue_pos >= 0;
+	return true;
 }
 
 /*
