@@ -100,7 +100,9 @@ $(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h) src/columns_gen.h
 # The columns of the rows pgsentinel returns are defined once, in
 # src/columns.txt: the C header and the SQL scripts' column lists are made
 # of it (src/columns.awk says how).
-COLUMNS_AWK = $(AWK) -f $(srcdir)/src/columns.awk
+# (awk, not PGXS's $(AWK): that names the awk of the machine PostgreSQL
+# was built on, gawk for some packaged builds, absent here)
+COLUMNS_AWK = awk -f $(srcdir)/src/columns.awk
 src/columns_gen.h: $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk
 	@mkdir -p src
 	$(COLUMNS_AWK) -v out=header $(srcdir)/src/columns.txt > $@.tmp && mv $@.tmp $@
