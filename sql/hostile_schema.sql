@@ -902,6 +902,10 @@ END $$;
 -- A statement with readings in the statements history, so that the
 -- helpers have intervals to compute (wait for them, 300 s at most: the
 -- statements worker's relaunch delay after the extension was dropped).
+-- The window ends at the clock, not at now() (this transaction's start):
+-- the reading that closes an interval may be of a later sample (a final
+-- reading is asked for by the first sample that no longer sees the call,
+-- and the statements worker rests between readings).
 CREATE FUNCTION pgs_hostile_work() RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_sleep(0.03);
@@ -916,7 +920,8 @@ DECLARE
     found boolean;
 BEGIN
     LOOP
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.pg_stat_statements_history_rates())',
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.pg_stat_statements_history_rates(
+                            clock_timestamp() - interval ''1 hour'', clock_timestamp()))',
                        s) INTO found;
         EXIT WHEN found;
         IF clock_timestamp() > deadline THEN
