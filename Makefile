@@ -86,7 +86,8 @@ ISOLATION_OPTS = --temp-config=$(srcdir)/test/pgsentinel.conf --temp-instance=./
 endif
 TAP_TESTS = 1
 
-EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip src/columns_gen.h
+EXTRA_CLEAN = tmp_check tmp_check_iso results output_iso log pgsentinel-*.zip src/columns_gen.h \
+	pgsentinel--2.1.0.sql.frag pgsentinel--2.0.0--2.1.0.sql.frag
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -117,10 +118,16 @@ SQL_CONCERN_PARTS = $(shell cd '$(srcdir)' && ls sql-src/*/[0-9]*.sql | \
 	awk -F/ '{ print $$NF, $$0 }' | LC_ALL=C sort | cut -d' ' -f2)
 SQL_PARTS_INSTALL = $(sort $(wildcard $(srcdir)/sql-src/install/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
 SQL_PARTS_UPDATE = $(sort $(wildcard $(srcdir)/sql-src/update/*.sql)) $(addprefix $(srcdir)/,$(SQL_CONCERN_PARTS))
-pgsentinel--2.1.0.sql: $(SQL_PARTS_INSTALL) $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk
-	$(COLUMNS_AWK) $(srcdir)/src/columns.txt $(SQL_PARTS_INSTALL) > $@.tmp && mv $@.tmp $@
-pgsentinel--2.0.0--2.1.0.sql: $(SQL_PARTS_UPDATE) $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk
-	$(COLUMNS_AWK) $(srcdir)/src/columns.txt $(SQL_PARTS_UPDATE) > $@.tmp && mv $@.tmp $@
+# Two passes: the statements' shared parts put in place (src/fragments.awk),
+# then the column lists.
+SQL_TOOLS = $(srcdir)/src/columns.txt $(srcdir)/src/columns.awk $(srcdir)/src/fragments.awk
+ASSEMBLE_SQL = awk -f $(srcdir)/src/fragments.awk $(1) > $@.frag && \
+	$(COLUMNS_AWK) $(srcdir)/src/columns.txt $@.frag > $@.tmp && \
+	rm -f $@.frag && mv $@.tmp $@
+pgsentinel--2.1.0.sql: $(SQL_PARTS_INSTALL) $(SQL_TOOLS)
+	$(call ASSEMBLE_SQL,$(SQL_PARTS_INSTALL))
+pgsentinel--2.0.0--2.1.0.sql: $(SQL_PARTS_UPDATE) $(SQL_TOOLS)
+	$(call ASSEMBLE_SQL,$(SQL_PARTS_UPDATE))
 
 # A build outside the source tree (make -f SRC/Makefile VPATH=SRC, as
 # pg_buildext does in build-VERSION/) puts the objects in its own src/ and

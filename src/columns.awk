@@ -41,6 +41,34 @@ FNR == NR {
 	}
 	if (sect == "")
 		fail("a column before any section");
+	# "@SECTION FIRST..LAST": that section's columns from FIRST to LAST
+	# (to its end when LAST is left out)
+	if ($1 ~ /^@/) {
+		from = substr($1, 2);
+		if (!(from in ncol) || from == sect)
+			fail("no earlier section \"" from "\"");
+		if (NF != 2 || split($2, ends, /\.\./) != 2)
+			fail("@" from " takes FIRST..LAST");
+		copying = 0;
+		for (i = 1; i <= ncol[from]; i++) {
+			if (name[from, i] == ends[1])
+				copying = 1;
+			if (copying) {
+				if ((sect, name[from, i]) in seen)
+					fail("column " name[from, i] " twice in " sect);
+				seen[sect, name[from, i]] = 1;
+				n = ++ncol[sect];
+				name[sect, n] = name[from, i];
+				type[sect, n] = type[from, i];
+				flags[sect, n] = " ";
+			}
+			if (copying && name[from, i] == ends[2])
+				break;
+		}
+		if (!copying || (ends[2] != "" && i > ncol[from]))
+			fail("no columns " $2 " in section " from);
+		next;
+	}
 	if ($1 !~ /^[a-z_][a-z0-9_]*$/)
 		fail("bad column name \"" $1 "\"");
 	if (!($2 in ctype))
@@ -73,16 +101,20 @@ FNR == NR {
 
 # a script: copy it, lists in place of the directives
 out != "header" && $1 == "--@columns" {
-	s = $2; form = $3; filter = ""; more = 0;
+	s = $2; form = $3; filter = ""; more = 0; prefix = "";
 	for (i = 4; i <= NF; i++)
 		if ($i == "more")
 			more = 1;
+		else if ($i ~ /^prefix=/)
+			prefix = substr($i, 8);
 		else
 			filter = $i;
 	if (!(s in ncol))
 		fail("no section \"" s "\" in the column list");
-	if (form != "decl" && form != "out")
+	if (form != "decl" && form != "out" && form != "names")
 		fail("unknown form \"" form "\"");
+	if (prefix != "" && form != "names")
+		fail("prefix= goes with the form names");
 	match($0, /^[ \t]*/);
 	indent = substr($0, 1, RLENGTH);
 	m = 0;
@@ -95,9 +127,13 @@ out != "header" && $1 == "--@columns" {
 		dflt = "";
 		if (form == "decl" && index(flags[s, pick[j]], " optional "))
 			dflt = " DEFAULT NULL";
-		printf("%s%s%s %s%s%s\n", indent, form == "out" ? "OUT " : "",
-			   name[s, pick[j]], type[s, pick[j]], dflt,
-			   (j < m || more) ? "," : "");
+		if (form == "names")
+			printf("%s%s%s%s\n", indent, prefix, name[s, pick[j]],
+				   (j < m || more) ? "," : "");
+		else
+			printf("%s%s%s %s%s%s\n", indent, form == "out" ? "OUT " : "",
+				   name[s, pick[j]], type[s, pick[j]], dflt,
+				   (j < m || more) ? "," : "");
 	}
 	next;
 }

@@ -69,25 +69,20 @@ END
 $fn$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUBLIC;
 
--- How samples and their rows are stored, in the archive (fleet false) or
--- a pulled server's part of the repository (fleet true: $1 is its server
--- id, feed 0): the part of the archiving step (pgsentinel_archive_step_sql())
--- and of the pull (pgsentinel_fleet_pull_sql()) after the samples kept (a
--- CTE kept: sample_id, sample_time, sample_period) and their rows (a CTE
--- rws: the columns of pg_active_session_history with weight, and the
--- row's UTC day).  Texts (as templates), wait events and sessions are
+-- How samples and their rows are stored, in the archive (local) or a
+-- pulled server's part of the repository (fleet: $1 is its server id, feed
+-- 0): the fragment (src/fragments.awk) that the archiving step
+-- (pgsentinel_archive_step_sql()) and the pull (pgsentinel_fleet_pull_sql())
+-- include after the samples kept (a CTE kept: sample_id, sample_time,
+-- sample_period) and their rows (a CTE rws: the columns of
+-- pg_active_session_history with weight, and the row's UTC day).  Texts (as templates), wait events and sessions are
 -- found or added once per day, a session by its hash and then by all its
 -- columns (a hash shared by two keeps both); the samples of each day are
 -- inserted as one batch (batches returns the samples of each); mapped
 -- gives the rows with their ids, per_sample the rows of active sessions
 -- (weight > 0) of each sample (n).  The weight of a sample is its period
 -- times keep_one_in (the step's $1, the pull's $3).
-CREATE FUNCTION pgsentinel_store_rows_sql(fleet boolean)
-RETURNS text
-LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-       pg_catalog.replace($sql$
+--@fragment store_rows
 -- texts as templates, once per day; the literal values cut out of a
 -- row's texts go with the row
  split AS MATERIALIZED (
@@ -100,7 +95,11 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
   SELECT i.day, i.text, i.text_id
     FROM (SELECT array_agg(x.day) AS days, array_agg(x.parts[1]) AS texts
             FROM split x) a,
-         %1$I.pgsentinel_text_ids(a.days, a.texts{server arg}) i),
+--@local
+         %1$I.pgsentinel_text_ids(a.days, a.texts) i),
+--@fleet
+         %1$I.pgsentinel_text_ids(a.days, a.texts, $1) i),
+--@both
  txt_all AS MATERIALIZED (
   SELECT x.day, x.text, i.text_id, x.parts[2] AS text_values
     FROM split x JOIN txt_ids i ON i.day = x.day AND i.text = x.parts[1]),
@@ -109,11 +108,20 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
   SELECT DISTINCT x.wait_event_type, x.wait_event FROM rws x),
  we_old AS MATERIALIZED (
   SELECT o.wait_event_id, o.wait_event_type, o.wait_event
-    FROM %1$I.{tables}_wait_event o WHERE {of server}),
+--@local
+    FROM %1$I.pgsentinel_archive_wait_event o),
  we_new AS (
-  INSERT INTO %1$I.{tables}_wait_event
-         ({server columns}wait_event_id, wait_event_type, wait_event)
-  SELECT {server values}coalesce((SELECT max(o.wait_event_id) FROM we_old o), 0)
+  INSERT INTO %1$I.pgsentinel_archive_wait_event
+         (wait_event_id, wait_event_type, wait_event)
+  SELECT coalesce((SELECT max(o.wait_event_id) FROM we_old o), 0)
+--@fleet
+    FROM %1$I.pgsentinel_fleet_wait_event o
+   WHERE o.server_id = $1 AND o.feed = 0),
+ we_new AS (
+  INSERT INTO %1$I.pgsentinel_fleet_wait_event
+         (server_id, feed, wait_event_id, wait_event_type, wait_event)
+  SELECT $1, 0, coalesce((SELECT max(o.wait_event_id) FROM we_old o), 0)
+--@both
          + row_number() OVER (ORDER BY w.wait_event_type, w.wait_event),
          w.wait_event_type, w.wait_event
     FROM we w
@@ -135,8 +143,13 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
     FROM rws x) x),
  ses_old AS MATERIALIZED (
   SELECT DISTINCT ON (a.n) a.*, o.session_id
-    FROM ses a JOIN %1$I.{tables}_session o
-      ON {of server} AND o.day = a.day AND o.hash = a.hash
+--@local
+    FROM ses a JOIN %1$I.pgsentinel_archive_session o
+      ON o.day = a.day AND o.hash = a.hash
+--@fleet
+    FROM ses a JOIN %1$I.pgsentinel_fleet_session o
+      ON o.server_id = $1 AND o.feed = 0 AND o.day = a.day AND o.hash = a.hash
+--@both
      AND (o.datid, o.datname, o.pid, o.leader_pid, o.usesysid, o.usename,
           o.application_name, o.client_addr, o.client_hostname, o.client_port,
           o.backend_start, o.backend_type)
@@ -146,13 +159,23 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
           a.backend_start, a.backend_type)
    ORDER BY a.n, o.session_id),
  ses_new AS (
-  INSERT INTO %1$I.{tables}_session ({server columns}day, session_id, hash,
+--@local
+  INSERT INTO %1$I.pgsentinel_archive_session (day, session_id, hash,
          datid, datname, pid, leader_pid, usesysid, usename, application_name,
          client_addr, client_hostname, client_port, backend_start, backend_type)
-  SELECT {server values}a.day,
+  SELECT a.day,
          coalesce((SELECT max(o.session_id)
-                     FROM %1$I.{tables}_session o
-                    WHERE {of server} AND o.day = a.day), 0)
+                     FROM %1$I.pgsentinel_archive_session o
+                    WHERE o.day = a.day), 0)
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_session (server_id, feed, day, session_id, hash,
+         datid, datname, pid, leader_pid, usesysid, usename, application_name,
+         client_addr, client_hostname, client_port, backend_start, backend_type)
+  SELECT $1, 0, a.day,
+         coalesce((SELECT max(o.session_id)
+                     FROM %1$I.pgsentinel_fleet_session o
+                    WHERE o.server_id = $1 AND o.feed = 0 AND o.day = a.day), 0)
+--@both
          + row_number() OVER (PARTITION BY a.day ORDER BY a.hash),
          a.hash, a.datid, a.datname, a.pid, a.leader_pid, a.usesysid, a.usename,
          a.application_name, a.client_addr, a.client_hostname, a.client_port,
@@ -200,7 +223,11 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
 -- numbered in time order, and their rows
  batch_samples AS MATERIALIZED (
   SELECT k.day, k.sample_id, k.sample_time, k.sample_period,
-         k.sample_period * {keep one in} AS weight, coalesce(p.n, 0) AS n,
+--@local
+         k.sample_period * $1 AS weight, coalesce(p.n, 0) AS n,
+--@fleet
+         k.sample_period * $3 AS weight, coalesce(p.n, 0) AS n,
+--@both
          coalesce(p.blocked, false) AS blocked,
          min(k.sample_time) OVER (PARTITION BY k.day) AS first_time,
          row_number() OVER (PARTITION BY k.day
@@ -266,10 +293,17 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
     JOIN batch_samples b ON b.sample_id = m.sample_id AND b.sample_time = m.ash_time
    GROUP BY b.day, b.first_time),
  batches AS (
-  INSERT INTO %1$I.{tables}_batch ({server columns}first_time, last_time,
+--@local
+  INSERT INTO %1$I.pgsentinel_archive_batch (first_time, last_time,
          sample_ids, sample_us, sample_periods, weights, active_sessions,
          sample_blocked, row_data)
-  SELECT {server values}s.first_time, s.last_time, s.sample_ids, s.sample_us,
+  SELECT s.first_time, s.last_time, s.sample_ids, s.sample_us,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_batch (server_id, feed, first_time, last_time,
+         sample_ids, sample_us, sample_periods, weights, active_sessions,
+         sample_blocked, row_data)
+  SELECT $1, 0, s.first_time, s.last_time, s.sample_ids, s.sample_us,
+--@both
          s.sample_periods, s.weights, s.active_sessions, s.sample_blocked,
          -- (a day's samples without rows: typed, so that nothing else binds)
          coalesce(r.row_data, %1$I.pgsentinel_batch_pack(NULL::pg_catalog.bytea,
@@ -291,22 +325,16 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
                  array_agg(b.blocked ORDER BY b.si) AS sample_blocked
             FROM batch_samples b GROUP BY b.day) s
     LEFT JOIN batch_rows r ON r.day = s.day
-{on conflict}  RETURNING cardinality(sample_ids) AS samples),
-$sql$,
-  '{tables}', CASE WHEN fleet THEN 'pgsentinel_fleet' ELSE 'pgsentinel_archive' END),
-  '{of server}', CASE WHEN fleet THEN 'o.server_id = $1 AND o.feed = 0' ELSE 'true' END),
-  '{server columns}', CASE WHEN fleet THEN 'server_id, feed, ' ELSE '' END),
-  '{server values}', CASE WHEN fleet THEN '$1, 0, ' ELSE '' END),
-  '{server arg}', CASE WHEN fleet THEN ', $1' ELSE '' END),
-  '{keep one in}', CASE WHEN fleet THEN '$3' ELSE '$1' END),
-  '{on conflict}', CASE WHEN fleet THEN '  ON CONFLICT DO NOTHING
-' ELSE '' END);
-REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
+--@fleet
+  ON CONFLICT DO NOTHING
+--@both
+  RETURNING cardinality(sample_ids) AS samples),
+--@end
 
--- How the rollups are made of rows, in the archive (fleet false) or a
--- fleet server's part of the repository (fleet true: $1 is its server id):
--- the part of the archiving step (pgsentinel_archive_step_sql()) and of
--- the fleet's roll (pgsentinel_fleet_roll_sql()) after the CTEs roll_range
+-- How the rollups are made of rows, in the archive (local) or a fleet
+-- server's part of the repository (fleet: $1 is its server id): the
+-- fragment that the archiving step (pgsentinel_archive_step_sql()) and the
+-- fleet's roll (pgsentinel_fleet_roll_sql()) include after the CTEs roll_range
 -- (lo, hi: the minutes rolled up; hlo, hhi: the hours closed, from their
 -- minutes before lo read back and the rows before hhi), roll_rows (the
 -- rows of [lo, hi) and their weights, as pgsentinel_ash_archive shows
@@ -317,24 +345,31 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_store_rows_sql(boolean) FROM PUBLIC;
 -- only (its partitions may be foreign tables, which take no ON CONFLICT):
 -- a row that arrives for a time already rolled up is read from the rows,
 -- not the rollups (docs/fleet.md).
-CREATE FUNCTION pgsentinel_rollup_sql(fleet boolean)
-RETURNS text
-LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-       pg_catalog.replace(pg_catalog.replace($sql$
+--@fragment rollups
 -- A minute's rows as one batch (30_archive.sql): the arrays of one
 -- aggregation, so that element i of each is the same row; the rows in
 -- the order of their names, which repeat in each array and compress.
  roll_minute AS (
-  INSERT INTO %1$I.{rollup}minute_batch (bucket, datname, usesysid,
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_minute_batch (bucket, datname, usesysid,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_minute_batch (bucket, datname, usesysid,
+--@both
          usename, application_name, backend_type, wait_event_type,
-         wait_event, queryid, db_time, rows{server col})
+--@local
+         wait_event, queryid, db_time, rows)
+--@fleet
+         wait_event, queryid, db_time, rows, server_id)
+--@both
   SELECT m.bucket, array_agg(m.datname), array_agg(m.usesysid),
          array_agg(m.usename), array_agg(m.application_name),
          array_agg(m.backend_type), array_agg(m.wait_event_type),
          array_agg(m.wait_event), array_agg(m.queryid), array_agg(m.db_time),
-         array_agg(m.rows){server val}
+--@local
+         array_agg(m.rows)
+--@fleet
+         array_agg(m.rows), $1
+--@both
     FROM (SELECT date_trunc('minute', m.ash_time, 'UTC') AS bucket, m.datname,
                  m.usesysid, m.usename, m.application_name, m.backend_type,
                  m.wait_event_type, m.wait_event, m.queryid,
@@ -343,17 +378,34 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
            ORDER BY 1, 2, 4, 5, 6, 9, 7, 8) m
    GROUP BY m.bucket),
  roll_hour AS (
-  INSERT INTO %1$I.{rollup}hour AS t (bucket, datname, usesysid,
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_hour AS t (bucket, datname, usesysid,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_hour AS t (bucket, datname, usesysid,
+--@both
          usename, application_name, backend_type, wait_event_type,
-         wait_event, queryid, db_time, rows{server col})
+--@local
+         wait_event, queryid, db_time, rows)
+--@fleet
+         wait_event, queryid, db_time, rows, server_id)
+--@both
   SELECT date_trunc('hour', h.bucket, 'UTC'), h.datname, h.usesysid,
          h.usename, h.application_name, h.backend_type, h.wait_event_type,
-         h.wait_event, h.queryid, sum(h.db_time), sum(h.rows){server val}
+--@local
+         h.wait_event, h.queryid, sum(h.db_time), sum(h.rows)
+--@fleet
+         h.wait_event, h.queryid, sum(h.db_time), sum(h.rows), $1
+--@both
     FROM (SELECT m.bucket, m.datname, m.usesysid, m.usename,
                  m.application_name, m.backend_type, m.wait_event_type,
                  m.wait_event, m.queryid, m.db_time, m.rows
-            FROM %1$I.{rollup}minute m
-           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+--@local
+            FROM %1$I.pgsentinel_rollup_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+--@fleet
+            FROM %1$I.pgsentinel_fleet_rollup_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g) AND m.server_id = $1
+--@both
              AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
           UNION ALL
           SELECT m.ash_time, m.datname, m.usesysid, m.usename,
@@ -362,20 +414,43 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
             FROM roll_range g, roll_rows m
            WHERE m.weight > 0 AND m.ash_time < g.hhi) h
    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-{hour upsert}),
+--@local
+  ON CONFLICT (bucket, datname, usesysid, usename, application_name,
+               backend_type, wait_event_type, wait_event, queryid)
+  DO UPDATE SET db_time = t.db_time + excluded.db_time,
+                rows = t.rows + excluded.rows
+--@both
+),
  roll_session_hour AS (
-  INSERT INTO %1$I.{rollup}session_hour AS t (bucket, pid, datname,
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_session_hour AS t (bucket, pid, datname,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_session_hour AS t (bucket, pid, datname,
+--@both
          usesysid, usename, application_name, client_addr, backend_type,
-         wait_event_type, wait_event, db_time, rows, last_time{server col})
+--@local
+         wait_event_type, wait_event, db_time, rows, last_time)
+--@fleet
+         wait_event_type, wait_event, db_time, rows, last_time, server_id)
+--@both
   SELECT date_trunc('hour', h.bucket, 'UTC'), h.pid, h.datname,
          h.usesysid, h.usename, h.application_name, h.client_addr,
          h.backend_type, h.wait_event_type, h.wait_event,
-         sum(h.db_time), sum(h.rows), max(h.last_time){server val}
+--@local
+         sum(h.db_time), sum(h.rows), max(h.last_time)
+--@fleet
+         sum(h.db_time), sum(h.rows), max(h.last_time), $1
+--@both
     FROM (SELECT m.bucket, m.pid, m.datname, m.usesysid, m.usename,
                  m.application_name, m.client_addr, m.backend_type,
                  m.wait_event_type, m.wait_event, m.db_time, m.rows, m.last_time
-            FROM %1$I.{rollup}session_minute m
-           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+--@local
+            FROM %1$I.pgsentinel_rollup_session_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+--@fleet
+            FROM %1$I.pgsentinel_fleet_rollup_session_minute m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g) AND m.server_id = $1
+--@both
              AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
           UNION ALL
           SELECT m.ash_time, m.pid, m.datname, m.usesysid, m.usename,
@@ -384,17 +459,36 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
             FROM roll_range g, roll_rows m
            WHERE m.weight > 0 AND m.ash_time < g.hhi) h
    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-{session upsert}),
+--@local
+  ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
+               client_addr, backend_type, wait_event_type, wait_event)
+  DO UPDATE SET db_time = t.db_time + excluded.db_time,
+                rows = t.rows + excluded.rows,
+                last_time = greatest(t.last_time, excluded.last_time)
+--@both
+),
  roll_session_minute AS (
-  INSERT INTO %1$I.{rollup}session_minute_batch (bucket, pid, datname,
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_session_minute_batch (bucket, pid, datname,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_session_minute_batch (bucket, pid, datname,
+--@both
          usesysid, usename, application_name, client_addr, backend_type,
-         wait_event_type, wait_event, db_time, rows, last_time{server col})
+--@local
+         wait_event_type, wait_event, db_time, rows, last_time)
+--@fleet
+         wait_event_type, wait_event, db_time, rows, last_time, server_id)
+--@both
   SELECT m.bucket, array_agg(m.pid), array_agg(m.datname),
          array_agg(m.usesysid), array_agg(m.usename),
          array_agg(m.application_name), array_agg(m.client_addr),
          array_agg(m.backend_type), array_agg(m.wait_event_type),
          array_agg(m.wait_event), array_agg(m.db_time), array_agg(m.rows),
-         array_agg(m.last_time){server val}
+--@local
+         array_agg(m.last_time)
+--@fleet
+         array_agg(m.last_time), $1
+--@both
     FROM (SELECT date_trunc('minute', m.ash_time, 'UTC') AS bucket, m.pid,
                  m.datname, m.usesysid, m.usename, m.application_name,
                  m.client_addr, m.backend_type, m.wait_event_type,
@@ -438,20 +532,34 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
 -- JSON array, a few dozen: a whole hour's of a lock storm in one could
 -- pass jsonb's size limit and stop the archiver for good)
  roll_blocking_hour AS (
-  INSERT INTO %1$I.{rollup}blocking_hour AS t (bucket, kind,
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_blocking_hour AS t (bucket, kind,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_blocking_hour AS t (bucket, kind,
+--@both
          root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
          last_time, usesysid, usename, state, wait_event_type, wait_event,
          query, first_time, application_name, client_addr, xact_start, lock,
-         lock_mode, blocker_lock_modes{server col})
-  SELECT h.*{server val} FROM (
+--@local
+         lock_mode, blocker_lock_modes)
+  SELECT h.* FROM (
+--@fleet
+         lock_mode, blocker_lock_modes, server_id)
+  SELECT h.*, $1 FROM (
+--@both
          SELECT jsonb_agg(to_jsonb(p)) AS parts
            FROM (SELECT m.bucket, m.kind, m.root_pid, m.pid, m.key_usesysid, m.depth,
                          m.blocked_by, m.samples, m.db_time, m.last_time, m.usesysid,
                          m.usename, m.state, m.wait_event_type, m.wait_event, m.query,
                          m.first_time, m.application_name, m.client_addr, m.xact_start,
                          m.lock, m.lock_mode, m.blocker_lock_modes
-                   FROM %1$I.{rollup}blocking_minute m
-                  WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
+--@local
+                   FROM %1$I.pgsentinel_rollup_blocking_minute m
+                  WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+--@fleet
+                   FROM %1$I.pgsentinel_fleet_rollup_blocking_minute m
+                  WHERE m.bucket >= (SELECT g.hlo FROM roll_range g) AND m.server_id = $1
+--@both
                     AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
                  UNION ALL
                  SELECT b.* FROM roll_range g, bl_parts b
@@ -459,73 +567,10 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
           GROUP BY date_trunc('hour', p.bucket, 'UTC'), p.kind, p.root_pid, p.pid,
                    p.key_usesysid) x,
        %1$I.pgsentinel_blocking_merge(x.parts, 'hour'::text) h
-{blocking upsert}),
- roll_blocking_minute AS (
-  INSERT INTO %1$I.{rollup}blocking_minute_batch (bucket, kind,
-         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
-         last_time, usesysid, usename, state, wait_event_type, wait_event,
-         query, first_time, application_name, client_addr, xact_start, lock,
-         lock_mode, blocker_lock_modes{server col})
-  SELECT b.bucket, array_agg(b.kind), %1$I.pgsentinel_pack(array_agg(b.root_pid)),
-         %1$I.pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
-         %1$I.pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
-         %1$I.pgsentinel_pack(array_agg(b.samples)), array_agg(b.db_time),
-         array_agg(b.last_time),
-         array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
-         array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
-         array_agg(b.first_time),
-         array_agg(b.application_name), array_agg(b.client_addr),
-         array_agg(b.xact_start), array_agg(b.lock), array_agg(b.lock_mode),
-         array_agg(b.blocker_lock_modes){server val}
-    FROM (SELECT * FROM bl_parts p
-           ORDER BY p.bucket, p.root_pid, p.kind, p.pid, p.key_usesysid) b
-   GROUP BY b.bucket),
- obs_minute AS (
-  INSERT INTO %1$I.{rollup}minute_observed AS t
-         (bucket, samples, observed, peak{server col})
-  SELECT date_trunc('minute', k.sample_time, 'UTC'), count(*),
-         sum(k.weight), max(k.active_sessions){server val}
-    FROM roll_samples k GROUP BY 1
-{observed upsert}),
- obs_hour AS (
-  INSERT INTO %1$I.{rollup}hour_observed AS t
-         (bucket, samples, observed, peak{server col})
-  SELECT date_trunc('hour', h.bucket, 'UTC'), sum(h.samples),
-         sum(h.observed), max(h.peak){server val}
-    FROM (SELECT m.bucket, m.samples, m.observed, m.peak
-            FROM %1$I.{rollup}minute_observed m
-           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g){and server}
-             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
-          UNION ALL
-          SELECT k.sample_time, 1, k.weight, k.active_sessions
-            FROM roll_range g, roll_samples k
-           WHERE k.sample_time < g.hhi) h
-   GROUP BY 1
-{observed upsert}),
-$sql$,
-  '{rollup}', CASE WHEN fleet THEN 'pgsentinel_fleet_rollup_' ELSE 'pgsentinel_rollup_' END),
-  '{server col}', CASE WHEN fleet THEN ', server_id' ELSE '' END),
-  '{server val}', CASE WHEN fleet THEN ', $1' ELSE '' END),
-  '{and server}', CASE WHEN fleet THEN ' AND m.server_id = $1' ELSE '' END),
-  '{hour upsert}', CASE WHEN NOT fleet THEN $upsert$
-  ON CONFLICT (bucket, datname, usesysid, usename, application_name,
-               backend_type, wait_event_type, wait_event, queryid)
-  DO UPDATE SET db_time = t.db_time + excluded.db_time,
-                rows = t.rows + excluded.rows$upsert$ ELSE '' END),
-  '{session upsert}', CASE WHEN NOT fleet THEN $upsert$
-  ON CONFLICT (bucket, pid, datname, usesysid, usename, application_name,
-               client_addr, backend_type, wait_event_type, wait_event)
-  DO UPDATE SET db_time = t.db_time + excluded.db_time,
-                rows = t.rows + excluded.rows,
-                last_time = greatest(t.last_time, excluded.last_time)$upsert$ ELSE '' END),
-  '{observed upsert}', CASE WHEN NOT fleet THEN $upsert$
-  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
-                                     observed = t.observed + excluded.observed,
-                                     peak = greatest(t.peak, excluded.peak)$upsert$ ELSE '' END),
--- How a bucket's part of the blocking trees adds to the one already kept
--- (the same for the hour and the minute rollups): counts and times summed,
--- the deepest level and all blockers kept, the names of the latest row.
-  '{blocking upsert}', CASE WHEN NOT fleet THEN $upsert$
+--@local
+-- a bucket's part of the blocking trees added to the one already kept:
+-- counts and times summed, the deepest level and all blockers kept, the
+-- names of the latest row
   ON CONFLICT (bucket, kind, root_pid, pid, key_usesysid)
   DO UPDATE SET depth = greatest(t.depth, excluded.depth),
                 blocked_by = (SELECT array_agg(DISTINCT x ORDER BY x)
@@ -557,8 +602,97 @@ $sql$,
                 blocker_lock_modes = CASE WHEN excluded.last_time >= t.last_time
                      THEN excluded.blocker_lock_modes ELSE t.blocker_lock_modes END,
                 first_time = least(t.first_time, excluded.first_time),
-                last_time = greatest(t.last_time, excluded.last_time)$upsert$ ELSE '' END);
-REVOKE EXECUTE ON FUNCTION pgsentinel_rollup_sql(boolean) FROM PUBLIC;
+                last_time = greatest(t.last_time, excluded.last_time)
+--@both
+),
+ roll_blocking_minute AS (
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_blocking_minute_batch (bucket, kind,
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_blocking_minute_batch (bucket, kind,
+--@both
+         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
+         last_time, usesysid, usename, state, wait_event_type, wait_event,
+         query, first_time, application_name, client_addr, xact_start, lock,
+--@local
+         lock_mode, blocker_lock_modes)
+--@fleet
+         lock_mode, blocker_lock_modes, server_id)
+--@both
+  SELECT b.bucket, array_agg(b.kind), %1$I.pgsentinel_pack(array_agg(b.root_pid)),
+         %1$I.pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
+         %1$I.pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
+         %1$I.pgsentinel_pack(array_agg(b.samples)), array_agg(b.db_time),
+         array_agg(b.last_time),
+         array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
+         array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
+         array_agg(b.first_time),
+         array_agg(b.application_name), array_agg(b.client_addr),
+         array_agg(b.xact_start), array_agg(b.lock), array_agg(b.lock_mode),
+--@local
+         array_agg(b.blocker_lock_modes)
+--@fleet
+         array_agg(b.blocker_lock_modes), $1
+--@both
+    FROM (SELECT * FROM bl_parts p
+           ORDER BY p.bucket, p.root_pid, p.kind, p.pid, p.key_usesysid) b
+   GROUP BY b.bucket),
+ obs_minute AS (
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_minute_observed AS t
+         (bucket, samples, observed, peak)
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_minute_observed AS t
+         (bucket, samples, observed, peak, server_id)
+--@both
+  SELECT date_trunc('minute', k.sample_time, 'UTC'), count(*),
+--@local
+         sum(k.weight), max(k.active_sessions)
+--@fleet
+         sum(k.weight), max(k.active_sessions), $1
+--@both
+    FROM roll_samples k GROUP BY 1
+--@local
+  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
+                                     observed = t.observed + excluded.observed,
+                                     peak = greatest(t.peak, excluded.peak)
+--@both
+),
+ obs_hour AS (
+--@local
+  INSERT INTO %1$I.pgsentinel_rollup_hour_observed AS t
+         (bucket, samples, observed, peak)
+--@fleet
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_hour_observed AS t
+         (bucket, samples, observed, peak, server_id)
+--@both
+  SELECT date_trunc('hour', h.bucket, 'UTC'), sum(h.samples),
+--@local
+         sum(h.observed), max(h.peak)
+--@fleet
+         sum(h.observed), max(h.peak), $1
+--@both
+    FROM (SELECT m.bucket, m.samples, m.observed, m.peak
+--@local
+            FROM %1$I.pgsentinel_rollup_minute_observed m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g)
+--@fleet
+            FROM %1$I.pgsentinel_fleet_rollup_minute_observed m
+           WHERE m.bucket >= (SELECT g.hlo FROM roll_range g) AND m.server_id = $1
+--@both
+             AND m.bucket < (SELECT least(g.lo, g.hhi) FROM roll_range g)
+          UNION ALL
+          SELECT k.sample_time, 1, k.weight, k.active_sessions
+            FROM roll_range g, roll_samples k
+           WHERE k.sample_time < g.hhi) h
+   GROUP BY 1
+--@local
+  ON CONFLICT (bucket) DO UPDATE SET samples = t.samples + excluded.samples,
+                                     observed = t.observed + excluded.observed,
+                                     peak = greatest(t.peak, excluded.peak)
+--@both
+),
+--@end
 
 -- The archiving step, one statement (src/archive/archive_step.c runs it with
 -- format(pgsentinel_archive_step_sql(), schema)).  It copies the samples
@@ -614,7 +748,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_rollup_sql(boolean) FROM PUBLIC;
 CREATE FUNCTION pgsentinel_archive_step_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace(pg_catalog.replace($sql$
+RETURN $sql$
 WITH st AS MATERIALIZED (
   SELECT s.history_id, s.last_sample_id, s.last_sample_time, s.rolled_until,
          s.hours_rolled_until
@@ -636,7 +770,7 @@ WITH st AS MATERIALIZED (
    WHERE r.sample_id >= (SELECT min(k.sample_id) FROM kept k)
      AND r.sample_id <= (SELECT max(k.sample_id) FROM kept k)
      AND r.sample_id IN (SELECT k.sample_id FROM kept k)),
-{store rows}
+--@include store_rows local
 -- rollups: of the minutes that this step closes (every sample of theirs is
 -- archived now, by an earlier step or by this one), each minute once: the
 -- rows of earlier steps read back from the archive, this step's from the
@@ -706,7 +840,7 @@ WITH st AS MATERIALIZED (
     FROM roll_range g, kept k LEFT JOIN per_sample p
       ON p.sample_id = k.sample_id AND p.sample_time = k.sample_time
    WHERE k.sample_time < greatest(g.lo, g.hi)),
-{rollups}
+--@include rollups local
 -- the watermark, with the counts
  counts AS MATERIALIZED (
   SELECT (SELECT count(*) FROM ring) AS seen,
@@ -742,9 +876,7 @@ SELECT c.seen::int8, c.kept::int8, c.rows::int8,
        coalesce(c.samples_lost, 0)::int8, c.rows_lost::int8,
        c.seen >= $2, (SELECT max(u.last_sample_time) FROM upd u)
   FROM counts c
-$sql$,
-'{rollups}', pgsentinel_rollup_sql(false)),
-'{store rows}', pgsentinel_store_rows_sql(false));
+$sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_archive_step_sql() FROM PUBLIC;
 
 -- The partitioned tables of the archive, with the retention that drops
@@ -799,7 +931,7 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    RETURN QUERY EXECUTE replace($q$
+    RETURN QUERY EXECUTE $q$
 WITH nspname AS (SELECT n.nspname AS s FROM pg_namespace n WHERE n.oid = $2),
  days AS (
   SELECT d::date AS day
@@ -812,7 +944,7 @@ WITH nspname AS (SELECT n.nspname AS s FROM pg_namespace n WHERE n.oid = $2),
               ELSE timezone('UTC', d.day::timestamp)::text END AS lo,
          CASE WHEN p.by_date THEN (d.day + 1)::text
               ELSE timezone('UTC', (d.day + 1)::timestamp)::text END AS hi
-    FROM days d, {schema}.pgsentinel_archive_partitioned() p
+    FROM days d, @extschema@.pgsentinel_archive_partitioned() p
    WHERE p.retention <> 'hour'
   UNION ALL
   SELECT DISTINCT p.parent,
@@ -821,7 +953,7 @@ WITH nspname AS (SELECT n.nspname AS s FROM pg_namespace n WHERE n.oid = $2),
          timezone('UTC', date_trunc('month', d.day::timestamp))::text,
          timezone('UTC', date_trunc('month', d.day::timestamp)
                          + interval '1 month')::text
-    FROM days d, {schema}.pgsentinel_archive_partitioned() p
+    FROM days d, @extschema@.pgsentinel_archive_partitioned() p
    WHERE p.retention = 'hour')
 SELECT x.ddl, w.name, CASE WHEN c.oid IS NULL THEN pc.oid END,
        nullif(pt.partdefid, 0), w.needed
@@ -861,8 +993,7 @@ SELECT x.ddl, w.name, CASE WHEN c.oid IS NULL THEN pc.oid END,
                      JOIN pg_class p ON p.oid = i.inhparent
                     WHERE i.inhrelid = c.oid AND p.relname = w.parent
                       AND p.relnamespace = $2 AND p.relowner = c.relowner)
- ORDER BY w.name, x.step$q$, '{schema}',
-        (SELECT quote_ident(n.nspname) FROM pg_namespace n WHERE n.oid = nsp))
+ ORDER BY w.name, x.step$q$
         USING from_day, nsp;
 END
 $fn$;
@@ -884,7 +1015,7 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    RETURN QUERY EXECUTE replace($q$
+    RETURN QUERY EXECUTE $q$
 SELECT format('DROP TABLE IF EXISTS %I.%I', n.nspname, c.relname), c.oid, p.oid,
        nullif(pt.partdefid, 0)
   FROM pg_inherits i
@@ -892,7 +1023,7 @@ SELECT format('DROP TABLE IF EXISTS %I.%I', n.nspname, c.relname), c.oid, p.oid,
   JOIN pg_class p ON p.oid = i.inhparent
   JOIN pg_namespace n ON n.oid = p.relnamespace
   JOIN pg_partitioned_table pt ON pt.partrelid = p.oid
-  JOIN {schema}.pgsentinel_archive_partitioned() l ON l.parent = p.relname
+  JOIN @extschema@.pgsentinel_archive_partitioned() l ON l.parent = p.relname
  WHERE p.relnamespace = $4 AND c.relnamespace = $4 AND c.relowner = p.relowner
    AND c.relname = p.relname || '_' || substring(c.relname from '[0-9]+$')
    AND CASE l.retention
@@ -904,8 +1035,7 @@ SELECT format('DROP TABLE IF EXISTS %I.%I', n.nspname, c.relname), c.oid, p.oid,
             AND (to_date(right(c.relname, 6), 'YYYYMM') + interval '1 month')::date
                 <= $3
        END
- ORDER BY c.relname$q$, '{schema}',
-        (SELECT quote_ident(n.nspname) FROM pg_namespace n WHERE n.oid = nsp))
+ ORDER BY c.relname$q$
         USING raw_before, minute_before, hour_before, nsp;
 END
 $fn$;

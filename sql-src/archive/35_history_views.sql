@@ -175,54 +175,27 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
                          OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
 
 CREATE VIEW pgsentinel_ash_archive AS
-SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
-       usename, application_name, client_addr, client_hostname,
-       client_port, backend_start, xact_start, query_start,
-       state_change, wait_event_type, wait_event, state,
-       backend_xid, backend_xmin, top_level_query, query, cmdtype,
-       queryid, nested_queryid, backend_type, blockers, blockerpid,
-       blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source, blocked_sample, lock_type,
-       lock_relation, lock_target, lock_mode, blocker_lock_modes
+SELECT
+       --@columns history names
   FROM pgsentinel_archive_rows_by_batch;
 
 CREATE VIEW pgsentinel_history_rows_by_batch AS
-SELECT batch_start, batch_end, ash_time, datid, datname, pid, leader_pid, usesysid,
-       usename, application_name, client_addr, client_hostname,
-       client_port, backend_start, xact_start, query_start,
-       state_change, wait_event_type, wait_event, state,
-       backend_xid, backend_xmin, top_level_query, query, cmdtype,
-       queryid, nested_queryid, backend_type, blockers, blockerpid,
-       blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source, blocked_sample, lock_type,
-       lock_relation, lock_target, lock_mode, blocker_lock_modes
+SELECT batch_start, batch_end,
+       --@columns history names
   FROM pgsentinel_archive_rows_by_batch
  WHERE ash_time OPERATOR(pg_catalog.<)
        (SELECT x.split_time FROM pgsentinel_history_split x)
 UNION ALL
-SELECT r.ash_time, r.ash_time, r.ash_time, r.datid, r.datname, r.pid, r.leader_pid,
-       r.usesysid, r.usename, r.application_name, r.client_addr, r.client_hostname,
-       r.client_port, r.backend_start, r.xact_start, r.query_start,
-       r.state_change, r.wait_event_type, r.wait_event, r.state,
-       r.backend_xid, r.backend_xmin, r.top_level_query, r.query, r.cmdtype,
-       r.queryid, r.nested_queryid, r.backend_type, r.blockers, r.blockerpid,
-       r.blocker_state, r.sample_id, r.blocking_pids, r.sample_period,
-       r.blocker_usesysid, r.weight, 'ring'::pg_catalog.text,
-       NULL::pg_catalog.bool, r.lock_type, r.lock_relation, r.lock_target,
-       r.lock_mode, r.blocker_lock_modes
-  FROM pgsentinel_ash_ring r
+SELECT r.ash_time, r.ash_time,
+       --@columns history names prefix=r.
+  FROM (SELECT y.*, 'ring'::pg_catalog.text AS source,
+               NULL::pg_catalog.bool AS blocked_sample
+          FROM pgsentinel_ash_ring y) r
  WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
 CREATE VIEW pgsentinel_ash_history AS
-SELECT ash_time, datid, datname, pid, leader_pid, usesysid,
-       usename, application_name, client_addr, client_hostname,
-       client_port, backend_start, xact_start, query_start,
-       state_change, wait_event_type, wait_event, state,
-       backend_xid, backend_xmin, top_level_query, query, cmdtype,
-       queryid, nested_queryid, backend_type, blockers, blockerpid,
-       blocker_state, sample_id, blocking_pids, sample_period,
-       blocker_usesysid, weight, source, blocked_sample, lock_type,
-       lock_relation, lock_target, lock_mode, blocker_lock_modes
+SELECT
+       --@columns history names
   FROM pgsentinel_history_rows_by_batch;
 
 GRANT SELECT ON pgsentinel_history_split, pgsentinel_archive_samples_by_batch,

@@ -49,10 +49,7 @@ $$;
 -- view, the planner cannot estimate how many rows a batch's arrays hold,
 -- and may join every session to every row.  For the readers that know the server and the window: the
 -- reports (pgsentinel_fleet_rows()) and the roll.
-CREATE FUNCTION pgsentinel_fleet_rows_sql()
-RETURNS text
-LANGUAGE sql IMMUTABLE
-RETURN $sql$
+--@fragment fleet_rows
 WITH u AS MATERIALIZED (
   SELECT b.feed, timezone('UTC', b.first_time)::date AS day, x.*
     FROM %1$I.pgsentinel_fleet_batch b
@@ -99,6 +96,12 @@ SELECT u.sample_time AS ash_time, c.datid, c.datname, c.pid, c.leader_pid, c.use
     ON qt.feed = u.feed AND qt.day = u.day AND qt.text_id = u.query_id
   LEFT JOIN %1$I.pgsentinel_fleet_wait_event w
     ON w.server_id = $1 AND w.feed = u.feed AND w.wait_event_id = u.wait_event_id
+--@end
+CREATE FUNCTION pgsentinel_fleet_rows_sql()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN $sql$
+--@include fleet_rows
 $sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_rows_sql() FROM PUBLIC;
 -- (pgsentinel_fleet_rows() runs it with its caller's rights)

@@ -244,12 +244,12 @@ RETURNS name[]
 LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT coalesce(pg_catalog.array_agg(r.rolname ORDER BY r.rolname), '{}'::name[])
-      FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
-     WHERE e.extname OPERATOR(pg_catalog.=) 'pgsentinel'::name
-       AND NOT r.rolsuper
+      FROM pg_catalog.pg_roles r
+     WHERE NOT r.rolsuper
        -- the database's owner stands for it, under its own name
        AND r.rolname OPERATOR(pg_catalog.<>) 'pg_database_owner'::name
-       AND pg_catalog.has_schema_privilege(r.oid, e.extnamespace, 'CREATE');
+       AND pg_catalog.has_schema_privilege(r.oid,
+               '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid, 'CREATE');
 END;
 
 -- The fleet runs as a superuser and looks names up in pgsentinel's schema
@@ -301,7 +301,7 @@ BEGIN
                                AND f.relname = 'pgsentinel_fleet_server') AS trusted
       INTO r
       FROM pg_class c
-     WHERE c.relnamespace = (SELECT e.extnamespace FROM pg_extension e WHERE e.extname = 'pgsentinel')
+     WHERE c.relnamespace = '@extschema@'::regnamespace
        AND c.relname = foreign_server || suffix;
     IF r.oid IS NULL THEN
         RETURN NULL;

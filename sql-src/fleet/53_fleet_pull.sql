@@ -14,7 +14,7 @@
 CREATE FUNCTION pgsentinel_fleet_pull_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace($sql$
+RETURN $sql$
 WITH smp AS MATERIALIZED (
   SELECT r.sample_id, r.sample_time, r.sample_period, r.active_sessions
     FROM %2$s r
@@ -28,7 +28,7 @@ WITH smp AS MATERIALIZED (
     JOIN kept k ON k.sample_id = a.sample_id AND k.sample_time = a.ash_time
    WHERE a.ash_time >= (SELECT min(k.sample_time) FROM kept k)
      AND a.ash_time <= (SELECT max(k.sample_time) FROM kept k)),
-{store rows}
+--@include store_rows fleet
  upd AS (
   UPDATE %1$I.pgsentinel_fleet_server f
      SET pulled_until = coalesce((SELECT max(x.sample_time) FROM smp x), f.pulled_until),
@@ -37,7 +37,7 @@ WITH smp AS MATERIALIZED (
   RETURNING f.pulled_until)
 SELECT (SELECT count(*) FROM smp)::int8, (SELECT coalesce(sum(b.samples), 0) FROM batches b)::int8,
        (SELECT count(*) FROM mapped)::int8, (SELECT count(*) FROM smp) >= $4
-$sql$, '{store rows}', pgsentinel_store_rows_sql(true));
+$sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;
 
 -- The statements history of a pulled server: the deltas of its statements

@@ -1,7 +1,7 @@
 
 -- The fleet's rollups (docs/fleet.md): each server's rows rolled up by
 -- minute and by hour in the repository, by the SQL that rolls up the
--- archive (pgsentinel_rollup_sql()), so that a report of a fleet server
+-- archive (the fragment rollups, 31_archive_step.sql), so that a report of a fleet server
 -- reads its whole hours and minutes from them as a report of this server
 -- reads its own (pgsentinel_window_pieces()).
 --
@@ -33,7 +33,7 @@
 CREATE FUNCTION pgsentinel_fleet_roll_sql()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-RETURN pg_catalog.replace(pg_catalog.replace($sql$
+RETURN $sql$
 WITH roll_range AS MATERIALIZED (
   SELECT $2::timestamptz AS lo, $3::timestamptz AS hi,
          $4::timestamptz AS hlo, $5::timestamptz AS hhi),
@@ -46,18 +46,19 @@ WITH roll_range AS MATERIALIZED (
          a.lock_relation, a.lock_target, a.lock_mode, a.blocker_lock_modes,
          -- (another server's relation OIDs mean nothing in this catalog)
          NULL::text AS lock_db
-    FROM ({fleet rows}) a),
+    FROM (
+--@include fleet_rows
+         ) a),
  roll_samples AS MATERIALIZED (
   SELECT s.sample_time, s.weight, s.active_sessions
     FROM %1$I.pgsentinel_fleet_sample_archive s
    WHERE s.server_id = $1 AND s.sample_time >= $2 AND s.sample_time < $3
      AND s.batch_start >= date_trunc('day', $2, 'UTC') AND s.batch_start < $3
      AND s.batch_end >= $2),
-{rollups}
+--@include rollups fleet
  rolled AS (SELECT 1)
 SELECT (SELECT count(*) FROM roll_samples)::int8, (SELECT count(*) FROM roll_rows)::int8
-$sql$, '{rollups}', pgsentinel_rollup_sql(true)),
-  '{fleet rows}', pgsentinel_fleet_rows_sql());
+$sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_roll_sql() FROM PUBLIC;
 
 -- Roll up what is whole of the named server, or of every server (NULL),
