@@ -51,6 +51,7 @@ OBJS = \
 	src/archive/batch_times.o \
 	src/archive/packed_ints.o \
 	src/archive/statement_rows.o \
+	src/archive/rollup_rows.o \
 	src/archive/text_template.o \
 	src/fleet/fleet.o \
 	src/fleet/transaction_block.o

@@ -259,15 +259,15 @@ SELECT format('CREATE TABLE %I PARTITION OF pgsentinel_rollup_minute_batch FOR V
               'pgsentinel_rollup_minute_batch_' || to_char(d, 'YYYYMMDD'),
               timezone('UTC', d::timestamp), timezone('UTC', d::timestamp + interval '1 day'))
 FROM (SELECT timezone('UTC', now())::date - 1 AS d) x \\gexec
-INSERT INTO pgsentinel_rollup_minute_batch (bucket, datname, usesysid, usename, application_name,
-       backend_type, wait_event_type, wait_event, queryid, db_time, rows)
+INSERT INTO pgsentinel_rollup_minute_batch (bucket, row_data)
 SELECT timezone('UTC', (timezone('UTC', now())::date - 1)::timestamp) + m * interval '1 min',
+       pgsentinel_minute_pack(
        array_fill(NULL::text, ARRAY[200]), array_fill(NULL::oid, ARRAY[200]),
        array_fill(NULL::text, ARRAY[200]), array_fill(NULL::text, ARRAY[200]),
        array_fill(NULL::text, ARRAY[200]), array_fill('IO'::text, ARRAY[200]),
        (SELECT array_agg('Event' || w ORDER BY w, q) FROM generate_series(1, 20) w, generate_series(1, 10) q),
        (SELECT array_agg(q::int8 ORDER BY w, q) FROM generate_series(1, 20) w, generate_series(1, 10) q),
-       array_fill(60.0 * {n} / 200, ARRAY[200]), array_fill(60::int8, ARRAY[200])
+       array_fill(60.0 * {n} / 200, ARRAY[200]), array_fill(60::int8, ARRAY[200]))
 FROM generate_series(0, 1439) m;
 -- a year of hourly rollups, 200 combinations (wait event x statement) an hour
 INSERT INTO pgsentinel_rollup_hour_observed

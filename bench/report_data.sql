@@ -132,10 +132,10 @@ SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
 -- The rollups, as the archiver sums the same rows (src/archive/archive_step.c),
 -- a minute's rows as one batch.
 INSERT INTO pgsentinel_rollup_minute_batch
-SELECT r.bucket, array_agg(r.datname), array_agg(r.usesysid), array_agg(r.usename),
+SELECT r.bucket, pgsentinel_minute_pack(array_agg(r.datname), array_agg(r.usesysid), array_agg(r.usename),
        array_agg(r.application_name), array_agg(r.backend_type),
        array_agg(r.wait_event_type), array_agg(r.wait_event), array_agg(r.queryid),
-       array_agg(r.db_time), array_agg(r.rows)
+       array_agg(r.db_time), array_agg(r.rows))
 FROM (
 SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.datname, a.usesysid, a.usename,
        a.application_name, a.backend_type, w.wait_event_type, w.wait_event,
@@ -164,10 +164,10 @@ WHERE bucket >= '2021-03-01 00:00+00'
   AND bucket < timestamptz '2021-03-01 00:00+00' + :days * interval '1 day'
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 INSERT INTO pgsentinel_rollup_session_minute_batch
-SELECT r.bucket, array_agg(r.pid), array_agg(r.datname), array_agg(r.usesysid),
+SELECT r.bucket, pgsentinel_session_minute_pack(array_agg(r.pid), array_agg(r.datname), array_agg(r.usesysid),
        array_agg(r.usename), array_agg(r.application_name), array_agg(r.client_addr),
        array_agg(r.backend_type), array_agg(r.wait_event_type), array_agg(r.wait_event),
-       array_agg(r.db_time), array_agg(r.rows), array_agg(r.last_time)
+       array_agg(r.db_time), array_agg(r.rows), array_agg(r.last_time))
 FROM (
 SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.pid, a.datname, a.usesysid,
        a.usename, a.application_name, a.client_addr, a.backend_type,
@@ -219,16 +219,18 @@ WITH j AS MATERIALIZED (
     SELECT b.* FROM j, pgsentinel_blocking_parts(j.rows, 'hour') b
 )
 INSERT INTO pgsentinel_rollup_blocking_minute_batch
-SELECT b.bucket, array_agg(b.kind), pgsentinel_pack(array_agg(b.root_pid)),
-       pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
-       pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
-       pgsentinel_pack(array_agg(b.samples)), array_agg(b.db_time),
+SELECT b.bucket, pgsentinel_blocking_minute_pack(
+       array_agg(b.kind), array_agg(b.root_pid),
+       array_agg(b.pid), array_agg(b.key_usesysid),
+       array_agg(b.depth), array_agg(b.blocked_by::text),
+       array_agg(b.samples), array_agg(b.db_time),
        array_agg(b.last_time),
        array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
        array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
        array_agg(b.first_time),
        array_agg(b.application_name), array_agg(b.client_addr),
-       array_agg(b.xact_start)
+       array_agg(b.xact_start), array_agg(b.lock), array_agg(b.lock_mode),
+       array_agg(b.blocker_lock_modes))
 FROM j, pgsentinel_blocking_parts(j.rows, 'minute') b GROUP BY b.bucket$q$,
               h, h + interval '1 hour')
 FROM generate_series(timestamptz '2021-03-01 00:00+00',

@@ -308,30 +308,35 @@ CREATE TABLE pgs_t_hs PARTITION OF pgsentinel_rollup_session_hour
 CREATE TABLE pgs_t_hb PARTITION OF pgsentinel_rollup_blocking_hour
     FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');
 -- (a minute's rows as batches: 10:06 has two, as when rows came late)
-INSERT INTO pgsentinel_rollup_minute_batch VALUES
+INSERT INTO pgsentinel_rollup_minute_batch
+SELECT v.bucket::timestamptz, pgsentinel_minute_pack(v.datname::text[], v.usesysid::oid[], v.usename::text[], v.application_name::text[], v.backend_type::text[], v.wait_event_type::text[], v.wait_event::text[], v.queryid::int8[], v.db_time::float8[], v.rows::int8[])
+  FROM (VALUES
   ('2030-01-01 10:05+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{1.5}', '{3}'),
   ('2030-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{2.0}', '{4}'),
   ('2030-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{0.25}', '{1}'),
   ('2030-01-01 10:59+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{IO}', '{DataFileRead}', '{42}', '{0.5}', '{1}'),
-  ('2030-01-01 11:02+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{9.0}', '{9}');
+  ('2030-01-01 11:02+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{9.0}', '{9}')) v(bucket, datname, usesysid, usename, application_name, backend_type, wait_event_type, wait_event, queryid, db_time, rows);
 INSERT INTO pgsentinel_rollup_minute_observed VALUES
   ('2030-01-01 10:05+00', 60, 60.0, 3), ('2030-01-01 10:06+00', 60, 59.5, 5),
   ('2030-01-01 11:02+00', 60, 60.0, 9);
-INSERT INTO pgsentinel_rollup_session_minute_batch VALUES
+INSERT INTO pgsentinel_rollup_session_minute_batch
+SELECT v.bucket::timestamptz, pgsentinel_session_minute_pack(v.pid::int4[], v.datname::text[], v.usesysid::oid[], v.usename::text[], v.application_name::text[], v.client_addr::text[], v.backend_type::text[], v.wait_event_type::text[], v.wait_event::text[], v.db_time::float8[], v.rows::int8[], v.last_time::timestamptz[])
+  FROM (VALUES
   ('2030-01-01 10:05+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{1.5}', '{3}', '{"2030-01-01 10:05:58+00"}'),
   ('2030-01-01 10:06+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{2.0}', '{4}', '{"2030-01-01 10:06:30+00"}'),
-  ('2030-01-01 11:02+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{9.0}', '{9}', '{"2030-01-01 11:02:30+00"}');
+  ('2030-01-01 11:02+00', '{100}', '{db}', '{10}', '{u}', '{app}', '{10.0.0.1}', '{client backend}', '{Lock}', '{tuple}', '{9.0}', '{9}', '{"2030-01-01 11:02:30+00"}')) v(bucket, pid, datname, usesysid, usename, application_name, client_addr, backend_type, wait_event_type, wait_event, db_time, rows, last_time);
 INSERT INTO pgsentinel_rollup_blocking_minute_batch
-SELECT v.bucket::timestamptz, array_agg(v.kind::"char"), pgsentinel_pack(array_agg(v.root_pid)),
-       pgsentinel_pack(array_agg(v.pid)), array_agg(v.key_usesysid::oid), pgsentinel_pack(array_agg(v.depth)),
-       array_agg(v.blocked_by::int4[]::text), pgsentinel_pack(array_agg(v.samples::int8)),
+SELECT v.bucket::timestamptz, pgsentinel_blocking_minute_pack(
+       array_agg(v.kind::"char"), array_agg(v.root_pid),
+       array_agg(v.pid), array_agg(v.key_usesysid::oid), array_agg(v.depth),
+       array_agg(v.blocked_by::int4[]::text), array_agg(v.samples::int8),
        array_agg(v.db_time), array_agg(v.last_time::timestamptz),
        array_agg(v.usesysid::oid), array_agg(v.usename), array_agg(v.state),
        array_agg(v.wait_event_type), array_agg(v.wait_event), array_agg(v.query),
        array_agg(v.first_time::timestamptz),
        array_agg(v.application_name), array_agg(v.client_addr),
        array_agg(v.xact_start::timestamptz), array_agg(NULL::text),
-       array_agg(NULL::text), array_agg(NULL::text)
+       array_agg(NULL::text), array_agg(NULL::text))
   FROM (VALUES
   ('2030-01-01 10:05+00', 'b', 7, 100, NULL, 1, '{7}', 3, 1.5, '2030-01-01 10:05:58+00',
    10, 'u', 'active', 'Lock', 'tuple', 'UPDATE t SET v = 1', '2030-01-01 10:05:01+00',
@@ -382,9 +387,11 @@ CREATE TABLE pgs_t_h PARTITION OF pgsentinel_rollup_hour
 CREATE TABLE pgs_t_ho PARTITION OF pgsentinel_rollup_hour_observed
     FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-02-01 00:00+00');
 DELETE FROM pgsentinel_rollup_minute_observed;
-INSERT INTO pgsentinel_rollup_minute_batch VALUES
+INSERT INTO pgsentinel_rollup_minute_batch
+SELECT v.bucket::timestamptz, pgsentinel_minute_pack(v.datname::text[], v.usesysid::oid[], v.usename::text[], v.application_name::text[], v.backend_type::text[], v.wait_event_type::text[], v.wait_event::text[], v.queryid::int8[], v.db_time::float8[], v.rows::int8[])
+  FROM (VALUES
   ('2020-01-01 10:05+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{1.5}', '{3}'),
-  ('2020-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{2.0}', '{4}');
+  ('2020-01-01 10:06+00', '{db}', '{10}', '{u}', '{app}', '{client backend}', '{Lock}', '{tuple}', '{42}', '{2.0}', '{4}')) v(bucket, datname, usesysid, usename, application_name, backend_type, wait_event_type, wait_event, queryid, db_time, rows);
 INSERT INTO pgsentinel_rollup_minute_observed VALUES
   ('2020-01-01 10:05+00', 60, 60.0, 3), ('2020-01-01 10:06+00', 60, 59.5, 5);
 INSERT INTO pgsentinel_rollup_hour VALUES
@@ -578,18 +585,18 @@ CREATE ROLE regress_pgs_bob;
 CREATE ROLE regress_pgs_alice;
 SELECT date_trunc('minute', now()) AS bucket, 'regress_pgs_bob'::regrole::oid AS bob \gset
 INSERT INTO pgsentinel_rollup_minute_batch
-SELECT :'bucket', array_agg('postgres'::text), array_agg(:bob::oid),
+SELECT :'bucket', pgsentinel_minute_pack(array_agg('postgres'::text), array_agg(:bob::oid),
        array_agg('regress_pgs_bob'::text), array_agg('app'::text),
        array_agg('client backend'::text), array_agg(t), array_agg(e),
-       array_agg(q::int8), array_agg(1.5::float8), array_agg(3::int8)
+       array_agg(q::int8), array_agg(1.5::float8), array_agg(3::int8))
   FROM (VALUES ('IO', 'DataFileRead', 11), ('Lock', 'tuple', 12), ('LWLock', 'WALWrite', 13),
                (NULL, NULL, 14)) v(t, e, q);
 INSERT INTO pgsentinel_rollup_session_minute_batch
-SELECT :'bucket', array_agg(4242), array_agg('postgres'::text), array_agg(:bob::oid),
+SELECT :'bucket', pgsentinel_session_minute_pack(array_agg(4242), array_agg('postgres'::text), array_agg(:bob::oid),
        array_agg('regress_pgs_bob'::text), array_agg('app'::text),
        array_agg('192.0.2.1'::text), array_agg('client backend'::text), array_agg(t),
        array_agg(e), array_agg(2.0::float8),
-       array_agg(4::int8), array_agg(now())
+       array_agg(4::int8), array_agg(now()))
   FROM (VALUES ('IO', 'DataFileRead'), ('Lock', 'tuple'), (NULL, NULL)) v(t, e);
 SET ROLE regress_pgs_alice;
 SELECT count(*) AS rows, sum(db_time) AS db_time, sum(rows) AS samples_rows,
@@ -600,8 +607,10 @@ SELECT count(*) AS rows, sum(db_time) AS db_time, count(wait_event) AS waits_sho
   FROM pgsentinel_ash_session_minute WHERE usename = 'regress_pgs_bob';
 RESET ROLE;
 SELECT count(*) AS rows_for_a_superuser FROM pgsentinel_ash_minute WHERE usename = 'regress_pgs_bob';
-DELETE FROM pgsentinel_rollup_minute_batch WHERE :bob = ANY (usesysid);
-DELETE FROM pgsentinel_rollup_session_minute_batch WHERE :bob = ANY (usesysid);
+DELETE FROM pgsentinel_rollup_minute_batch b
+WHERE :bob IN (SELECT u.usesysid FROM pgsentinel_rollup_minute_rows(b.row_data) u);
+DELETE FROM pgsentinel_rollup_session_minute_batch b
+WHERE :bob IN (SELECT u.usesysid FROM pgsentinel_rollup_session_minute_rows(b.row_data) u);
 DROP ROLE regress_pgs_bob, regress_pgs_alice;
 
 -- 10. The archive's statements are the extension's: the texts' ids, one per

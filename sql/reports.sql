@@ -261,10 +261,10 @@ SELECT x.activity_id, x.state, x.queryid, y.pid, y.datname, y.usesysid,
 -- The rollups, summed from those rows as the archiver sums its rows
 -- (src/archive/archive_step.c), a minute's rows as one batch.
 INSERT INTO pgsentinel_rollup_minute_batch
-SELECT r.bucket, array_agg(r.datname), array_agg(r.usesysid), array_agg(r.usename),
+SELECT r.bucket, pgsentinel_minute_pack(array_agg(r.datname), array_agg(r.usesysid), array_agg(r.usename),
        array_agg(r.application_name), array_agg(r.backend_type),
        array_agg(r.wait_event_type), array_agg(r.wait_event), array_agg(r.queryid),
-       array_agg(r.db_time), array_agg(r.rows)
+       array_agg(r.db_time), array_agg(r.rows))
 FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.datname, a.usesysid,
              a.usename, a.application_name, a.backend_type, w.wait_event_type,
              w.wait_event, a.queryid, sum(s.weight) AS db_time, count(*) AS rows
@@ -297,10 +297,10 @@ LEFT JOIN pgsentinel_archive_wait_event w ON w.wait_event_id = u.wait_event_id
 WHERE pgsentinel_load_weight(a.state, 1) > 0
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 INSERT INTO pgsentinel_rollup_session_minute_batch
-SELECT r.bucket, array_agg(r.pid), array_agg(r.datname), array_agg(r.usesysid),
+SELECT r.bucket, pgsentinel_session_minute_pack(array_agg(r.pid), array_agg(r.datname), array_agg(r.usesysid),
        array_agg(r.usename), array_agg(r.application_name), array_agg(r.client_addr),
        array_agg(r.backend_type), array_agg(r.wait_event_type), array_agg(r.wait_event),
-       array_agg(r.db_time), array_agg(r.rows), array_agg(r.last_time)
+       array_agg(r.db_time), array_agg(r.rows), array_agg(r.last_time))
 FROM (SELECT date_trunc('minute', s.sample_time, 'UTC') AS bucket, a.pid, a.datname,
              a.usesysid, a.usename, a.application_name, a.client_addr, a.backend_type,
              w.wait_event_type, w.wait_event, sum(s.weight) AS db_time, count(*) AS rows,
@@ -328,17 +328,18 @@ SELECT * FROM pgsentinel_blocking_parts((
     FROM pgsentinel_ash_archive x
     WHERE x.blocked_sample AND x.ash_time >= '2020-01-01' AND x.ash_time < '2020-01-02'), 'hour');
 INSERT INTO pgsentinel_rollup_blocking_minute_batch
-SELECT p.bucket, array_agg(p.kind), pgsentinel_pack(array_agg(p.root_pid)),
-       pgsentinel_pack(array_agg(p.pid)), array_agg(p.key_usesysid),
-       pgsentinel_pack(array_agg(p.depth)), array_agg(p.blocked_by::text),
-       pgsentinel_pack(array_agg(p.samples)), array_agg(p.db_time),
+SELECT p.bucket, pgsentinel_blocking_minute_pack(
+       array_agg(p.kind), array_agg(p.root_pid),
+       array_agg(p.pid), array_agg(p.key_usesysid),
+       array_agg(p.depth), array_agg(p.blocked_by::text),
+       array_agg(p.samples), array_agg(p.db_time),
        array_agg(p.last_time),
        array_agg(p.usesysid), array_agg(p.usename), array_agg(p.state),
        array_agg(p.wait_event_type), array_agg(p.wait_event), array_agg(p.query),
        array_agg(p.first_time),
        array_agg(p.application_name), array_agg(p.client_addr),
        array_agg(p.xact_start), array_agg(p.lock), array_agg(p.lock_mode),
-       array_agg(p.blocker_lock_modes)
+       array_agg(p.blocker_lock_modes))
 FROM pgsentinel_blocking_parts((
     SELECT jsonb_agg(jsonb_build_object(
                'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
@@ -720,39 +721,30 @@ WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 13:00', '2020-01-01 16:00')$$) AS blocking_changed;
 UPDATE pgs_rep_bh SET db_time = db_time - 1
 WHERE bucket = '2020-01-01 14:00' AND kind = 'b';
-UPDATE pgs_rep_sm
-   SET db_time = (SELECT array_agg(u.d + CASE u.p WHEN 105 THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, pid) WITH ORDINALITY u(d, p, i))
-WHERE bucket = '2020-01-01 14:49';
+CREATE TEMP TABLE pgs_rep_sm_kept AS
+SELECT * FROM pgs_rep_sm WHERE bucket = '2020-01-01 14:49';
+DELETE FROM pgs_rep_sm WHERE bucket = '2020-01-01 14:49';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_top('2020-01-01 14:00:10', '2020-01-01 14:50:50', 'session')$$) AS session_minute_changed;
-UPDATE pgs_rep_sm
-   SET db_time = (SELECT array_agg(u.d - CASE u.p WHEN 105 THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, pid) WITH ORDINALITY u(d, p, i))
-WHERE bucket = '2020-01-01 14:49';
-UPDATE pgs_rep_bm
-   SET db_time = (SELECT array_agg(u.d + CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
-WHERE bucket = '2020-01-01 14:20';
+INSERT INTO pgs_rep_sm SELECT * FROM pgs_rep_sm_kept;
+DROP TABLE pgs_rep_sm_kept;
+CREATE TEMP TABLE pgs_rep_bm_kept AS
+SELECT * FROM pgs_rep_bm WHERE bucket = '2020-01-01 14:20';
+DELETE FROM pgs_rep_bm WHERE bucket = '2020-01-01 14:20';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS blocking_minute_changed;
-UPDATE pgs_rep_bm
-   SET db_time = (SELECT array_agg(u.d - CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
-WHERE bucket = '2020-01-01 14:20';
+INSERT INTO pgs_rep_bm SELECT * FROM pgs_rep_bm_kept;
+DROP TABLE pgs_rep_bm_kept;
 -- the rollups are read: one changed rollup changes the answer
 UPDATE pgs_rep_rh SET db_time = db_time + 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 13:00', '2020-01-01 16:00')$$) AS hour_changed;
 UPDATE pgs_rep_rh SET db_time = db_time - 1
 WHERE bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
-UPDATE pgs_rep_rm
-   SET db_time = (SELECT array_agg(u.d + CASE u.w WHEN 'CPU' THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, wait_event) WITH ORDINALITY u(d, w, i))
-WHERE bucket = '2020-01-01 14:49';
+CREATE TEMP TABLE pgs_rep_rm_kept AS
+SELECT * FROM pgs_rep_rm WHERE bucket = '2020-01-01 14:49';
+DELETE FROM pgs_rep_rm WHERE bucket = '2020-01-01 14:49';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 14:00:10', '2020-01-01 14:50:50')$$) AS minute_changed;
-UPDATE pgs_rep_rm
-   SET db_time = (SELECT array_agg(u.d - CASE u.w WHEN 'CPU' THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, wait_event) WITH ORDINALITY u(d, w, i))
-WHERE bucket = '2020-01-01 14:49';
+INSERT INTO pgs_rep_rm SELECT * FROM pgs_rep_rm_kept;
+DROP TABLE pgs_rep_rm_kept;
 -- Past the split point the history is the ring's: no rollup is read there.
 -- (The split point moves on as the ring turns: it is read after the pieces.)
 CREATE TEMP TABLE pgs_pieces AS
@@ -976,15 +968,14 @@ WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'Dat
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_aas('2020-01-01 13:00', '2020-01-01 16:00', server => 'pgs_rep_copy')$$) AS fleet_hour_changed;
 UPDATE pgsentinel_fleet_rollup_hour SET db_time = db_time - 1
 WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:00' AND wait_event = 'DataFileRead';
-UPDATE pgsentinel_fleet_rollup_blocking_minute_batch
-   SET db_time = (SELECT array_agg(u.d + CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
+CREATE TEMP TABLE pgs_rep_bm_kept AS
+SELECT * FROM pgsentinel_fleet_rollup_blocking_minute_batch
+WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20';
+DELETE FROM pgsentinel_fleet_rollup_blocking_minute_batch
 WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20';
 SELECT pg_temp.pgs_same($$SELECT * FROM pgsentinel_blocking_trees('2020-01-01 14:00:10', '2020-01-01 14:50:50', server => 'pgs_rep_copy')$$) AS fleet_blocking_minute_changed;
-UPDATE pgsentinel_fleet_rollup_blocking_minute_batch
-   SET db_time = (SELECT array_agg(u.d - CASE u.k WHEN 'b' THEN 1 ELSE 0 END ORDER BY u.i)
-                    FROM unnest(db_time, kind) WITH ORDINALITY u(d, k, i))
-WHERE server_id = :rep_srv AND bucket = '2020-01-01 14:20';
+INSERT INTO pgsentinel_fleet_rollup_blocking_minute_batch SELECT * FROM pgs_rep_bm_kept;
+DROP TABLE pgs_rep_bm_kept;
 SELECT pgsentinel_fleet_remove('pgs_rep_copy', keep_history => false);
 SELECT count(*) AS copy_tables_left FROM pg_class WHERE relname ~ ('^pgsentinel_fleet_.*_' || :rep_srv || '(_|$)');
 

@@ -16,6 +16,8 @@ BEGIN {
 	ctype["bigint[]"] = "INT8ARRAYOID"; ctype["oid[]"] = "OIDARRAYOID";
 	ctype["text[]"] = "TEXTARRAYOID"; ctype["xid[]"] = "XIDARRAYOID";
 	ctype["float8[]"] = "FLOAT8ARRAYOID"; ctype["boolean[]"] = "BOOLARRAYOID";
+	ctype["\"char\""] = "CHAROID"; ctype["\"char\"[]"] = "CHARARRAYOID";
+	ctype["timestamptz[]"] = "TIMESTAMPTZARRAYOID";
 	ckind["packed"] = "PGS_BATCH_PACKED"; ckind["texts"] = "PGS_BATCH_TEXTS";
 	ckind["float8"] = "PGS_BATCH_FLOAT8";
 	nsect = 0;
@@ -92,6 +94,7 @@ FNR == NR {
 			if (!(k in ctype))
 				fail("unknown element type \"" k "\"");
 			elem[sect, n] = ctype[k];
+			elemsql[sect, n] = k;
 			nelem[sect]++;
 		} else
 			flags[sect, n] = flags[sect, n] $i " ";
@@ -111,7 +114,7 @@ out != "header" && $1 == "--@columns" {
 			filter = $i;
 	if (!(s in ncol))
 		fail("no section \"" s "\" in the column list");
-	if (form != "decl" && form != "out" && form != "names")
+	if (form != "decl" && form != "out" && form != "names" && form != "elemout")
 		fail("unknown form \"" form "\"");
 	if (prefix != "" && form != "names")
 		fail("prefix= goes with the form names");
@@ -130,6 +133,12 @@ out != "header" && $1 == "--@columns" {
 		if (form == "names")
 			printf("%s%s%s%s\n", indent, prefix, name[s, pick[j]],
 				   (j < m || more) ? "," : "");
+		else if (form == "elemout") {
+			if (!((s, pick[j]) in elemsql))
+				fail("column " name[s, pick[j]] " of " s " has no elem=");
+			printf("%sOUT %s %s%s\n", indent, name[s, pick[j]],
+				   elemsql[s, pick[j]], (j < m || more) ? "," : "");
+		}
 		else
 			printf("%s%s%s %s%s%s\n", indent, form == "out" ? "OUT " : "",
 				   name[s, pick[j]], type[s, pick[j]], dflt,

@@ -355,8 +355,10 @@ $node->safe_psql('postgres', qq{
 	  TO (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp + interval '1 day'));
 	INSERT INTO pgsentinel_archive_text VALUES (to_date('$old', 'YYYYMMDD'), 1, 0, 'old text');
 	INSERT INTO pgsentinel_rollup_minute_batch
-	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp), '{NULL}', '{NULL}',
-	          '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{1}', '{1}')});
+	  VALUES (timezone('UTC', to_date('$old', 'YYYYMMDD')::timestamp),
+	          pgsentinel_minute_pack('{NULL}'::text[], '{NULL}'::oid[], '{NULL}'::text[],
+	              '{NULL}'::text[], '{NULL}'::text[], '{NULL}'::text[], '{NULL}'::text[],
+	              '{NULL}'::int8[], '{1}'::float8[], '{1}'::int8[]))});
 my $before_reader = $node->safe_psql('postgres',
 	'SELECT last_sample_id FROM pgsentinel_archive_state');
 # a reload makes the archiver look after its partitions at once

@@ -275,191 +275,101 @@ CREATE TABLE pgsentinel_rollup_blocking_hour (
 ) PARTITION BY RANGE (bucket);
 
 -- The minute rollups, a minute's rows as one row (a batch, as the samples
--- are kept): each column but bucket is an array, element i of every array
--- the minute's i-th row.  The rows of a minute repeat their names, waits
--- and texts from one to the next, so that the arrays, compressed by TOAST,
--- take a fraction of the rows' bytes, and a minute is one heap tuple to
--- write and log.  blocked_by, an array itself, is kept as its text.  A
--- minute has more than one batch where rows came late (the step rolls
--- them up as extra rows of their minute): the readers sum a group's rows,
--- through the views below, which show the rows the batches hold.  No key,
--- a BRIN index on the bucket.
+-- are kept): the bucket and row_data, one payload of the minute's rows
+-- (src/columns.txt's [minute_data], [session_minute_data],
+-- [blocking_minute_data]; src/archive/batch_format.c): element i of each of
+-- its columns the minute's i-th row, the rows in the order of their names,
+-- compressed by zstd as a whole (the column without TOAST's compression).
+-- The rows of a minute repeat their names, waits and texts from one to the
+-- next.  As arrays of columns, compressed by TOAST only above its
+-- threshold, the three took 225 B a sample of WAL under pgbench read-write
+-- (bench/REPORT.md 6i), the blocking parts' texts most of it.  A minute has
+-- more than one batch where rows came late (the step rolls them up as
+-- extra rows of their minute): the readers sum a group's rows, through the
+-- views below, which show the rows the batches hold.  No key, a BRIN index
+-- on the bucket.
 CREATE TABLE pgsentinel_rollup_minute_batch (
     bucket timestamptz NOT NULL,
-    datname text[] NOT NULL,
-    usesysid oid[] NOT NULL,
-    usename text[] NOT NULL,
-    application_name text[] NOT NULL,
-    backend_type text[] NOT NULL,
-    wait_event_type text[] NOT NULL,
-    wait_event text[] NOT NULL,
-    queryid bigint[] NOT NULL,
-    db_time double precision[] NOT NULL,
-    rows bigint[] NOT NULL
+    row_data bytea NOT NULL
 ) PARTITION BY RANGE (bucket);
+ALTER TABLE pgsentinel_rollup_minute_batch ALTER COLUMN row_data SET STORAGE EXTERNAL;
 CREATE INDEX ON pgsentinel_rollup_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
 
 CREATE TABLE pgsentinel_rollup_session_minute_batch (
     bucket timestamptz NOT NULL,
-    pid integer[] NOT NULL,
-    datname text[] NOT NULL,
-    usesysid oid[] NOT NULL,
-    usename text[] NOT NULL,
-    application_name text[] NOT NULL,
-    client_addr text[] NOT NULL,
-    backend_type text[] NOT NULL,
-    wait_event_type text[] NOT NULL,
-    wait_event text[] NOT NULL,
-    db_time double precision[] NOT NULL,
-    rows bigint[] NOT NULL,
-    last_time timestamptz[] NOT NULL
+    row_data bytea NOT NULL
 ) PARTITION BY RANGE (bucket);
+ALTER TABLE pgsentinel_rollup_session_minute_batch ALTER COLUMN row_data SET STORAGE EXTERNAL;
 CREATE INDEX ON pgsentinel_rollup_session_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
 
--- (its integers packed, pgsentinel_pack(); not its times: in the order of
--- the parts their differences take 3-4 bytes, where TOAST's compression
--- of timestamptz arrays leaves 2.4)
 CREATE TABLE pgsentinel_rollup_blocking_minute_batch (
     bucket timestamptz NOT NULL,
-    kind "char"[] NOT NULL,
-    root_pid bytea NOT NULL,
-    pid bytea NOT NULL,
-    key_usesysid oid[] NOT NULL,
-    depth bytea NOT NULL,
-    blocked_by text[] NOT NULL,
-    samples bytea NOT NULL,
-    db_time double precision[] NOT NULL,
-    last_time timestamptz[] NOT NULL,
-    usesysid oid[] NOT NULL,
-    usename text[] NOT NULL,
-    state text[] NOT NULL,
-    wait_event_type text[] NOT NULL,
-    wait_event text[] NOT NULL,
-    query text[] NOT NULL,
-    first_time timestamptz[] NOT NULL,
-    application_name text[] NOT NULL,
-    client_addr text[] NOT NULL,
-    xact_start timestamptz[] NOT NULL,
-    lock text[] NOT NULL,
-    lock_mode text[] NOT NULL,
-    blocker_lock_modes text[] NOT NULL
+    row_data bytea NOT NULL
 ) PARTITION BY RANGE (bucket);
+ALTER TABLE pgsentinel_rollup_blocking_minute_batch ALTER COLUMN row_data SET STORAGE EXTERNAL;
 CREATE INDEX ON pgsentinel_rollup_blocking_minute_batch USING brin (bucket)
     WITH (pages_per_range = 16);
 
--- The minute rollups' rows, in the columns of the hour's (the minute's
--- readers and writers of old: the reports' views, the step reading a
--- closed hour's minutes back).
--- (each as a function of the batch's row: the fleet's views read its
--- servers' batches through the same, 50_fleet_tables.sql; inlined)
-CREATE FUNCTION pgsentinel_rollup_minute_rows(b pgsentinel_rollup_minute_batch)
-RETURNS TABLE (datname text, usesysid oid, usename text, application_name text,
-               backend_type text, wait_event_type text, wait_event text,
-               queryid bigint, db_time double precision, rows bigint)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT u.datname, u.usesysid, u.usename, u.application_name, u.backend_type,
-       u.wait_event_type, u.wait_event, u.queryid, u.db_time, u.rows
-  FROM ROWS FROM (pg_catalog.unnest((b).datname),
-                  pg_catalog.unnest((b).usesysid),
-                  pg_catalog.unnest((b).usename),
-                  pg_catalog.unnest((b).application_name),
-                  pg_catalog.unnest((b).backend_type),
-                  pg_catalog.unnest((b).wait_event_type),
-                  pg_catalog.unnest((b).wait_event),
-                  pg_catalog.unnest((b).queryid),
-                  pg_catalog.unnest((b).db_time),
-                  pg_catalog.unnest((b).rows))
-           AS u(datname, usesysid, usename, application_name, backend_type,
-                wait_event_type, wait_event, queryid, db_time, rows);
-END;
+-- A minute rollup's payload made of its columns (arrays, element i of each
+-- the minute's i-th row; NULL: a column of NULLs), and its rows read back,
+-- in the columns of the hour's (src/archive/batch_format.c, rollup_rows.c).
+CREATE FUNCTION pgsentinel_minute_pack(
+    --@columns minute_data decl
+)
+RETURNS bytea
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_minute_pack';
 
-CREATE FUNCTION pgsentinel_rollup_session_minute_rows(b pgsentinel_rollup_session_minute_batch)
-RETURNS TABLE (pid integer, datname text, usesysid oid, usename text,
-               application_name text, client_addr text, backend_type text,
-               wait_event_type text, wait_event text, db_time double precision,
-               rows bigint, last_time timestamptz)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT u.pid, u.datname, u.usesysid, u.usename, u.application_name,
-       u.client_addr, u.backend_type, u.wait_event_type, u.wait_event,
-       u.db_time, u.rows, u.last_time
-  FROM ROWS FROM (pg_catalog.unnest((b).pid),
-                  pg_catalog.unnest((b).datname),
-                  pg_catalog.unnest((b).usesysid),
-                  pg_catalog.unnest((b).usename),
-                  pg_catalog.unnest((b).application_name),
-                  pg_catalog.unnest((b).client_addr),
-                  pg_catalog.unnest((b).backend_type),
-                  pg_catalog.unnest((b).wait_event_type),
-                  pg_catalog.unnest((b).wait_event),
-                  pg_catalog.unnest((b).db_time),
-                  pg_catalog.unnest((b).rows),
-                  pg_catalog.unnest((b).last_time))
-           AS u(pid, datname, usesysid, usename, application_name, client_addr,
-                backend_type, wait_event_type, wait_event, db_time, rows,
-                last_time);
-END;
+CREATE FUNCTION pgsentinel_rollup_minute_rows(row_data bytea,
+    --@columns minute_data elemout
+)
+RETURNS SETOF record
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 50
+AS 'MODULE_PATHNAME', 'pgsentinel_rollup_minute_rows';
 
-CREATE FUNCTION pgsentinel_rollup_blocking_minute_rows(b pgsentinel_rollup_blocking_minute_batch)
-RETURNS TABLE (kind "char", root_pid integer, pid integer, key_usesysid oid,
-               depth integer, blocked_by integer[], samples bigint,
-               db_time double precision, last_time timestamptz, usesysid oid,
-               usename text, state text, wait_event_type text, wait_event text,
-               query text, first_time timestamptz, application_name text,
-               client_addr text, xact_start timestamptz, lock text,
-               lock_mode text, blocker_lock_modes text)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-BEGIN ATOMIC
-SELECT u.kind, u.root_pid::pg_catalog.int4, u.pid::pg_catalog.int4, u.key_usesysid,
-       u.depth::pg_catalog.int4, u.blocked_by::pg_catalog.int4[], u.samples, u.db_time,
-       u.last_time,
-       u.usesysid, u.usename, u.state, u.wait_event_type, u.wait_event,
-       u.query, u.first_time, u.application_name, u.client_addr, u.xact_start,
-       u.lock, u.lock_mode, u.blocker_lock_modes
-  FROM ROWS FROM (pg_catalog.unnest((b).kind),
-                  pg_catalog.unnest(pgsentinel_unpack((b).root_pid)),
-                  pg_catalog.unnest(pgsentinel_unpack((b).pid)),
-                  pg_catalog.unnest((b).key_usesysid),
-                  pg_catalog.unnest(pgsentinel_unpack((b).depth)),
-                  pg_catalog.unnest((b).blocked_by),
-                  pg_catalog.unnest(pgsentinel_unpack((b).samples)),
-                  pg_catalog.unnest((b).db_time),
-                  pg_catalog.unnest((b).last_time),
-                  pg_catalog.unnest((b).usesysid),
-                  pg_catalog.unnest((b).usename),
-                  pg_catalog.unnest((b).state),
-                  pg_catalog.unnest((b).wait_event_type),
-                  pg_catalog.unnest((b).wait_event),
-                  pg_catalog.unnest((b).query),
-                  pg_catalog.unnest((b).first_time),
-                  pg_catalog.unnest((b).application_name),
-                  pg_catalog.unnest((b).client_addr),
-                  pg_catalog.unnest((b).xact_start),
-                  pg_catalog.unnest((b).lock),
-                  pg_catalog.unnest((b).lock_mode),
-                  pg_catalog.unnest((b).blocker_lock_modes))
-           AS u(kind, root_pid, pid, key_usesysid, depth, blocked_by, samples,
-                db_time, last_time, usesysid, usename, state, wait_event_type,
-                wait_event, query, first_time, application_name, client_addr,
-                xact_start, lock, lock_mode, blocker_lock_modes);
-END;
+CREATE FUNCTION pgsentinel_session_minute_pack(
+    --@columns session_minute_data decl
+)
+RETURNS bytea
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_session_minute_pack';
+
+CREATE FUNCTION pgsentinel_rollup_session_minute_rows(row_data bytea,
+    --@columns session_minute_data elemout
+)
+RETURNS SETOF record
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 50
+AS 'MODULE_PATHNAME', 'pgsentinel_rollup_session_minute_rows';
+
+CREATE FUNCTION pgsentinel_blocking_minute_pack(
+    --@columns blocking_minute_data decl
+)
+RETURNS bytea
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_blocking_minute_pack';
+
+CREATE FUNCTION pgsentinel_rollup_blocking_minute_rows(row_data bytea,
+    --@columns blocking_minute_data elemout
+)
+RETURNS SETOF record
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 20
+AS 'MODULE_PATHNAME', 'pgsentinel_rollup_blocking_minute_rows';
 
 CREATE VIEW pgsentinel_rollup_minute AS
 SELECT b.bucket, u.*
-  FROM pgsentinel_rollup_minute_batch b, pgsentinel_rollup_minute_rows(b) u;
+  FROM pgsentinel_rollup_minute_batch b, pgsentinel_rollup_minute_rows(b.row_data) u;
 
 CREATE VIEW pgsentinel_rollup_session_minute AS
 SELECT b.bucket, u.*
   FROM pgsentinel_rollup_session_minute_batch b,
-       pgsentinel_rollup_session_minute_rows(b) u;
+       pgsentinel_rollup_session_minute_rows(b.row_data) u;
 
 CREATE VIEW pgsentinel_rollup_blocking_minute AS
 SELECT b.bucket, u.*
   FROM pgsentinel_rollup_blocking_minute_batch b,
-       pgsentinel_rollup_blocking_minute_rows(b) u;
+       pgsentinel_rollup_blocking_minute_rows(b.row_data) u;
 
 REVOKE ALL ON pgsentinel_archive_state, pgsentinel_archive_wait_event,
     pgsentinel_archive_batch, pgsentinel_archive_session,

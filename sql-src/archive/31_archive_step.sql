@@ -351,24 +351,19 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 -- the order of their names, which repeat in each array and compress.
  roll_minute AS (
 --@local
-  INSERT INTO %1$I.pgsentinel_rollup_minute_batch (bucket, datname, usesysid,
+  INSERT INTO %1$I.pgsentinel_rollup_minute_batch (bucket, row_data)
 --@fleet
-  INSERT INTO %1$I.pgsentinel_fleet_rollup_minute_batch (bucket, datname, usesysid,
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_minute_batch (bucket, row_data, server_id)
 --@both
-         usename, application_name, backend_type, wait_event_type,
+  SELECT m.bucket, %1$I.pgsentinel_minute_pack(array_agg(m.datname),
+         array_agg(m.usesysid), array_agg(m.usename),
+         array_agg(m.application_name), array_agg(m.backend_type),
+         array_agg(m.wait_event_type), array_agg(m.wait_event),
+         array_agg(m.queryid), array_agg(m.db_time),
 --@local
-         wait_event, queryid, db_time, rows)
+         array_agg(m.rows))
 --@fleet
-         wait_event, queryid, db_time, rows, server_id)
---@both
-  SELECT m.bucket, array_agg(m.datname), array_agg(m.usesysid),
-         array_agg(m.usename), array_agg(m.application_name),
-         array_agg(m.backend_type), array_agg(m.wait_event_type),
-         array_agg(m.wait_event), array_agg(m.queryid), array_agg(m.db_time),
---@local
-         array_agg(m.rows)
---@fleet
-         array_agg(m.rows), $1
+         array_agg(m.rows)), $1
 --@both
     FROM (SELECT date_trunc('minute', m.ash_time, 'UTC') AS bucket, m.datname,
                  m.usesysid, m.usename, m.application_name, m.backend_type,
@@ -469,25 +464,19 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 ),
  roll_session_minute AS (
 --@local
-  INSERT INTO %1$I.pgsentinel_rollup_session_minute_batch (bucket, pid, datname,
+  INSERT INTO %1$I.pgsentinel_rollup_session_minute_batch (bucket, row_data)
 --@fleet
-  INSERT INTO %1$I.pgsentinel_fleet_rollup_session_minute_batch (bucket, pid, datname,
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_session_minute_batch (bucket, row_data, server_id)
 --@both
-         usesysid, usename, application_name, client_addr, backend_type,
---@local
-         wait_event_type, wait_event, db_time, rows, last_time)
---@fleet
-         wait_event_type, wait_event, db_time, rows, last_time, server_id)
---@both
-  SELECT m.bucket, array_agg(m.pid), array_agg(m.datname),
-         array_agg(m.usesysid), array_agg(m.usename),
+  SELECT m.bucket, %1$I.pgsentinel_session_minute_pack(array_agg(m.pid),
+         array_agg(m.datname), array_agg(m.usesysid), array_agg(m.usename),
          array_agg(m.application_name), array_agg(m.client_addr),
          array_agg(m.backend_type), array_agg(m.wait_event_type),
          array_agg(m.wait_event), array_agg(m.db_time), array_agg(m.rows),
 --@local
-         array_agg(m.last_time)
+         array_agg(m.last_time))
 --@fleet
-         array_agg(m.last_time), $1
+         array_agg(m.last_time)), $1
 --@both
     FROM (SELECT date_trunc('minute', m.ash_time, 'UTC') AS bucket, m.pid,
                  m.datname, m.usesysid, m.usename, m.application_name,
@@ -607,32 +596,22 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 ),
  roll_blocking_minute AS (
 --@local
-  INSERT INTO %1$I.pgsentinel_rollup_blocking_minute_batch (bucket, kind,
+  INSERT INTO %1$I.pgsentinel_rollup_blocking_minute_batch (bucket, row_data)
 --@fleet
-  INSERT INTO %1$I.pgsentinel_fleet_rollup_blocking_minute_batch (bucket, kind,
+  INSERT INTO %1$I.pgsentinel_fleet_rollup_blocking_minute_batch (bucket, row_data, server_id)
 --@both
-         root_pid, pid, key_usesysid, depth, blocked_by, samples, db_time,
-         last_time, usesysid, usename, state, wait_event_type, wait_event,
-         query, first_time, application_name, client_addr, xact_start, lock,
---@local
-         lock_mode, blocker_lock_modes)
---@fleet
-         lock_mode, blocker_lock_modes, server_id)
---@both
-  SELECT b.bucket, array_agg(b.kind), %1$I.pgsentinel_pack(array_agg(b.root_pid)),
-         %1$I.pgsentinel_pack(array_agg(b.pid)), array_agg(b.key_usesysid),
-         %1$I.pgsentinel_pack(array_agg(b.depth)), array_agg(b.blocked_by::text),
-         %1$I.pgsentinel_pack(array_agg(b.samples)), array_agg(b.db_time),
-         array_agg(b.last_time),
+  SELECT b.bucket, %1$I.pgsentinel_blocking_minute_pack(
+         array_agg(b.kind), array_agg(b.root_pid), array_agg(b.pid),
+         array_agg(b.key_usesysid), array_agg(b.depth), array_agg(b.blocked_by::text),
+         array_agg(b.samples), array_agg(b.db_time), array_agg(b.last_time),
          array_agg(b.usesysid), array_agg(b.usename), array_agg(b.state),
          array_agg(b.wait_event_type), array_agg(b.wait_event), array_agg(b.query),
-         array_agg(b.first_time),
-         array_agg(b.application_name), array_agg(b.client_addr),
-         array_agg(b.xact_start), array_agg(b.lock), array_agg(b.lock_mode),
+         array_agg(b.first_time), array_agg(b.application_name),
+         array_agg(b.client_addr), array_agg(b.xact_start), array_agg(b.lock),
 --@local
-         array_agg(b.blocker_lock_modes)
+         array_agg(b.lock_mode), array_agg(b.blocker_lock_modes))
 --@fleet
-         array_agg(b.blocker_lock_modes), $1
+         array_agg(b.lock_mode), array_agg(b.blocker_lock_modes)), $1
 --@both
     FROM (SELECT * FROM bl_parts p
            ORDER BY p.bucket, p.root_pid, p.kind, p.pid, p.key_usesysid) b

@@ -125,14 +125,14 @@ CREATE TABLE pgsentinel_fleet_statement_text (
 -- or month (hours).  pg_read_all_stats may read them: the reports of a
 -- fleet server read them with their caller's rights, and they hold sums of
 -- the rows the fleet's views show whole to it.
-CREATE TABLE pgsentinel_fleet_rollup_minute_batch (LIKE pgsentinel_rollup_minute_batch,
-    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_minute_batch (LIKE pgsentinel_rollup_minute_batch
+    INCLUDING STORAGE, server_id integer NOT NULL) PARTITION BY LIST (server_id);
 CREATE TABLE pgsentinel_fleet_rollup_minute_observed (LIKE pgsentinel_rollup_minute_observed,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
-CREATE TABLE pgsentinel_fleet_rollup_session_minute_batch (LIKE pgsentinel_rollup_session_minute_batch,
-    server_id integer NOT NULL) PARTITION BY LIST (server_id);
-CREATE TABLE pgsentinel_fleet_rollup_blocking_minute_batch (LIKE pgsentinel_rollup_blocking_minute_batch,
-    server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_session_minute_batch (LIKE pgsentinel_rollup_session_minute_batch
+    INCLUDING STORAGE, server_id integer NOT NULL) PARTITION BY LIST (server_id);
+CREATE TABLE pgsentinel_fleet_rollup_blocking_minute_batch (LIKE pgsentinel_rollup_blocking_minute_batch
+    INCLUDING STORAGE, server_id integer NOT NULL) PARTITION BY LIST (server_id);
 CREATE TABLE pgsentinel_fleet_rollup_hour (LIKE pgsentinel_rollup_hour,
     server_id integer NOT NULL) PARTITION BY LIST (server_id);
 CREATE TABLE pgsentinel_fleet_rollup_hour_observed (LIKE pgsentinel_rollup_hour_observed,
@@ -147,27 +147,17 @@ CREATE TABLE pgsentinel_fleet_rollup_blocking_hour (LIKE pgsentinel_rollup_block
 CREATE VIEW pgsentinel_fleet_rollup_minute AS
 SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_minute_batch b,
-       pgsentinel_rollup_minute_rows(ROW(b.bucket, b.datname, b.usesysid,
-           b.usename, b.application_name, b.backend_type, b.wait_event_type,
-           b.wait_event, b.queryid, b.db_time, b.rows)::pgsentinel_rollup_minute_batch) u;
+       pgsentinel_rollup_minute_rows(b.row_data) u;
 
 CREATE VIEW pgsentinel_fleet_rollup_session_minute AS
 SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_session_minute_batch b,
-       pgsentinel_rollup_session_minute_rows(ROW(b.bucket, b.pid, b.datname,
-           b.usesysid, b.usename, b.application_name, b.client_addr,
-           b.backend_type, b.wait_event_type, b.wait_event, b.db_time, b.rows,
-           b.last_time)::pgsentinel_rollup_session_minute_batch) u;
+       pgsentinel_rollup_session_minute_rows(b.row_data) u;
 
 CREATE VIEW pgsentinel_fleet_rollup_blocking_minute AS
 SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_blocking_minute_batch b,
-       pgsentinel_rollup_blocking_minute_rows(ROW(b.bucket, b.kind, b.root_pid,
-           b.pid, b.key_usesysid, b.depth, b.blocked_by, b.samples, b.db_time,
-           b.last_time, b.usesysid, b.usename, b.state, b.wait_event_type,
-           b.wait_event, b.query, b.first_time, b.application_name,
-           b.client_addr, b.xact_start, b.lock, b.lock_mode,
-           b.blocker_lock_modes)::pgsentinel_rollup_blocking_minute_batch) u;
+       pgsentinel_rollup_blocking_minute_rows(b.row_data) u;
 
 REVOKE ALL ON pgsentinel_fleet_server, pgsentinel_fleet_batch,
     pgsentinel_fleet_session, pgsentinel_fleet_text,

@@ -185,10 +185,13 @@ extern void pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf);
  * kind and bytes.
  */
 #define PGS_BATCH_FORMAT			1
-/* the layouts' columns: src/columns.txt's [row_data] and [reading_data] */
+/* the layouts' columns: src/columns.txt's [row_data], [reading_data],
+ * [minute_data], [session_minute_data] and [blocking_minute_data] */
 #define PGS_BATCH_ROW_COLUMNS		PGS_ROW_DATA_COLS
 #define PGS_BATCH_READING_COLUMNS	PGS_READING_DATA_COLS
-#define PGS_BATCH_MAX_COLUMNS		Max(PGS_ROW_DATA_COLS, PGS_READING_DATA_COLS)
+/* (the minute rollups' payloads have fewer columns than the session rows) */
+#define PGS_BATCH_MAX_COLUMNS		Max(Max(PGS_ROW_DATA_COLS, PGS_READING_DATA_COLS), \
+										PGS_BLOCKING_MINUTE_DATA_COLS)
 
 typedef enum PgsBatchColumnKind
 {
@@ -207,6 +210,9 @@ typedef struct PgsBatchLayout
 
 extern const PgsBatchLayout pgs_rows_layout;
 extern const PgsBatchLayout pgs_readings_layout;
+extern const PgsBatchLayout pgs_minute_layout;
+extern const PgsBatchLayout pgs_session_minute_layout;
+extern const PgsBatchLayout pgs_blocking_minute_layout;
 
 typedef struct PgsBatchColumnBytes
 {

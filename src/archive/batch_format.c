@@ -3,10 +3,12 @@
  * batch_format.c
  *		The rows of an archive batch as one versioned payload: the session
  *		rows of pgsentinel_archive_batch (written by pgsentinel_batch_pack(),
- *		read by pgsentinel_batch_rows() in batch_rows.c) and the statement
+ *		read by pgsentinel_batch_rows() in batch_rows.c), the statement
  *		readings of pgsentinel_archive_statement_batch (written by
  *		pgsentinel_statement_batch_pack(), read by
- *		pgsentinel_statement_rows() in statement_rows.c); cut to what a
+ *		pgsentinel_statement_rows() in statement_rows.c) and the minute
+ *		rollups (pgsentinel_rollup_*minute_batch, written by
+ *		pgsentinel_*minute_pack(), read by rollup_rows.c); cut to what a
  *		fleet lands of a batch it has part of (pgsentinel_batch_keep(),
  *		pgsentinel_statement_batch_keep()).  Nothing else knows the format:
  *		the archive's writer hands the columns in, its readers get rows out,
@@ -30,9 +32,11 @@
  * elements that are not NULL follows (as packed_ints.c's), and the 8 bytes
  * of each element that is not NULL, little-endian.  A column whose
  * elements are all NULL may be absent (no bytes).  A column has an element
- * per row, in the rows' order.  The layouts: the session rows' 21 columns
- * in 30_archive.sql's order, the statement readings' 20 in
- * 32_archive_statements.sql's.
+ * per row, in the rows' order.  The layouts (src/columns.txt): the session
+ * rows' columns ([row_data], 21 in its first version), the statement
+ * readings' ([reading_data], 20), the minute rollups' ([minute_data],
+ * [session_minute_data], [blocking_minute_data]).  An integer column may
+ * hold times (their microseconds) and "char"s (their byte).
  *
  * The reader trusts nothing (a fleet's tables are written by its
  * sources): every length is checked against the bytes there are before it
@@ -68,6 +72,9 @@
 
 PG_FUNCTION_INFO_V1(pgsentinel_batch_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_statement_batch_pack);
+PG_FUNCTION_INFO_V1(pgsentinel_minute_pack);
+PG_FUNCTION_INFO_V1(pgsentinel_session_minute_pack);
+PG_FUNCTION_INFO_V1(pgsentinel_blocking_minute_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_batch_keep);
 PG_FUNCTION_INFO_V1(pgsentinel_statement_batch_keep);
 PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
@@ -87,6 +94,12 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 /* How the payload stores each column (src/columns.txt). */
 static const PgsBatchColumnKind rows_kinds[] = {PGS_ROW_DATA_COLUMN_KINDS};
 static const PgsBatchColumnKind readings_kinds[] = {PGS_READING_DATA_COLUMN_KINDS};
+static const PgsBatchColumnKind minute_kinds[] = {PGS_MINUTE_DATA_COLUMN_KINDS};
+static const PgsBatchColumnKind session_minute_kinds[] = {PGS_SESSION_MINUTE_DATA_COLUMN_KINDS};
+static const PgsBatchColumnKind blocking_kinds[] = {PGS_BLOCKING_MINUTE_DATA_COLUMN_KINDS};
+StaticAssertDecl(PGS_MINUTE_DATA_COLS <= PGS_BATCH_MAX_COLUMNS &&
+				 PGS_SESSION_MINUTE_DATA_COLS <= PGS_BATCH_MAX_COLUMNS,
+				 "a payload has at most PGS_BATCH_MAX_COLUMNS columns");
 
 StaticAssertDecl(lengthof(rows_kinds) == PGS_BATCH_ROW_COLUMNS,
 				 "the session rows' layout");
@@ -109,6 +122,16 @@ const PgsBatchLayout pgs_rows_layout = {
 };
 const PgsBatchLayout pgs_readings_layout = {
 	PGS_BATCH_READING_COLUMNS, READINGS_FIRST_COLUMNS, readings_kinds
+};
+/* (the minute rollups: only a reader that knows it reads one) */
+const PgsBatchLayout pgs_minute_layout = {
+	PGS_MINUTE_DATA_COLS, PGS_MINUTE_DATA_COLS, minute_kinds
+};
+const PgsBatchLayout pgs_session_minute_layout = {
+	PGS_SESSION_MINUTE_DATA_COLS, PGS_SESSION_MINUTE_DATA_COLS, session_minute_kinds
+};
+const PgsBatchLayout pgs_blocking_minute_layout = {
+	PGS_BLOCKING_MINUTE_DATA_COLS, PGS_BLOCKING_MINUTE_DATA_COLS, blocking_kinds
 };
 
 static void
@@ -610,6 +633,29 @@ Datum
 pgsentinel_statement_batch_pack(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_readings_layout));
+}
+
+/*
+ * SQL functions pgsentinel_minute_pack(), pgsentinel_session_minute_pack()
+ * and pgsentinel_blocking_minute_pack(the columns of a minute's rollup,
+ * 30_archive.sql): their payload.
+ */
+Datum
+pgsentinel_minute_pack(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_minute_layout));
+}
+
+Datum
+pgsentinel_session_minute_pack(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_session_minute_layout));
+}
+
+Datum
+pgsentinel_blocking_minute_pack(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_blocking_minute_layout));
 }
 
 /*

@@ -43,6 +43,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 #include "port/pg_bitutils.h"
 
 #include "archive/archive.h"
@@ -357,14 +358,19 @@ element_int64(Datum d, Oid elemtype)
 			return (int64) DatumGetObjectId(d);
 		case BOOLOID:
 			return DatumGetBool(d) ? 1 : 0;
+		case TIMESTAMPTZOID:
+			return DatumGetTimestampTz(d);
+		case CHAROID:
+			return (unsigned char) DatumGetChar(d);
 		default:				/* XIDOID */
 			return (int64) DatumGetTransactionId(d);
 	}
 }
 
 /*
- * Append the one-dimensional array a of bigint, integer, xid, oid or
- * boolean (0 and 1), packed, to buf.
+ * Append the one-dimensional array a of bigint, integer, xid, oid,
+ * boolean (0 and 1), timestamptz (its microseconds) or "char" (its byte),
+ * packed, to buf.
  */
 void
 pgs_pack_array(StringInfo buf, ArrayType *a)
@@ -379,10 +385,11 @@ pgs_pack_array(StringInfo buf, ArrayType *a)
 	int64	   *values;
 
 	if (elemtype != INT8OID && elemtype != INT4OID && elemtype != XIDOID &&
-		elemtype != OIDOID && elemtype != BOOLOID)
+		elemtype != OIDOID && elemtype != BOOLOID &&
+		elemtype != TIMESTAMPTZOID && elemtype != CHAROID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("pgsentinel_pack() packs arrays of bigint, integer, xid, oid or boolean, not of %s",
+				 errmsg("pgsentinel_pack() packs arrays of bigint, integer, xid, oid, boolean, timestamptz or \"char\", not of %s",
 						format_type_be(elemtype))));
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,
