@@ -863,6 +863,28 @@ SELECT count(*) AS rows_read_back,
                              '{f}', x.p) r
  WHERE r.state = 'idle in transaction' AND r.cmdtype = 'SELECT'
  GROUP BY octet_length(p);
+-- A minute's blocking parts read back from their payload as they went in
+-- (times, infinite ones too, "char", blocked_by as an array); a payload
+-- of another layout, or cut short, is refused.
+SELECT r.kind, r.root_pid, r.blocked_by, r.samples, r.db_time, r.last_time,
+       r.first_time, r.xact_start, r.query, r.lock_mode
+  FROM pgsentinel_rollup_blocking_minute_rows(pgsentinel_blocking_minute_pack(
+           '{b,r}'::"char"[], '{7,7}'::int4[], '{100,NULL}'::int4[], '{10,NULL}'::oid[],
+           '{2,NULL}'::int4[], '{"{7,8}",NULL}'::text[], '{4,5}'::int8[],
+           '{2.5,0}'::float8[],
+           '{"2020-01-01 10:06:30.000001+00","2020-01-01 10:06:31+00"}'::timestamptz[],
+           '{10,NULL}'::oid[], '{u,NULL}'::text[], '{active,NULL}'::text[],
+           '{Lock,NULL}'::text[], '{tuple,NULL}'::text[], '{"UPDATE t",NULL}'::text[],
+           '{-infinity,"2020-01-01 10:06:01+00"}'::timestamptz[], NULL::text[], NULL::text[],
+           '{infinity,NULL}'::timestamptz[], NULL::text[],
+           '{ShareLock,NULL}'::text[], NULL::text[])) r;
+SELECT count(*) FROM pgsentinel_rollup_minute_rows(
+    pgsentinel_session_minute_pack('{1}'::int4[], NULL, NULL, NULL, NULL, NULL, NULL,
+                                   NULL, NULL, NULL, NULL, NULL));
+SELECT count(*) FROM pgsentinel_rollup_session_minute_rows(
+    substring(pgsentinel_session_minute_pack('{1}'::int4[], NULL, NULL, NULL, NULL, NULL,
+                                             NULL, NULL, NULL, NULL, NULL, NULL)
+              from 1 for 6));
 -- The batches' times are microseconds after another time, both ways exact
 -- (src/archive/batch_times.c), across days and backwards; what overflows
 -- is an error; an infinite time stays infinite and has no distance.

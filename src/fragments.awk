@@ -42,7 +42,9 @@ $1 == "--@fragment" {
 	next;
 }
 
-$1 ~ /^--@(local|fleet|both)$/ && NF == 1 {
+$1 ~ /^--@(local|fleet|both)$/ {
+	if (NF != 1)
+		fail($1 " takes nothing after it on its line");
 	if (frag == "")
 		fail($1 " outside a fragment");
 	variant = substr($1, 4);
@@ -58,6 +60,10 @@ $1 == "--@end" {
 		fail("fragment " frag " ends in its " variant " lines: add --@both");
 	frag = "";
 	next;
+}
+
+$1 ~ /^--@/ && $1 !~ /^--@(columns|include|fragment)$/ {
+	fail("unknown directive " $1);
 }
 
 frag != "" {
@@ -81,10 +87,6 @@ $1 == "--@include" {
 		if (of[$2, i] == "both" || of[$2, i] == $3)
 			print line[$2, i];
 	next;
-}
-
-$1 ~ /^--@/ && $1 != "--@columns" {
-	fail("unknown directive " $1);
 }
 
 { print; }

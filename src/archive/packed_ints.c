@@ -368,9 +368,10 @@ element_int64(Datum d, Oid elemtype)
 }
 
 /*
- * Append the one-dimensional array a of bigint, integer, xid, oid,
- * boolean (0 and 1), timestamptz (its microseconds) or "char" (its byte),
- * packed, to buf.
+ * Append the one-dimensional array a of bigint, integer, xid, oid or
+ * boolean (0 and 1), packed, to buf; or, for the minute rollups' pack
+ * functions (batch_format.c; pgsentinel_pack() is not declared for them),
+ * of timestamptz (its microseconds) or "char" (its byte).
  */
 void
 pgs_pack_array(StringInfo buf, ArrayType *a)
@@ -389,7 +390,7 @@ pgs_pack_array(StringInfo buf, ArrayType *a)
 		elemtype != TIMESTAMPTZOID && elemtype != CHAROID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("pgsentinel_pack() packs arrays of bigint, integer, xid, oid, boolean, timestamptz or \"char\", not of %s",
+				 errmsg("a batch packs arrays of bigint, integer, xid, oid, boolean, timestamptz or \"char\", not of %s",
 						format_type_be(elemtype))));
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,

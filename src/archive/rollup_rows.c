@@ -26,6 +26,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -44,6 +45,7 @@ static const Oid blocking_minute_types[] = {PGS_BLOCKING_MINUTE_DATA_ELEMENT_TYP
 typedef struct RollupColumn
 {
 	Oid			type;			/* of its elements, as returned */
+	FmgrInfo   *array_in;		/* for an integer[] column: array_in() */
 	PgsBatchColumnKind kind;
 	int			n;
 	PgsPackedReader packed;
@@ -79,7 +81,7 @@ integer_datum(int c, Oid type, int64 v)
 				out_of_range(c, type, v);
 			return CharGetDatum((char) (unsigned char) v);
 		case TIMESTAMPTZOID:
-			if (!IS_VALID_TIMESTAMP(v))
+			if (!IS_VALID_TIMESTAMP(v) && !TIMESTAMP_NOT_FINITE(v))
 				out_of_range(c, type, v);
 			return TimestampTzGetDatum((TimestampTz) v);
 		default:				/* INT8OID */
@@ -111,10 +113,9 @@ next_element(int c, RollupColumn *col, Datum *value)
 				return false;
 			/* blocked_by: the text of an integer array, read as one */
 			if (col->type == INT4ARRAYOID)
-				*value = OidFunctionCall3(F_ARRAY_IN,
-										  CStringGetDatum(TextDatumGetCString(*value)),
-										  ObjectIdGetDatum(INT4OID),
-										  Int32GetDatum(-1));
+				*value = InputFunctionCall(col->array_in,
+										   TextDatumGetCString(*value),
+										   INT4OID, -1);
 			return true;
 		case PGS_BATCH_PACKED:
 			if (!pgs_packed_next(&col->packed, &v))
@@ -129,7 +130,9 @@ next_element(int c, RollupColumn *col, Datum *value)
 /*
  * The rows of a minute rollup's payload (its first argument) of the
  * layout, whose columns' element types are types: one row per element, in
- * the payload's order.
+ * the payload's order.  A row's values are made in a context of their own,
+ * reset once the tuplestore has copied them: what this takes grows with
+ * the rows' bytes, not with the rows a payload claims.
  */
 static Datum
 rollup_rows(FunctionCallInfo fcinfo, const PgsBatchLayout *layout,
@@ -140,6 +143,9 @@ rollup_rows(FunctionCallInfo fcinfo, const PgsBatchLayout *layout,
 	PgsBatchColumnBytes bytes[PGS_BATCH_MAX_COLUMNS];
 	RollupColumn cols[PGS_BATCH_MAX_COLUMNS];
 	int			nrows = 0;
+	FmgrInfo	array_in;
+	MemoryContext row_cxt;
+	MemoryContext oldcxt;
 
 	Assert(ncols <= PGS_BATCH_MAX_COLUMNS);
 	InitMaterializedSRF(fcinfo, 0);
@@ -151,11 +157,13 @@ rollup_rows(FunctionCallInfo fcinfo, const PgsBatchLayout *layout,
 			elog(ERROR, "a minute rollup's result column %d is not of the expected type",
 				 c + 1);
 
+	fmgr_info(F_ARRAY_IN, &array_in);
 	pgs_batch_open(PG_GETARG_BYTEA_PP(0), layout, bytes);
 	for (int c = 0; c < ncols; c++)
 	{
 		memset(&cols[c], 0, sizeof(cols[c]));
 		cols[c].type = types[c];
+		cols[c].array_in = &array_in;
 		cols[c].kind = bytes[c].kind;
 		if (bytes[c].kind == PGS_BATCH_PACKED)
 			cols[c].n = pgs_packed_begin_bytes(&cols[c].packed, bytes[c].data, bytes[c].len);
@@ -166,16 +174,23 @@ rollup_rows(FunctionCallInfo fcinfo, const PgsBatchLayout *layout,
 		nrows = Max(nrows, cols[c].n);
 	}
 
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext,
+									"pgsentinel minute rollup row",
+									ALLOCSET_SMALL_SIZES);
 	for (int j = 0; j < nrows; j++)
 	{
 		Datum		values[PGS_BATCH_MAX_COLUMNS];
 		bool		nulls[PGS_BATCH_MAX_COLUMNS];
 
 		CHECK_FOR_INTERRUPTS();
+		oldcxt = MemoryContextSwitchTo(row_cxt);
 		for (int c = 0; c < ncols; c++)
 			nulls[c] = !(j < cols[c].n && next_element(c, &cols[c], &values[c]));
+		MemoryContextSwitchTo(oldcxt);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextReset(row_cxt);
 	}
+	MemoryContextDelete(row_cxt);
 	return (Datum) 0;
 }
 
