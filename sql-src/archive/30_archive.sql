@@ -357,6 +357,7 @@ RETURNS SETOF record
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 20
 AS 'MODULE_PATHNAME', 'pgsentinel_rollup_blocking_minute_rows';
 
+-- The minute rollups' rows, in the columns of the hour tables; each reads its batches.
 CREATE VIEW pgsentinel_rollup_minute AS
 SELECT b.bucket, u.*
   FROM pgsentinel_rollup_minute_batch b, pgsentinel_rollup_minute_rows(b.row_data) u;

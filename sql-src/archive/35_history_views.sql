@@ -87,6 +87,7 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, x.sample_id,
                                pg_catalog.unnest(b.sample_blocked))
        AS x(sample_id, us, sample_period, weight, active_sessions, blocked);
 
+-- The archive's samples as the ring's (pgsentinel_samples()) show them; reads pgsentinel_archive_samples_by_batch.
 CREATE VIEW pgsentinel_sample_archive AS
 SELECT a.sample_id, a.sample_time, a.sample_period, a.weight,
        a.active_sessions, 'archive'::pg_catalog.text AS source
@@ -108,6 +109,7 @@ SELECT p.sample_time, p.sample_time, p.sample_id, p.sample_time, p.sample_period
   FROM pgsentinel_samples() p
  WHERE p.sample_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
+-- Every sample, archive then ring; reads pgsentinel_history_samples_by_batch.
 CREATE VIEW pgsentinel_sample_history AS
 SELECT h.sample_id, h.sample_time, h.sample_period, h.weight,
        h.active_sessions, h.source
@@ -174,11 +176,13 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
 
+-- The archive's rows as pg_active_session_history shows the ring's; reads pgsentinel_archive_rows_by_batch.
 CREATE VIEW pgsentinel_ash_archive AS
 SELECT
        --@columns history names
   FROM pgsentinel_archive_rows_by_batch;
 
+-- The archive's rows before the split point, the ring's after it; reads pgsentinel_archive_rows_by_batch, pgsentinel_ash_ring.
 CREATE VIEW pgsentinel_history_rows_by_batch AS
 SELECT batch_start, batch_end,
        --@columns history names
@@ -193,6 +197,7 @@ SELECT r.ash_time, r.ash_time,
           FROM pgsentinel_ash_ring y) r
  WHERE r.ash_time OPERATOR(pg_catalog.>=) (SELECT x.split_time FROM pgsentinel_history_split x);
 
+-- Every row, archive then ring; reads pgsentinel_history_rows_by_batch.
 CREATE VIEW pgsentinel_ash_history AS
 SELECT
        --@columns history names

@@ -13,6 +13,7 @@
 -- whole minutes and hours of a window that the archive holds
 -- (40_reports_core.sql).
 
+-- Reads pgsentinel_rollup_minute.
 CREATE VIEW pgsentinel_ash_minute AS
 SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.backend_type END AS backend_type,
@@ -25,6 +26,7 @@ SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 
+-- Reads pgsentinel_rollup_hour.
 CREATE VIEW pgsentinel_ash_hour AS
 SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.backend_type END AS backend_type,
@@ -37,6 +39,7 @@ SELECT r.bucket, r.datname, r.usesysid, r.usename, r.application_name,
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 
+-- Reads pgsentinel_rollup_session_hour (the next, pgsentinel_rollup_session_minute).
 CREATE VIEW pgsentinel_ash_session_hour AS
 SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.client_addr END AS client_addr,
@@ -288,6 +291,7 @@ SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
  CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v;
 
+-- Reads pgsentinel_rollup_blocking_minute.
 CREATE VIEW pgsentinel_blocking_minute AS
 SELECT r.bucket, r.kind, r.root_pid, r.pid, r.key_usesysid, r.depth,
        r.blocked_by, r.samples, r.db_time, r.last_time, r.usesysid, r.usename,
@@ -309,6 +313,7 @@ CREATE VIEW pgsentinel_sample_minute AS
 SELECT o.bucket, o.samples, o.observed, o.peak
   FROM pgsentinel_rollup_minute_observed o;
 
+-- Reads pgsentinel_rollup_hour_observed.
 CREATE VIEW pgsentinel_sample_hour AS
 SELECT o.bucket, o.samples, o.observed, o.peak
   FROM pgsentinel_rollup_hour_observed o;
