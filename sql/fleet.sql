@@ -261,8 +261,9 @@ SELECT (SELECT round(sum(db_time)::numeric, 6)
 SELECT count(*) > 0 AS samples FROM pgsentinel_samples_in(:'w0', :'w1', server => 'self');
 -- Top SQL's calls are the server's statements history in the repository,
 -- per second of the window (of the statements whose intervals are all in
--- it: one that began before it counts for its share in the window, as a
--- statement's first interval since zeros at an earlier sweep may)
+-- it: one that began before it, or ends after it, counts for its share in
+-- the window, as a statement's first interval since zeros at an earlier
+-- sweep may, and a reading pulled after the last sample pulled)
 SELECT count(*) FILTER (WHERE t.calls_per_s IS DISTINCT FROM
                               d.calls::float8 / extract(epoch FROM :'w1'::timestamptz - :'w0'::timestamptz)::float8)
          AS calls_differ
@@ -275,7 +276,8 @@ SELECT count(*) FILTER (WHERE t.calls_per_s IS DISTINCT FROM
  WHERE NOT EXISTS (SELECT FROM pgsentinel_fleet_statements x
                     WHERE x.server = 'self' AND x.queryid = t.queryid
                       AND x.toplevel AND NOT x.reset
-                      AND x.ash_time > :'w0' AND x.prev_ash_time < :'w0');
+                      AND ((x.ash_time > :'w0' AND x.prev_ash_time < :'w0')
+                           OR (x.ash_time > :'w1' AND x.prev_ash_time < :'w1')));
 SELECT split_part(pgsentinel_report(:'w0', :'w1', server => 'self'), E'\n', 2)
        ~ '^server self \(repository database contrib_regression\), PostgreSQL ' AS report_names_it;
 SELECT (pgsentinel_report(:'w0', :'w1', format => 'json', server => 'self'))::jsonb ->> 'server' AS json_server;
