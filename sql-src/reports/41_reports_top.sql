@@ -446,16 +446,28 @@ WITH fine AS (
     UNION ALL
     SELECT pc0.kind, pc0.lo, pc0.hi FROM pc0 WHERE pc0.kind OPERATOR(pg_catalog.<>) 'raw'
 ), parts AS MATERIALIZED (
+    -- (of a sample, the rows that waited, and those of the sessions they
+    -- waited for: pgsentinel_blocking_parts() reads no other, and making
+    -- the others' JSON took most of an hour's trees from rows)
     SELECT b.* FROM pc, fine CROSS JOIN LATERAL pgsentinel_blocking_parts((
+        WITH y AS MATERIALIZED (
+            SELECT z.*,
+                   CASE WHEN pg_catalog.cardinality(z.blocking_pids) OPERATOR(pg_catalog.>) 0
+                        THEN z.blocking_pids
+                        WHEN z.blockerpid IS NOT NULL THEN ARRAY[z.blockerpid] END AS blocking
+              FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) z
+             WHERE z.blocked_sample IS NOT FALSE
+        ), bl AS MATERIALIZED (
+            SELECT DISTINCT y.ash_time, y.sample_id, w.pid
+              FROM y CROSS JOIN LATERAL pg_catalog.unnest(y.blocking) AS w(pid)
+        )
         SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                       'ash_time', x.ash_time, 'sample_id', x.sample_id, 'pid', x.pid,
                       'weight', x.weight, 'usesysid', x.usesysid, 'usename', x.usename,
                       'application_name', x.application_name, 'client_addr', x.client_addr,
                       'xact_start', x.xact_start, 'state', x.state, 'wait_event_type', x.wait_event_type,
                       'wait_event', x.wait_event, 'query', x.top_level_query,
-                      'blocking', CASE WHEN pg_catalog.cardinality(x.blocking_pids) OPERATOR(pg_catalog.>) 0
-                                       THEN x.blocking_pids
-                                       WHEN x.blockerpid IS NOT NULL THEN ARRAY[x.blockerpid] END,
+                      'blocking', x.blocking,
                       'blockerpid', x.blockerpid, 'blocker_state', x.blocker_state,
                       'blocker_usesysid', x.blocker_usesysid,
                       -- (a fleet server's relation OIDs mean nothing here)
@@ -463,8 +475,12 @@ WITH fine AS (
                                   CASE WHEN server IS NULL THEN x.datname END),
                       'lock_mode', x.lock_mode,
                       'blocker_lock_modes', x.blocker_lock_modes)), '[]')
-          FROM pgsentinel_ash(pc.lo, pc.hi, dbname, server => server) x
-         WHERE x.blocked_sample IS NOT FALSE),
+          FROM y x
+         WHERE x.blocking IS NOT NULL OR x.blocker_state IS NOT NULL
+            OR EXISTS (SELECT FROM bl
+                        WHERE bl.ash_time OPERATOR(pg_catalog.=) x.ash_time
+                          AND bl.sample_id OPERATOR(pg_catalog.=) x.sample_id
+                          AND bl.pid OPERATOR(pg_catalog.=) x.pid)),
         CASE WHEN fine.minute THEN 'minute' ELSE 'hour' END::pg_catalog.text) b
      WHERE pc.kind OPERATOR(pg_catalog.=) 'raw'
     UNION ALL
