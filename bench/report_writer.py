@@ -858,7 +858,7 @@ def _checks(w, res):
 def _history(w, history):
     """The run-to-run table of bench/runs/."""
     if history:
-        w("## Run-to-run noise (full runs kept in bench/runs/)")
+        w("## Run-to-run noise (full runs saved in bench/runs/, not committed)")
         w("")
         w("Runs on different source commits also differ by the code changes between them.")
         w("")

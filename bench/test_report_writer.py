@@ -3,7 +3,7 @@
 
     python3 bench/test_report_writer.py [REV]
 
-Renders every saved run of bench/runs/ with the report writer of git
+Renders every saved run of bench/runs/ (what bench/run.sh wrote here) with the report writer of git
 revision REV (default HEAD) and with the working tree's, in three forms
 each (as saved with the run-to-run table; --quick; with the optional
 sections missing and problems found), and compares the reports byte for
@@ -60,6 +60,9 @@ def render(wdir, out):
 
 def main():
     rev = sys.argv[1] if len(sys.argv) > 1 else "HEAD"
+    runs = os.path.join(BENCH_DIR, "runs")
+    if not any(f.endswith(".json") for f in (os.listdir(runs) if os.path.isdir(runs) else [])):
+        sys.exit("no saved run in %s: run bench/run.sh (or copy a run-*.json there) first" % runs)
     repo = os.path.dirname(BENCH_DIR)
 
     def git_show(path):

@@ -79,15 +79,19 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- are packed by pgsentinel_pack(): each element as its difference from
 -- the one before, in as few bytes as it needs (src/archive/packed_ints.c
 -- has the format); pgsentinel_unpack() reads one back as bigint[].
+-- Packs a bigint array (as below, an integer and an xid array).
 CREATE FUNCTION pgsentinel_pack(bigint[]) RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_pack';
+-- Packs an integer array.
 CREATE FUNCTION pgsentinel_pack(integer[]) RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_pack';
+-- Packs an xid array.
 CREATE FUNCTION pgsentinel_pack(xid[]) RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_pack';
+-- Reads a packed array back (src/archive/packed_ints.c).
 CREATE FUNCTION pgsentinel_unpack(bytea) RETURNS bigint[]
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
@@ -98,6 +102,7 @@ AS 'MODULE_PATHNAME', 'pgsentinel_unpack';
 -- of a payload, or an error if this version cannot read it as the rows of
 -- a batch of the table named by of ('rows', 'statements'; NULL: either)
 -- (src/archive/batch_format.c).
+-- Makes a rows payload of the row columns (src/archive/batch_format.c).
 CREATE FUNCTION pgsentinel_batch_pack(
     --@columns row_data decl
 )
@@ -105,11 +110,13 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_pack';
 
+-- Reads a rows payload; returns the one of the samples sample_map keeps.
 CREATE FUNCTION pgsentinel_batch_keep(row_data bytea, sample_map integer[])
 RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_keep';
 
+-- Reads a payload's header: its format, or an error this version cannot read.
 CREATE FUNCTION pgsentinel_batch_format(row_data bytea, of text DEFAULT NULL)
 RETURNS integer
 LANGUAGE C IMMUTABLE PARALLEL SAFE
@@ -118,11 +125,13 @@ AS 'MODULE_PATHNAME', 'pgsentinel_batch_format';
 -- The microseconds from a to b (NULL if either is): the batches below
 -- store times as such differences, pgsentinel_us_after() reads them back
 -- (src/archive/batch_times.c: exact, overflow checked).
+-- Reads two times; returns the microseconds between them.
 CREATE FUNCTION pgsentinel_us_between(a timestamptz, b timestamptz)
 RETURNS bigint
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_us_between';
 
+-- Reads a time and microseconds after it; returns the time they name.
 CREATE FUNCTION pgsentinel_us_after(a timestamptz, us bigint)
 RETURNS timestamptz
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
@@ -315,6 +324,7 @@ CREATE INDEX ON pgsentinel_rollup_blocking_minute_batch USING brin (bucket)
 -- A minute rollup's payload made of its columns (arrays, element i of each
 -- the minute's i-th row; NULL: a column of NULLs), and its rows read back,
 -- in the columns of the hour's (src/archive/batch_format.c, rollup_rows.c).
+-- Makes the payload of a minute's rollup rows (pgsentinel_rollup_minute_batch).
 CREATE FUNCTION pgsentinel_minute_pack(
     --@columns minute_data decl
 )
@@ -322,6 +332,7 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_minute_pack';
 
+-- Reads that payload back as rows (src/archive/rollup_rows.c, as the two below).
 CREATE FUNCTION pgsentinel_rollup_minute_rows(row_data bytea,
     --@columns minute_data elemout
 )
@@ -329,6 +340,7 @@ RETURNS SETOF record
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 50
 AS 'MODULE_PATHNAME', 'pgsentinel_rollup_minute_rows';
 
+-- Makes the payload of a minute's sessions (pgsentinel_rollup_session_minute_batch).
 CREATE FUNCTION pgsentinel_session_minute_pack(
     --@columns session_minute_data decl
 )
@@ -336,6 +348,7 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_session_minute_pack';
 
+-- Reads that payload back as rows.
 CREATE FUNCTION pgsentinel_rollup_session_minute_rows(row_data bytea,
     --@columns session_minute_data elemout
 )
@@ -343,6 +356,7 @@ RETURNS SETOF record
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 50
 AS 'MODULE_PATHNAME', 'pgsentinel_rollup_session_minute_rows';
 
+-- Makes the payload of a minute's blocking parts (pgsentinel_rollup_blocking_minute_batch).
 CREATE FUNCTION pgsentinel_blocking_minute_pack(
     --@columns blocking_minute_data decl
 )
@@ -350,6 +364,7 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_blocking_minute_pack';
 
+-- Reads that payload back as rows.
 CREATE FUNCTION pgsentinel_rollup_blocking_minute_rows(row_data bytea,
     --@columns blocking_minute_data elemout
 )
@@ -362,11 +377,13 @@ CREATE VIEW pgsentinel_rollup_minute AS
 SELECT b.bucket, u.*
   FROM pgsentinel_rollup_minute_batch b, pgsentinel_rollup_minute_rows(b.row_data) u;
 
+-- Reads pgsentinel_rollup_session_minute_batch.
 CREATE VIEW pgsentinel_rollup_session_minute AS
 SELECT b.bucket, u.*
   FROM pgsentinel_rollup_session_minute_batch b,
        pgsentinel_rollup_session_minute_rows(b.row_data) u;
 
+-- Reads pgsentinel_rollup_blocking_minute_batch.
 CREATE VIEW pgsentinel_rollup_blocking_minute AS
 SELECT b.bucket, u.*
   FROM pgsentinel_rollup_blocking_minute_batch b,
@@ -391,6 +408,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgsentinel_archive_wait_event', '');
 -- pgsentinel_status() gains the archiver's columns, after 2.0's (the C
 -- function fills a 2.0 declaration too, until the update).
 DROP FUNCTION pgsentinel_status();
+-- Reads the ring's, the statements worker's and the archiver's shared state (src/status.c).
 CREATE FUNCTION pgsentinel_status(
     OUT worker_pid integer,
     OUT worker_started timestamptz,

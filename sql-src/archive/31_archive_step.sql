@@ -15,6 +15,7 @@ RETURNS text[]
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_text_split';
 
+-- Reads a template and its values; returns the statement text they make.
 CREATE FUNCTION pgsentinel_text_fill(template text, text_values text)
 RETURNS text
 LANGUAGE C IMMUTABLE PARALLEL SAFE

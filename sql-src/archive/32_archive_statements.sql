@@ -41,6 +41,7 @@ ALTER TABLE pgsentinel_archive_statement_batch ALTER COLUMN row_data SET STORAGE
 -- a column of NULLs), and the payload of its readings taken after a time
 -- (a fleet's landing of a batch it has the first readings of;
 -- src/archive/batch_format.c).
+-- Makes a statements batch's payload of its readings' columns (src/archive/batch_format.c).
 CREATE FUNCTION pgsentinel_statement_batch_pack(
     --@columns reading_data decl
 )
@@ -48,6 +49,7 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_statement_batch_pack';
 
+-- Reads a statements payload; returns the one of its readings after a time.
 CREATE FUNCTION pgsentinel_statement_batch_keep(first_time timestamptz,
                                                 row_data bytea,
                                                 after timestamptz)
@@ -68,6 +70,7 @@ RETURNS TABLE (
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_statement_rows';
 
+-- Reads pgsentinel_archive_statement_batch (its payloads, through pgsentinel_statement_rows()).
 CREATE VIEW pgsentinel_archive_statement_delta AS
 SELECT u.*, b.first_time AS batch_start, b.last_time AS batch_end
   FROM pgsentinel_archive_statement_batch b,

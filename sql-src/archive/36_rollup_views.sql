@@ -53,6 +53,7 @@ SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
                          OR pg_catalog.pg_has_role(r.usesysid, 'USAGE') AS visible) v
  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 
+-- Reads pgsentinel_rollup_session_minute (the session minutes, as the view above the hours).
 CREATE VIEW pgsentinel_ash_session_minute AS
 SELECT r.bucket, r.pid, r.datname, r.usesysid, r.usename, r.application_name,
        CASE WHEN v.visible THEN r.client_addr END AS client_addr,

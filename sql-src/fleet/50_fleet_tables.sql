@@ -149,11 +149,13 @@ SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_minute_batch b,
        pgsentinel_rollup_minute_rows(b.row_data) u;
 
+-- Reads pgsentinel_fleet_rollup_session_minute_batch.
 CREATE VIEW pgsentinel_fleet_rollup_session_minute AS
 SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_session_minute_batch b,
        pgsentinel_rollup_session_minute_rows(b.row_data) u;
 
+-- Reads pgsentinel_fleet_rollup_blocking_minute_batch.
 CREATE VIEW pgsentinel_fleet_rollup_blocking_minute AS
 SELECT b.bucket, u.*, b.server_id
   FROM pgsentinel_fleet_rollup_blocking_minute_batch b,

@@ -40,6 +40,7 @@ $$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_newest_sample(integer, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pgsentinel_fleet_newest_sample(integer, timestamptz) TO pg_read_all_stats;
 
+-- Reads pgsentinel_fleet_server, each server's newest sample and its subscription's state.
 CREATE VIEW pgsentinel_fleet_status AS
 SELECT f.server_id, f.name, f.method, f.conninfo, f.system_identifier,
        f.remote_version, f.subscription, f.foreign_server, f.keep_one_in,

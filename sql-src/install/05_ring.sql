@@ -13,6 +13,7 @@ RETURNS fdw_handler
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT;
 
+-- Reads the foreign table's options: it takes none.
 CREATE FUNCTION pgsentinel_fdw_validator(text[], oid)
 RETURNS void
 AS 'MODULE_PATHNAME'
@@ -130,6 +131,7 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_history_2_0'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
+-- Reads the statements ring through the function above (1.4's view).
 CREATE VIEW pg_stat_statements_history AS
   SELECT * FROM pg_stat_statements_history();
 

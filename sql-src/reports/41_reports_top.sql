@@ -35,6 +35,7 @@ SELECT DISTINCT ON (a.queryid) a.queryid, a.top_level_query
  ORDER BY a.queryid, a.day DESC, a.query_start DESC NULLS LAST, a.activity_id DESC;
 END;
 
+-- Reads pgsentinel_load(): the window's top items of one dimension.
 CREATE FUNCTION pgsentinel_top(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now(),

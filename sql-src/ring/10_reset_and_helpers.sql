@@ -100,6 +100,7 @@ SELECT i.ash_time, i.p_ash_time, i.sample_id, i.userid, i.dbid, i.queryid,
 FROM intervals i;
 END;
 
+-- Reads pg_stat_statements_history_deltas(): the deltas per second.
 CREATE OR REPLACE FUNCTION pg_stat_statements_history_rates(
     since timestamptz DEFAULT pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour',
     until timestamptz DEFAULT pg_catalog.now())
