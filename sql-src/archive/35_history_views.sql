@@ -143,7 +143,7 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
        CASE WHEN v.visible THEN se.backend_type END AS backend_type,
        coalesce(u.blockers, 0) AS blockers,
        u.blockerpid,
-       CASE WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+       CASE WHEN (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
               OR pg_catalog.pg_has_role(u.blocker_usesysid, 'USAGE')
             THEN u.blocker_state END AS blocker_state,
        u.sample_id,
@@ -173,7 +173,7 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
   LEFT JOIN pgsentinel_archive_text qt
     ON qt.day OPERATOR(pg_catalog.=) u.day
    AND qt.text_id OPERATOR(pg_catalog.=) u.query_id
- CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+ CROSS JOIN LATERAL (SELECT (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
                          OR pg_catalog.pg_has_role(se.usesysid, 'USAGE') AS visible) v;
 
 -- The archive's rows as pg_active_session_history shows the ring's; reads pgsentinel_archive_rows_by_batch.

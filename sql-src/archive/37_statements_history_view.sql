@@ -46,7 +46,7 @@ SELECT d.ash_time, d.prev_ash_time, d.sample_id, d.userid, d.dbid,
   LEFT JOIN pgsentinel_archive_text t
     ON t.day OPERATOR(pg_catalog.=) m.day
    AND t.text_id OPERATOR(pg_catalog.=) m.text_id
- CROSS JOIN LATERAL (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')
+ CROSS JOIN LATERAL (SELECT (SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE'))
                          OR d.userid OPERATOR(pg_catalog.=)
                             (SELECT r.oid FROM pg_catalog.pg_roles r
                               WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)

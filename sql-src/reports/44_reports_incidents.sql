@@ -85,12 +85,13 @@ WITH s AS MATERIALIZED (
                                     NULL::pg_catalog.text, server)
 ), m AS (
     -- the median, each sample weighing the time it stands for (an
-    -- archived sample stands for keep_one_in of the ring's)
+    -- archived sample stands for keep_one_in of the ring's): the counts
+    -- are few, so their weights are summed first and only those sorted
     SELECT c.n AS median
-      FROM (SELECT s.n,
-                   pg_catalog.sum(s.weight) OVER (ORDER BY s.n ROWS UNBOUNDED PRECEDING) AS cw,
-                   pg_catalog.sum(s.weight) OVER () AS tw
-              FROM s) c
+      FROM (SELECT g.n,
+                   pg_catalog.sum(g.w) OVER (ORDER BY g.n ROWS UNBOUNDED PRECEDING) AS cw,
+                   pg_catalog.sum(g.w) OVER () AS tw
+              FROM (SELECT s.n, pg_catalog.sum(s.weight) AS w FROM s GROUP BY s.n) g) c
      WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
      ORDER BY c.n LIMIT 1
 ), th AS (
@@ -100,11 +101,12 @@ WITH s AS MATERIALIZED (
                (3::pg_catalog.float8 OPERATOR(pg_catalog.*) 1.4826::pg_catalog.float8)
                OPERATOR(pg_catalog.*)
                (SELECT c.d
-                  FROM (SELECT pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median) AS d,
-                               pg_catalog.sum(s.weight) OVER (ORDER BY pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median)
-                                                              ROWS UNBOUNDED PRECEDING) AS cw,
-                               pg_catalog.sum(s.weight) OVER () AS tw
-                          FROM s) c
+                  FROM (SELECT g.d,
+                               pg_catalog.sum(g.w) OVER (ORDER BY g.d ROWS UNBOUNDED PRECEDING) AS cw,
+                               pg_catalog.sum(g.w) OVER () AS tw
+                          FROM (SELECT pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median) AS d,
+                                       pg_catalog.sum(s.weight) AS w
+                                  FROM s GROUP BY 1) g) c
                  WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
                  ORDER BY c.d LIMIT 1)) AS threshold
       FROM m
