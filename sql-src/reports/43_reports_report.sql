@@ -460,11 +460,17 @@ BEGIN
                     ORDER BY y.db_time DESC LIMIT 1) lk ON true
          WHERE x.depth = 0
     ), statements AS (
-        SELECT t.*, c.cut
+        -- with the first wait of its profile ("IO:DataFileRead 62%, CPU
+        -- 30%") and its share
+        SELECT t.*, c.cut, w.wait AS top_wait,
+               (substring(w.share FROM '^[0-9]+'))::float8 AS top_pct
           FROM jsonb_to_recordset(doc->'top_statements')
                AS t(queryid bigint, query text, db_time float8, wait_profile text,
                     calls_per_s float8, ms_per_call float8)
                CROSS JOIN LATERAL (SELECT @extschema@.pgsentinel_text_line(t.query, 60)) AS c(cut)
+               CROSS JOIN LATERAL (SELECT split_part(split_part(t.wait_profile, ', ', 1), ' ', 1),
+                                          split_part(split_part(t.wait_profile, ', ', 1), ' ', 2))
+                                  AS w(wait, share)
     ), advice (event, class, what, todo) AS (
         -- what a wait event means and what to do, most specific first
         VALUES
@@ -500,6 +506,10 @@ BEGIN
          'fetch fewer rows at a time, and look at the client and its network'),
         ('IPC:SyncRep', NULL, 'synchronous standbys to confirm commits',
          'check the standbys and the network to them (synchronous_standby_names, synchronous_commit)'),
+        ('IPC:BufferIO', NULL, 'another session reading or writing the same page',
+         'look at the statements that read the same tables from disk at once (large scans in several sessions: an index, fewer rows read) and whether shared_buffers holds what they read'),
+        ('IO:BufferIO', NULL, 'another session reading or writing the same page',
+         'look at the statements that read the same tables from disk at once (large scans in several sessions: an index, fewer rows read) and whether shared_buffers holds what they read'),
         ('Timeout:PgSleep', NULL, 'pg_sleep() called by the application',
          'look at the application that calls it'),
         (NULL, 'Lock', 'locks held by other sessions',
@@ -568,17 +578,25 @@ BEGIN
           FROM jsonb_to_recordset(doc->'wait_classes') AS c(key text, aas float8)
          WHERE c.key = 'CPU' AND cpus IS NOT NULL AND c.aas > cpus
         UNION ALL
-        -- 5: a statement (not one that waited for locks: its blocker is the cause)
+        -- 5: a statement (not one that waited for locks: its blocker is the
+        -- cause); one that spent most of its time sleeping or waiting for its
+        -- client gets that wait's advice (no plan changes it), the others
+        -- their plan's
         SELECT 'statement', 4, t.db_time,
                pg_catalog.format('statement %s (%s) spent its time on %s',
                                  t.queryid, coalesce(t.cut, 'its text not kept'),
                                  coalesce(nullif(t.wait_profile, ''), 'hidden')),
-               'look at its plan (EXPLAIN (ANALYZE, BUFFERS)) and at how often it runs'
+               coalesce(a.todo, 'look at its plan (EXPLAIN (ANALYZE, BUFFERS)) and at how often it runs')
                    || CASE WHEN t.calls_per_s IS NOT NULL AND t.ms_per_call IS NOT NULL
                            THEN pg_catalog.format(' (%s calls/s, %s ms a call)',
                                                   round(t.calls_per_s::numeric, 1), round(t.ms_per_call::numeric, 2))
                            ELSE '' END
           FROM statements t
+          LEFT JOIN LATERAL (
+               SELECT v.todo FROM advice v
+                WHERE split_part(t.top_wait, ':', 1) IN ('Timeout', 'Client') AND t.top_pct >= 50
+                  AND (v.event = t.top_wait OR v.class = split_part(t.top_wait, ':', 1))
+                ORDER BY v.event IS NULL LIMIT 1) a ON true
          WHERE t.queryid IS NOT NULL AND t.wait_profile NOT LIKE 'Lock:%'
     )
     SELECT jsonb_agg(jsonb_build_object(
