@@ -25,7 +25,8 @@ use PgsTest;
 my $p = 0.2;    # the sampling period, seconds
 my $node = pgs_node('incidents',
 	conf => "pgsentinel_ash.sampling_period = $p\n"
-	  . "shared_buffers = 2MB\n");
+	  . "shared_buffers = 2MB\n"
+	  . "max_parallel_workers_per_gather = 0\n");
 $node->safe_psql('postgres', q{
 	CREATE TABLE inc_t (id int PRIMARY KEY, v int);
 	INSERT INTO inc_t SELECT g, 0 FROM generate_series(1, 100) g;
@@ -42,7 +43,7 @@ append_to_file($noise_script,
 my $noise = pgs_pgbench_bg($node, '-n', '-c', '3', '-j', '1', '-T', '900',
 	'-f', $noise_script, 'postgres');
 ok($node->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%/* noise */%'"),
+		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%/* ' || 'noise */%'"),
 	'the baseline is sampled');
 my $t0 = pgs_server_time($node);
 ok(pgs_wait_until_time($node, $t0, 25), 'a quiet baseline first');
@@ -92,10 +93,10 @@ sub wait_active
 my $holder = pgs_start_interactive($node,
 	"BEGIN;\nSELECT count(*) FROM inc_t;\n");
 ok( $node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'idle in transaction'"),
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'SELECT count(*) FROM inc_t%'"),
 	'the holder is idle in its transaction');
 my $holder_pid = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction'");
+	"SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'SELECT count(*) FROM inc_t%'");
 my @a = connect_six('stage_a');
 my $a_staged = pgs_server_time($node);
 send_sql($a[0], 'ALTER TABLE inc_t ADD COLUMN w int /* epA */;');
@@ -185,7 +186,7 @@ my $findings = $node->safe_psql('postgres',
 note("findings:\n$findings");
 like($findings, qr/Session $holder_pid .*idle in transaction.*AccessShareLock.*end that transaction/,
 	'a finding names the holder, the lock it held, and says to end its transaction');
-like($findings, qr/\(SELECT pg_sleep\(0\.15\).*Timeout:PgSleep 100%.*: look at the application that calls it/,
+like($findings, qr/\(SELECT pg_sleep\(0\.15\).*Timeout:PgSleep \d+%.*: look at the application that calls it/,
 	"the baseline's sleeping statement is sent to its application, not to its plan");
 unlike($findings, qr/parallel workers, replication/,
 	'the scans waiting on each other\'s reads are not sent to parallel workers');

@@ -110,7 +110,7 @@ RETURNS bytea
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_batch_pack';
 
--- Reads a rows payload; returns the one of the samples sample_map keeps.
+-- Reads a rows payload; returns a payload of the rows of the samples sample_map keeps.
 CREATE FUNCTION pgsentinel_batch_keep(row_data bytea, sample_map integer[])
 RETURNS bytea
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE

@@ -86,13 +86,16 @@ WITH s AS MATERIALIZED (
 ), m AS (
     -- the median, each sample weighing the time it stands for (an
     -- archived sample stands for keep_one_in of the ring's): the counts
-    -- are few, so their weights are summed first and only those sorted
+    -- are few, so their weights are summed first and only those sorted;
+    -- summed as whole microseconds, so that an even split is found as
+    -- one whatever the order of the sums
     SELECT c.n AS median
       FROM (SELECT g.n,
                    pg_catalog.sum(g.w) OVER (ORDER BY g.n ROWS UNBOUNDED PRECEDING) AS cw,
                    pg_catalog.sum(g.w) OVER () AS tw
-              FROM (SELECT s.n, pg_catalog.sum(s.weight) AS w FROM s GROUP BY s.n) g) c
-     WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
+              FROM (SELECT s.n, pg_catalog.sum(pg_catalog.round(s.weight OPERATOR(pg_catalog.*) 1e6::pg_catalog.float8)::pg_catalog.int8) AS w
+                      FROM s GROUP BY s.n) g) c
+     WHERE c.cw OPERATOR(pg_catalog.*) 2::pg_catalog.numeric OPERATOR(pg_catalog.>=) c.tw
      ORDER BY c.n LIMIT 1
 ), th AS (
     -- and the median absolute deviation, weighted alike
@@ -105,9 +108,9 @@ WITH s AS MATERIALIZED (
                                pg_catalog.sum(g.w) OVER (ORDER BY g.d ROWS UNBOUNDED PRECEDING) AS cw,
                                pg_catalog.sum(g.w) OVER () AS tw
                           FROM (SELECT pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median) AS d,
-                                       pg_catalog.sum(s.weight) AS w
+                                       pg_catalog.sum(pg_catalog.round(s.weight OPERATOR(pg_catalog.*) 1e6::pg_catalog.float8)::pg_catalog.int8) AS w
                                   FROM s GROUP BY 1) g) c
-                 WHERE c.cw OPERATOR(pg_catalog.>=) (c.tw OPERATOR(pg_catalog./) 2::pg_catalog.float8)
+                 WHERE c.cw OPERATOR(pg_catalog.*) 2::pg_catalog.numeric OPERATOR(pg_catalog.>=) c.tw
                  ORDER BY c.d LIMIT 1)) AS threshold
       FROM m
 ), d AS (
