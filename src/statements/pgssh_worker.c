@@ -463,6 +463,43 @@ keep_swept(SweptEntry *e, const PgsshRow *r, bool zero_before, uint64 written, i
 }
 
 /*
+ * Remember r, just kept at ring position kept_at, as its statement's last
+ * reading.
+ */
+static void
+remember_kept(SweptEntry *e, const PgsshRow *r, uint64 kept_at)
+{
+	if (e == NULL)
+	{
+		SweptKey	key;
+
+		memset(&key, 0, sizeof(key));	/* the padding is hashed too */
+		key.userid = r->userid;
+		key.dbid = r->dbid;
+		key.queryid = r->queryid;
+		key.toplevel = r->toplevel;
+		e = hash_search(swept_hash(), &key, HASH_ENTER, NULL);
+	}
+	e->last = *r;
+	e->kept_at = kept_at;
+	e->sweep = sweeps;
+}
+
+/* The hash entry of r's statement, or NULL. */
+static SweptEntry *
+find_swept(const PgsshRow *r)
+{
+	SweptKey	key;
+
+	memset(&key, 0, sizeof(key));	/* the padding is hashed too */
+	key.userid = r->userid;
+	key.dbid = r->dbid;
+	key.queryid = r->queryid;
+	key.toplevel = r->toplevel;
+	return hash_search(swept_hash(), &key, HASH_FIND, NULL);
+}
+
+/*
  * Read the counters of the requested statements, and in a sweep those of
  * the statements that changed since the previous one, into batch.  Runs in
  * a transaction with SPI connected.  Returns the number of rows.
@@ -472,6 +509,13 @@ keep_swept(SweptEntry *e, const PgsshRow *r, bool zero_before, uint64 written, i
  * not know, at most a quarter of the ring's capacity of them: the rest wait
  * for the next sweep, so that no sweep (the first one keeps every
  * statement) overwrites readings not archived yet.
+ *
+ * While sweeps run (the previous one complete), a requested reading goes
+ * through the same memory: a statement the previous sweep did not see gets
+ * its zeros before its first reading, whichever reads it first.  A zero
+ * written by a later sweep, after a sample's reading, would come before
+ * that reading in time but after it in sample id, once the archive had
+ * taken the reading without a delta (sql/archive_statements.sql).
  */
 static int
 read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
@@ -479,22 +523,25 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 	uint64		capacity = pgs_state->statements.ring.capacity;
 	uint64		written = pgs_ring_written(&pgs_state->statements.ring);
 	int64		budget = (int64) (capacity / 4);
+	uint64		resets;
 	bool		complete = true;
 	bool		zero_before;
 	int			i;
 	int			n = 0;
 	TupleDesc	desc;
 
+	resets = pg_atomic_read_u64(&pgs_state->reset.count);
+	if (resets != swept_reset_count)
+	{
+		forget_swept();
+		swept_reset_count = resets;
+	}
+	/* sweeps turned off forget too: their memory would grow stale */
+	if (pgs_pgssh_sweep_interval_s <= 0 && !sweep)
+		forget_swept();
+	zero_before = last_sweep_complete;
 	if (sweep)
 	{
-		uint64		resets = pg_atomic_read_u64(&pgs_state->reset.count);
-
-		if (resets != swept_reset_count)
-		{
-			forget_swept();
-			swept_reset_count = resets;
-		}
-		zero_before = last_sweep_complete;
 		sweeps++;
 		if (SPI_execute_plan(sweep_plan, NULL, NULL, true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not read pg_stat_statements");
@@ -505,7 +552,6 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 		int			nids = 0;
 		Datum		arg;
 
-		zero_before = false;
 		for (i = 0; i < nkeys; i++)
 			if (nids == 0 || DatumGetInt64(ids[nids - 1]) != (int64) keys[i].queryid)
 				ids[nids++] = Int64GetDatum((int64) keys[i].queryid);
@@ -518,7 +564,6 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 	{
 		PgsshRow	r;
 		bool		requested;
-		SweptKey	key;
 		SweptEntry *e;
 		bool		changed;
 		int			kept;
@@ -527,24 +572,20 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 		r.sample_id = sample_id;
 		r.ash_time = ash_time;
 		requested = key_requested(keys, nkeys, r.queryid, r.dbid);
-		if (!sweep)
+		if (!sweep && (!zero_before || !requested || n + 2 > (int) capacity))
 		{
 			if (requested && n < (int) capacity)
 				*batch_row(n++) = r;
 			continue;
 		}
 
-		memset(&key, 0, sizeof(key));	/* the padding is hashed too */
-		key.userid = r.userid;
-		key.dbid = r.dbid;
-		key.queryid = r.queryid;
-		key.toplevel = r.toplevel;
-		e = hash_search(swept_hash(), &key, HASH_FIND, NULL);
+		e = find_swept(&r);
 		changed = e == NULL || e->last.calls != r.calls ||
 			e->last.plans != r.plans ||
 			e->last.total_exec_time != r.total_exec_time;
 		if (!changed && !requested)
 		{
+			Assert(sweep);
 			/* its counters are still those: true at this sample too */
 			e->last.sample_id = sample_id;
 			e->last.ash_time = ash_time;
@@ -563,11 +604,7 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 		n += kept;
 		if (!requested)
 			budget -= kept;
-		if (e == NULL)
-			e = hash_search(swept, &key, HASH_ENTER, NULL);
-		e->last = r;
-		e->kept_at = written + n - 1;
-		e->sweep = sweeps;
+		remember_kept(e, &r, written + n - 1);
 	}
 	if (sweep)
 	{
