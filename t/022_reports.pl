@@ -207,24 +207,33 @@ is( $node->safe_psql('postgres', q{
 pgs_stop_bg($_) for @bg;
 pgs_stop_bg($root);
 
+# A 5-s burst of two clients running $sql (whose text has /* $tag */), until
+# it is over and no longer read; returns the window from 10 s before it to
+# now.
+sub burst
+{
+	my ($sql, $tag, $name) = @_;
+	my $start = pgs_server_time($node);
+	my $file = $node->basedir . "/$tag.sql";
+	append_to_file($file, "$sql /* $tag */;\n");
+	my $h = pgs_pgbench_bg($node, '-n', '-c', '2', '-j', '2', '-T', '5', '-f', $file, 'postgres');
+	pgs_stop_bg($h, wait => 1);
+	ok( $node->poll_query_until('postgres', qq{
+			SELECT count(*) > 0 FROM pg_stat_statements_history h
+			  JOIN pg_stat_statements s USING (queryid)
+			 WHERE s.query LIKE '%/* $tag */%' AND h.ash_time > now() - interval '1 second'}, 'f'),
+		$name);
+	return split /\|/, $node->safe_psql('postgres',
+		"SELECT timestamptz '$start' - interval '10 seconds' || '|' || now()");
+}
+
 # Top SQL's call figures are those of pg_stat_statements over the window:
 # a burst of short calls in the middle of a longer window gives calls per
 # second of the window (not of the burst), the milliseconds per call, and
 # the share of the window the statement's readings span (with sweeps, from
 # its zeros at the sweep before its first reading: how much of the window
 # that is depends on when the sweep fell).
-my $b0 = pgs_server_time($node);
-my $script = $node->basedir . '/calls.sql';
-append_to_file($script, "SELECT pg_sleep(0.02) /* rep_calls */;\n");
-my $burst = pgs_pgbench_bg($node, '-n', '-c', '2', '-j', '2', '-T', '5', '-f', $script, 'postgres');
-pgs_stop_bg($burst, wait => 1);
-ok( $node->poll_query_until('postgres', q{
-		SELECT count(*) > 0 FROM pg_stat_statements_history h
-		  JOIN pg_stat_statements s USING (queryid)
-		 WHERE s.query LIKE '%/* rep_calls */%' AND h.ash_time > now() - interval '1 second'} , 'f'),
-	'the burst is over and no longer read');
-my ($w0, $w1) = split /\|/, $node->safe_psql('postgres',
-	"SELECT timestamptz '$b0' - interval '10 seconds' || '|' || now()");
+my ($w0, $w1) = burst('SELECT pg_sleep(0.02)', 'rep_calls', 'the burst is over and no longer read');
 my $figures = qq{
 	SELECT t.calls_per_s * extract(epoch FROM timestamptz '$w1' - timestamptz '$w0') / s.calls
 	           BETWEEN 0.95 AND 1.0,
@@ -247,18 +256,8 @@ ok( $node->poll_query_until('postgres',
 	'sweeps off');
 # a burst without sweeps: the statement's first reading is a sample's,
 # without zeros before it, and its calls are counted from there
-my $b2 = pgs_server_time($node);
-my $script_off = $node->basedir . '/calls_off.sql';
-append_to_file($script_off, "SELECT pg_sleep(0.02), 1 AS off /* rep_calls_off */;\n");
-$burst = pgs_pgbench_bg($node, '-n', '-c', '2', '-j', '2', '-T', '5', '-f', $script_off, 'postgres');
-pgs_stop_bg($burst, wait => 1);
-ok( $node->poll_query_until('postgres', q{
-		SELECT count(*) > 0 FROM pg_stat_statements_history h
-		  JOIN pg_stat_statements s USING (queryid)
-		 WHERE s.query LIKE '%rep_calls_off%' AND h.ash_time > now() - interval '1 second'} , 'f'),
+my ($v0, $v1) = burst('SELECT pg_sleep(0.02), 1 AS off', 'rep_calls_off',
 	'the burst without sweeps is over and no longer read');
-my ($v0, $v1) = split /\|/, $node->safe_psql('postgres',
-	"SELECT timestamptz '$b2' - interval '10 seconds' || '|' || now()");
 like( $node->safe_psql('postgres',
 		"SET pgsentinel_report.rollups = on; SELECT pgsentinel_report('$v0', '$v1', 'text')"),
 	qr/rep_calls_off.*\n\s+\(calls counted over \d+% of the window: it was read only while sampled\)/,

@@ -47,6 +47,18 @@ sub queryid_of
 		"SELECT queryid FROM pg_stat_statements WHERE query LIKE '%$marker%' AND toplevel");
 }
 
+# Set pgsentinel_pgssh.sweep_interval to $secs and wait until the server
+# has it (one test result, named $name).
+sub set_sweep_interval
+{
+	my ($secs, $name) = @_;
+	$node->append_conf('postgresql.conf', "pgsentinel_pgssh.sweep_interval = $secs\n");
+	$node->reload;
+	ok( $node->poll_query_until('postgres',
+			"SELECT setting = '$secs' FROM pg_settings WHERE name = 'pgsentinel_pgssh.sweep_interval'"),
+		$name);
+}
+
 # wait until the sampler has taken $n more samples
 sub samples_pass
 {
@@ -143,11 +155,7 @@ ok( $node->poll_query_until('postgres',
 	'after a reset, the next sweep reads it again, unchanged');
 
 # sweeps off: a statement no sample sees gets no reading
-$node->append_conf('postgresql.conf', "pgsentinel_pgssh.sweep_interval = 0\n");
-$node->reload;
-ok( $node->poll_query_until('postgres',
-		"SELECT setting = '0' FROM pg_settings WHERE name = 'pgsentinel_pgssh.sweep_interval'"),
-	'sweeps turned off');
+set_sweep_interval(0, 'sweeps turned off');
 ok(samples_pass(2), 'the sampler took the setting');
 run_times("SELECT pg_catalog.lower('a') /* offprobe */", 100);
 my $qid2 = queryid_of('offprobe');
@@ -178,11 +186,7 @@ ok( $node->poll_query_until('postgres',
 # its budget, and is complete.)
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_reset()');
 ok(samples_pass(3), 'two sweeps of the few statements since');
-$node->append_conf('postgresql.conf', "pgsentinel_pgssh.sweep_interval = 3600\n");
-$node->reload;
-ok( $node->poll_query_until('postgres',
-		"SELECT setting = '3600' FROM pg_settings WHERE name = 'pgsentinel_pgssh.sweep_interval'"),
-	'sweeps once an hour');
+set_sweep_interval(3600, 'sweeps once an hour');
 ok(samples_pass(2), 'the sampler and the worker took the setting');
 run_times("SELECT pg_catalog.upper('b'), pg_catalog.pg_sleep(0.0) /* sampledprobe */", 40);
 run_times("SELECT pg_catalog.upper('b'), pg_catalog.pg_sleep(2.5) /* sampledprobe */", 1);

@@ -462,32 +462,9 @@ keep_swept(SweptEntry *e, const PgsshRow *r, bool zero_before, uint64 written, i
 	return kept;
 }
 
-/*
- * Remember r, just kept at ring position kept_at, as its statement's last
- * reading.
- */
-static void
-remember_kept(SweptEntry *e, const PgsshRow *r, uint64 kept_at)
-{
-	if (e == NULL)
-	{
-		SweptKey	key;
-
-		memset(&key, 0, sizeof(key));	/* the padding is hashed too */
-		key.userid = r->userid;
-		key.dbid = r->dbid;
-		key.queryid = r->queryid;
-		key.toplevel = r->toplevel;
-		e = hash_search(swept_hash(), &key, HASH_ENTER, NULL);
-	}
-	e->last = *r;
-	e->kept_at = kept_at;
-	e->sweep = sweeps;
-}
-
-/* The hash entry of r's statement, or NULL. */
+/* The hash entry of r's statement: found (or NULL), or made (HASH_ENTER). */
 static SweptEntry *
-find_swept(const PgsshRow *r)
+swept_entry(const PgsshRow *r, HASHACTION action)
 {
 	SweptKey	key;
 
@@ -496,7 +473,21 @@ find_swept(const PgsshRow *r)
 	key.dbid = r->dbid;
 	key.queryid = r->queryid;
 	key.toplevel = r->toplevel;
-	return hash_search(swept_hash(), &key, HASH_FIND, NULL);
+	return hash_search(swept_hash(), &key, action, NULL);
+}
+
+/*
+ * Remember r, just kept at ring position kept_at, as its statement's last
+ * reading (e: its entry, NULL when it has none yet).
+ */
+static void
+remember_kept(SweptEntry *e, const PgsshRow *r, uint64 kept_at)
+{
+	if (e == NULL)
+		e = swept_entry(r, HASH_ENTER);
+	e->last = *r;
+	e->kept_at = kept_at;
+	e->sweep = sweeps;
 }
 
 /*
@@ -579,7 +570,7 @@ read_counters(int nkeys, bool sweep, int64 sample_id, TimestampTz ash_time)
 			continue;
 		}
 
-		e = find_swept(&r);
+		e = swept_entry(&r, HASH_FIND);
 		changed = e == NULL || e->last.calls != r.calls ||
 			e->last.plans != r.plans ||
 			e->last.total_exec_time != r.total_exec_time;
