@@ -698,6 +698,13 @@ SELECT pgsentinel_unpack(pgsentinel_pack(
        pgsentinel_unpack(pgsentinel_pack('{}'::int8[])) AS empty_back,
        pgsentinel_pack('{}'::int8[]) AS empty_packed,
        pgsentinel_pack('{1,2,3,3,2}'::int4[]) AS small_packed;
+-- Values that jump back and forth are written as they are (format byte 3,
+-- or 4 with NULLs) where that is shorter than their differences; they read
+-- back the same.
+SELECT get_byte(p, 0) AS format, octet_length(p) AS bytes, pgsentinel_unpack(p) AS back
+  FROM (VALUES (pgsentinel_pack('{100,-50,90,-60,80}'::int8[])),
+               (pgsentinel_pack('{100,NULL,-50,90,-60,80}'::int8[])),
+               (pgsentinel_pack('{100,101,102,103,104}'::int8[]))) v(p);
 SELECT octet_length(pgsentinel_pack(array_agg(i::int8 * 1000000))) AS seconds_apart,
        octet_length(pgsentinel_pack(array_agg(7))) AS the_same,
        octet_length(pgsentinel_pack(array_agg(CASE WHEN i % 2 = 0 THEN i END))) AS half_null
@@ -705,7 +712,8 @@ SELECT octet_length(pgsentinel_pack(array_agg(i::int8 * 1000000))) AS seconds_ap
 -- What pgsentinel_pack() did not write is an error, never a read past the
 -- end; a multidimensional array is refused.
 SELECT pgsentinel_unpack('\x');
-SELECT pgsentinel_unpack('\x03');
+SELECT pgsentinel_unpack('\x05');
+SELECT pgsentinel_unpack('\x0380');
 SELECT pgsentinel_unpack('\x0180');
 SELECT pgsentinel_unpack('\x01ffffffffffffffffff7f');
 SELECT pgsentinel_unpack('\x027f');
@@ -746,6 +754,23 @@ SELECT sample_id, sample_period, session_id, state
     pgsentinel_batch_pack(pgsentinel_pack('{2,10,1}'::int4[]), pgsentinel_pack('{5,6,NULL}'::int4[]),
     NULL, '{active}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+-- A nested query id the same as the query id is stored once
+-- (nested_is_queryid 1, nested_queryids NULL) and read back as it; one
+-- that differs, or a payload without that column, reads as stored.
+SELECT session_id, queryid, nested_queryid
+  FROM pgsentinel_batch_rows(
+    '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    pgsentinel_batch_pack(pgsentinel_pack('{1,1,1,1}'::int4[]), pgsentinel_pack('{1,2,3,4}'::int4[]),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    '{5,5,NULL,-9223372036854775808}', '{NULL,7,NULL,NULL}', NULL, NULL, NULL, NULL, NULL,
+    nested_is_queryid => pgsentinel_pack('{1,0,NULL,1}'::int4[])))
+UNION ALL
+SELECT session_id, queryid, nested_queryid
+  FROM pgsentinel_batch_rows(
+    '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    pgsentinel_batch_pack(pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{5}'::int4[]),
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    '{5}', '{9}', NULL, NULL, NULL, NULL, NULL));
 -- The rows' payload (src/archive/batch_format.c): its format number; a
 -- format this version does not read is refused with the way out; bytes
 -- pgsentinel_batch_pack() did not write are an error, never a read past
@@ -783,7 +808,7 @@ SELECT x.sample_id, x.session_id, x.state, x.lock_type, x.lock_relation,
   FROM b, pgsentinel_batch_rows('2020-01-01 00:00+00'::timestamptz, '{5}'::int8[],
           '{0}'::int8[], '{1}'::float8[], '{1}'::float8[], '{f}'::bool[],
           '\x0100'::bytea || set_byte('\x00'::bytea, 0, length(body)) || body) x;
-SELECT pgsentinel_batch_format('\x0100011b'::bytea, 'rows'::text);
+SELECT pgsentinel_batch_format('\x0100011c'::bytea, 'rows'::text);
 -- (a text longer than its column)
 SELECT pgsentinel_batch_format(('\x01002c15000000000000020101' || repeat('0000', 17))::bytea);
 SELECT pgsentinel_batch_format('\x02');

@@ -62,22 +62,30 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- makes it of the row columns below, pgsentinel_batch_rows() reads the
 -- rows back, and the fleet moves it between servers as it is.  The row
 -- columns, element j of each the batch's j-th row, the rows ordered by
--- session and then sample, so that what a session keeps from one sample
--- to the next repeats and compresses to little: row_samples (the index of
+-- sample and then session: the rows of a sample hold xids and start times
+-- close to each other (under pgbench read-write a minute's payload takes
+-- 12 % less than in the order of session then sample, where a session's
+-- next transaction is a second of xids and microseconds further), and
+-- what a session keeps from one sample to the next repeats a sample's
+-- rows later, which zstd finds (bench/REPORT.md 6l): row_samples (the index of
 -- the row's sample), session_ids, wait_event_ids, states, xact_us,
 -- query_us, change_us, backend_xids, backend_xmins, top_level_query_ids,
 -- top_level_query_values, query_ids, query_values, cmdtypes, queryids,
 -- nested_queryids, blockers, blockerpids, blocker_states,
--- blocker_usesysids, blocking_pids.  Times are microseconds: sample_us
+-- blocker_usesysids, blocking_pids, lock_types, lock_relations,
+-- lock_targets, lock_modes, blocker_lock_modes, nested_is_queryid.  Times are microseconds: sample_us
 -- after first_time; xact_us after first_time, query_us after xact_start
 -- (or first_time), change_us after query_start (or xact_start, or
 -- first_time).  A row's statement text the same as its top-level one
 -- (template and values) is not stored twice: query_ids holds 0 (no text's
--- id) and query_values NULL.  The blocker columns are absent when no row
+-- id) and query_values NULL; a nested query id the same as the query id
+-- is not either: nested_is_queryid holds 1 and nested_queryids NULL (the
+-- rows of a batch without that column store it).  The blocker columns are absent when no row
 -- of the batch waited for another session.  A batch never spans two UTC
 -- days: the partitions are by day on first_time.  The integer row columns
 -- are packed by pgsentinel_pack(): each element as its difference from
--- the one before, in as few bytes as it needs (src/archive/packed_ints.c
+-- the one before, or as itself where that compresses better, in as few
+-- bytes as it needs (src/archive/packed_ints.c
 -- has the format); pgsentinel_unpack() reads one back as bigint[].
 -- Packs a bigint array (as below, an integer and an xid array).
 CREATE FUNCTION pgsentinel_pack(bigint[]) RETURNS bytea

@@ -241,55 +241,58 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
  batch_rows AS MATERIALIZED (
   SELECT b.day, b.first_time,
          %1$I.pgsentinel_batch_pack(
-         %1$I.pgsentinel_pack(array_agg(b.si ORDER BY m.session_id, b.si)),
-         %1$I.pgsentinel_pack(array_agg(m.session_id ORDER BY m.session_id, b.si)),
-         %1$I.pgsentinel_pack(array_agg(m.wait_event_id ORDER BY m.session_id, b.si)),
-         array_agg(m.state ORDER BY m.session_id, b.si),
+         %1$I.pgsentinel_pack(array_agg(b.si ORDER BY b.si, m.session_id)),
+         %1$I.pgsentinel_pack(array_agg(m.session_id ORDER BY b.si, m.session_id)),
+         %1$I.pgsentinel_pack(array_agg(m.wait_event_id ORDER BY b.si, m.session_id)),
+         array_agg(m.state ORDER BY b.si, m.session_id),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(b.first_time, m.xact_start)
-                   ORDER BY m.session_id, b.si)),
+                   ORDER BY b.si, m.session_id)),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(coalesce(m.xact_start, b.first_time),
                                               m.query_start)
-                   ORDER BY m.session_id, b.si)),
+                   ORDER BY b.si, m.session_id)),
          %1$I.pgsentinel_pack(array_agg(%1$I.pgsentinel_us_between(coalesce(m.query_start, m.xact_start,
                                                        b.first_time),
                                               m.state_change)
-                   ORDER BY m.session_id, b.si)),
-         %1$I.pgsentinel_pack(array_agg(m.backend_xid ORDER BY m.session_id, b.si)),
-         %1$I.pgsentinel_pack(array_agg(m.backend_xmin ORDER BY m.session_id, b.si)),
-         %1$I.pgsentinel_pack(array_agg(m.top_level_query_id ORDER BY m.session_id, b.si)),
-         array_agg(m.top_level_query_values ORDER BY m.session_id, b.si),
+                   ORDER BY b.si, m.session_id)),
+         %1$I.pgsentinel_pack(array_agg(m.backend_xid ORDER BY b.si, m.session_id)),
+         %1$I.pgsentinel_pack(array_agg(m.backend_xmin ORDER BY b.si, m.session_id)),
+         %1$I.pgsentinel_pack(array_agg(m.top_level_query_id ORDER BY b.si, m.session_id)),
+         array_agg(m.top_level_query_values ORDER BY b.si, m.session_id),
          %1$I.pgsentinel_pack(array_agg(CASE WHEN m.query_id = m.top_level_query_id
                          AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
                         THEN 0 ELSE m.query_id END
-                   ORDER BY m.session_id, b.si)),
+                   ORDER BY b.si, m.session_id)),
          array_agg(CASE WHEN m.query_id = m.top_level_query_id
                          AND m.query_values IS NOT DISTINCT FROM m.top_level_query_values
                         THEN NULL ELSE m.query_values END
-                   ORDER BY m.session_id, b.si),
-         array_agg(m.cmdtype ORDER BY m.session_id, b.si),
-         array_agg(m.queryid ORDER BY m.session_id, b.si),
-         array_agg(m.nested_queryid ORDER BY m.session_id, b.si),
+                   ORDER BY b.si, m.session_id),
+         array_agg(m.cmdtype ORDER BY b.si, m.session_id),
+         array_agg(m.queryid ORDER BY b.si, m.session_id),
+         array_agg(CASE WHEN m.nested_queryid = m.queryid THEN NULL ELSE m.nested_queryid END
+                   ORDER BY b.si, m.session_id),
          CASE WHEN bool_or(m.blockers > 0) THEN
-           %1$I.pgsentinel_pack(array_agg(m.blockers ORDER BY m.session_id, b.si)) END,
+           %1$I.pgsentinel_pack(array_agg(m.blockers ORDER BY b.si, m.session_id)) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           %1$I.pgsentinel_pack(array_agg(m.blockerpid ORDER BY m.session_id, b.si)) END,
+           %1$I.pgsentinel_pack(array_agg(m.blockerpid ORDER BY b.si, m.session_id)) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_state ORDER BY m.session_id, b.si) END,
+           array_agg(m.blocker_state ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
-           array_agg(m.blocker_usesysid ORDER BY m.session_id, b.si) END,
+           array_agg(m.blocker_usesysid ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.blockers > 0) THEN
            array_agg(CASE WHEN m.blockers > 0 THEN m.blocking_pids::text END
-                     ORDER BY m.session_id, b.si) END,
+                     ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.lock_type IS NOT NULL) THEN
-           array_agg(m.lock_type ORDER BY m.session_id, b.si) END,
+           array_agg(m.lock_type ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.lock_relation IS NOT NULL) THEN
-           array_agg(m.lock_relation ORDER BY m.session_id, b.si) END,
+           array_agg(m.lock_relation ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.lock_target IS NOT NULL) THEN
-           array_agg(m.lock_target ORDER BY m.session_id, b.si) END,
+           array_agg(m.lock_target ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.lock_mode IS NOT NULL) THEN
-           array_agg(m.lock_mode ORDER BY m.session_id, b.si) END,
+           array_agg(m.lock_mode ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.blocker_lock_modes IS NOT NULL) THEN
-           array_agg(m.blocker_lock_modes ORDER BY m.session_id, b.si) END) AS row_data
+           array_agg(m.blocker_lock_modes ORDER BY b.si, m.session_id) END,
+         %1$I.pgsentinel_pack(array_agg((m.nested_queryid = m.queryid)::int4
+                                        ORDER BY b.si, m.session_id))) AS row_data
     FROM mapped m
     JOIN batch_samples b ON b.sample_id = m.sample_id AND b.sample_time = m.ash_time
    GROUP BY b.day, b.first_time),
@@ -895,6 +898,11 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_archive_partitioned() FROM PUBLIC;
 -- privilege that the schema's default privileges give other roles: it is
 -- read through its parent, whose privileges and visibility rules apply.
 --
+-- A batch's sample arrays (a few hundred bytes to 2 kB a minute) are
+-- compressed where they are, by TOAST, once the row passes 128 bytes
+-- (toast_tuple_target) rather than the 2 kB it would otherwise wait for:
+-- 33 -> 15 B a sample under pgbench read-write (bench/REPORT.md 6l).
+--
 -- A partition is made apart, then attached: ATTACH PARTITION takes a lock
 -- on the parent that neither readers nor inserts wait for, nor it for
 -- them, where CREATE TABLE ... PARTITION OF takes an exclusive one: it
@@ -943,8 +951,10 @@ SELECT x.ddl, w.name, CASE WHEN c.oid IS NULL THEN pc.oid END,
   LEFT JOIN pg_class c ON c.relname = w.name AND c.relnamespace = $2,
        LATERAL (VALUES (1, CASE WHEN c.oid IS NULL
                            THEN format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS
-                                        INCLUDING STORAGE INCLUDING COMPRESSION)',
-                                       s, w.name, s, w.parent)
+                                        INCLUDING STORAGE INCLUDING COMPRESSION)%s',
+                                       s, w.name, s, w.parent,
+                                       CASE WHEN w.parent = 'pgsentinel_archive_batch'
+                                            THEN ' WITH (toast_tuple_target = 128)' END)
                            ELSE format('DO $pgs$BEGIN RAISE EXCEPTION USING
                                         ERRCODE = ''duplicate_table'', MESSAGE = %L; END$pgs$',
                                        format('%I.%I, owned by %s, is in the way of an '

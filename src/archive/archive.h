@@ -151,6 +151,7 @@ typedef struct PgsPackedReader
 	int			n;				/* elements */
 	int64		values;			/* elements that are not NULL */
 	int			i;				/* elements read */
+	bool		differences;	/* the numbers are differences, not values */
 	int64		prev;			/* the last value read */
 } PgsPackedReader;
 
@@ -169,7 +170,8 @@ extern void pgs_check_count(uint64 count);
 typedef struct PgsPackedWriter
 {
 	StringInfoData bitmap;		/* of the elements that are not NULL */
-	StringInfoData numbers;		/* their varints */
+	StringInfoData numbers;		/* their differences' varints */
+	StringInfoData values;		/* their values' varints */
 	int			n;
 	bool		any_null;
 	int64		prev;

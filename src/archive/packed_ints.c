@@ -6,25 +6,35 @@
  *
  * A batch's integer row columns (its rows' sample indexes, sessions,
  * waits, texts, times and xids: 30_archive.sql says which) change little
- * from one row to the next, as the rows are ordered by session then
- * sample: the same session, wait and text, a time a second later, an xid
- * a few hundred further.  Stored as arrays of 4 or 8 bytes an element,
+ * from one row to the next, as the rows are ordered by sample then
+ * session: the same sample, a session id one higher, an xid or a start
+ * time near the row before's.  Stored as arrays of 4 or 8 bytes an element,
  * TOAST's compression finds few repeats in them; stored as each element's
  * difference from the one before, in as few bytes as it needs, most take
  * one to three bytes and repeat, and compress further.
  *
+ * Not every column is like that: a wait event's id or a waiter's time
+ * within its minute jump back and forth from one row to the next, and
+ * their differences take more bytes than they do.
+ * The packer writes each array both ways and keeps the one that
+ * compresses shorter.
+ *
  * The format (a bytea):
- *   - one byte: PACKED_PLAIN (no NULL element) or PACKED_NULLS;
- *   - with PACKED_NULLS: the element count (a varint), then a bitmap of
- *     the elements that are not NULL (bit i of byte i / 8, low bit first);
- *   - then, for each element that is not NULL, in order, its difference
- *     from the previous such element (the first's from 0), as an unsigned
- *     64-bit number (wrapping: every int64 reads back exactly), zigzag
- *     encoded (0, -1, 1, -2 ... as 0, 1, 2, 3 ...) and written as a varint:
- *     7 bits a byte, low bits first, the high bit set on every byte but
- *     the last.
- * Without PACKED_NULLS the count is the number of varints.  An empty
- * array is the single byte PACKED_PLAIN.
+ *   - one byte: PACKED_PLAIN (no NULL element) or PACKED_NULLS, each
+ *     element as its difference from the one before; PACKED_PLAIN_VALUES
+ *     or PACKED_NULLS_VALUES, each element as it is;
+ *   - with PACKED_NULLS or PACKED_NULLS_VALUES: the element count (a
+ *     varint), then a bitmap of the elements that are not NULL (bit i of
+ *     byte i / 8, low bit first);
+ *   - then, for each element that is not NULL, in order, its value or its
+ *     difference from the previous such element (the first's from 0), as
+ *     an unsigned 64-bit number (wrapping: every int64 reads back
+ *     exactly), zigzag encoded (0, -1, 1, -2 ... as 0, 1, 2, 3 ...) and
+ *     written as a varint: 7 bits a byte, low bits first, the high bit set
+ *     on every byte but the last.
+ * Without a bitmap the count is the number of varints.  An empty array is
+ * the single byte PACKED_PLAIN.  (The first packer wrote differences only:
+ * its arrays read back the same.)
  *
  * The decoder trusts nothing (a fleet's tables are written by whoever may
  * write to them): a truncated varint, a varint longer than 64 bits, bytes
@@ -35,6 +45,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <zstd.h>
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -54,6 +66,13 @@ PG_FUNCTION_INFO_V1(pgsentinel_unpack);
 
 #define PACKED_PLAIN	0x01
 #define PACKED_NULLS	0x02
+#define PACKED_PLAIN_VALUES	0x03
+#define PACKED_NULLS_VALUES	0x04
+
+/* The format byte of an array of differences or values, with or without NULLs. */
+#define PACKED_FORMAT(nulls, values) \
+	((nulls) ? ((values) ? PACKED_NULLS_VALUES : PACKED_NULLS) : \
+	 ((values) ? PACKED_PLAIN_VALUES : PACKED_PLAIN))
 
 static inline uint64
 zigzag(int64 v)
@@ -211,7 +230,8 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 	r->prev = 0;
 	if (p >= end)
 		corrupt("it is empty");
-	if (*p == PACKED_NULLS)
+	r->differences = (*p == PACKED_PLAIN || *p == PACKED_NULLS);
+	if (*p == PACKED_NULLS || *p == PACKED_NULLS_VALUES)
 	{
 		uint64		count;
 		int64		set;
@@ -232,7 +252,7 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 		if (r->values > set)
 			corrupt("bytes are left after its last element");
 	}
-	else if (*p == PACKED_PLAIN)
+	else if (*p == PACKED_PLAIN || *p == PACKED_PLAIN_VALUES)
 	{
 		p++;
 		r->values = count_varints(p, end);
@@ -260,7 +280,10 @@ pgs_packed_next(PgsPackedReader *r, int64 *value)
 	r->i++;
 	if (r->bitmap != NULL && (r->bitmap[i / 8] & (1 << (i % 8))) == 0)
 		return false;
-	r->prev = (int64) ((uint64) r->prev + (uint64) unzigzag(get_varint(&r->p, r->end)));
+	if (r->differences)
+		r->prev = (int64) ((uint64) r->prev + (uint64) unzigzag(get_varint(&r->p, r->end)));
+	else
+		r->prev = unzigzag(get_varint(&r->p, r->end));
 	*value = r->prev;
 	return true;
 }
@@ -272,44 +295,30 @@ pgs_packed_next(PgsPackedReader *r, int64 *value)
 void
 pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n)
 {
-	bool		any_null = false;
-	int64		prev = 0;
+	PgsPackedWriter w;
 
-	for (int i = 0; nulls != NULL && i < n; i++)
-		any_null |= nulls[i];
-	appendStringInfoChar(buf, any_null ? PACKED_NULLS : PACKED_PLAIN);
-	if (any_null)
-	{
-		int			start;
-
-		pgs_put_varint(buf, (uint64) n);
-		start = buf->len;
-		appendStringInfoSpaces(buf, (n + 7) / 8);
-		memset(buf->data + start, 0, (n + 7) / 8);
-		for (int i = 0; i < n; i++)
-			if (!nulls[i])
-				buf->data[start + i / 8] |= (char) (1 << (i % 8));
-	}
+	pgs_packed_write_init(&w);
 	for (int i = 0; i < n; i++)
-	{
-		if (any_null && nulls[i])
-			continue;
-		pgs_put_varint(buf, zigzag((int64) ((uint64) values[i] - (uint64) prev)));
-		prev = values[i];
-	}
+		pgs_packed_write(&w, values[i], nulls != NULL && nulls[i]);
+	pgs_packed_write_end(&w, buf);
+	pfree(w.bitmap.data);
+	pfree(w.numbers.data);
+	pfree(w.values.data);
 }
 
 /*
  * A packed array written one element at a time (pgs_packed_write_*): the
- * bitmap and the numbers are kept apart until the end, when it is known
- * whether any element was NULL.  What it takes grows with what is written,
- * as the packed bytes do.
+ * bitmap and the numbers, both as differences and as values, are kept
+ * apart until the end, when it is known whether any element was NULL and
+ * which of the two the batch's compression makes the shorter.  What it
+ * takes grows with what is written, as the packed bytes do.
  */
 void
 pgs_packed_write_init(PgsPackedWriter *w)
 {
 	initStringInfo(&w->bitmap);
 	initStringInfo(&w->numbers);
+	initStringInfo(&w->values);
 	w->n = 0;
 	w->any_null = false;
 	w->prev = 0;
@@ -326,22 +335,49 @@ pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull)
 	{
 		w->bitmap.data[w->n / 8] |= (char) (1 << (w->n % 8));
 		pgs_put_varint(&w->numbers, zigzag((int64) ((uint64) value - (uint64) w->prev)));
+		pgs_put_varint(&w->values, zigzag(value));
 		w->prev = value;
 	}
 	w->n++;
 }
 
-/* Append the array written to buf. */
+/*
+ * What the numbers take once compressed, as the payload is (by zstd; at
+ * its fastest level, which ranks two encodings as its strongest does): a
+ * column of query ids that repeat takes less as values, one of times a
+ * second apart as differences, whatever their varints' lengths.  Below a
+ * few hundred bytes, their length.
+ */
+static size_t
+compressed_length(StringInfo numbers)
+{
+	size_t		bound;
+	char	   *out;
+	size_t		len;
+
+	if (numbers->len < 256)
+		return numbers->len;
+	bound = ZSTD_compressBound(numbers->len);
+	out = palloc(bound);
+	len = ZSTD_compress(out, bound, numbers->data, numbers->len, 1);
+	pfree(out);
+	return ZSTD_isError(len) ? (size_t) numbers->len : len;
+}
+
+/* Append the array written to buf: its numbers as values if that is shorter. */
 void
 pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf)
 {
-	appendStringInfoChar(buf, w->any_null ? PACKED_NULLS : PACKED_PLAIN);
+	bool		as_values = compressed_length(&w->values) < compressed_length(&w->numbers);
+	StringInfo	numbers = as_values ? &w->values : &w->numbers;
+
+	appendStringInfoChar(buf, PACKED_FORMAT(w->any_null, as_values));
 	if (w->any_null)
 	{
 		pgs_put_varint(buf, (uint64) w->n);
 		appendBinaryStringInfo(buf, w->bitmap.data, w->bitmap.len);
 	}
-	appendBinaryStringInfo(buf, w->numbers.data, w->numbers.len);
+	appendBinaryStringInfo(buf, numbers->data, numbers->len);
 }
 
 /* The element of a one-dimensional array of bigint, integer, xid, oid or boolean. */
