@@ -771,6 +771,41 @@ SELECT session_id, queryid, nested_queryid
     pgsentinel_batch_pack(pgsentinel_pack('{1}'::int4[]), pgsentinel_pack('{5}'::int4[]),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     '{5}', '{9}', NULL, NULL, NULL, NULL, NULL));
+-- A texts column whose texts repeat is stored as ids into its distinct
+-- texts (src/archive/batch_format.c): the rows read back the same, NULLs
+-- and the empty text included, and so do the rows a fleet keeps of it.
+WITH t AS (
+  SELECT array_agg(CASE (i * 7919) % 13 % 4 WHEN 0 THEN 'active'
+                   WHEN 1 THEN 'idle in transaction' WHEN 2 THEN NULL ELSE '' END
+                   ORDER BY i) AS states,
+         pgsentinel_pack(array_agg(1 + i % 3 ORDER BY i)) AS samples,
+         pgsentinel_pack(array_agg(i ORDER BY i)) AS sessions
+    FROM generate_series(1, 300) i),
+ p AS (
+  SELECT pgsentinel_batch_pack(t.samples, t.sessions, NULL, t.states,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL) AS row_data, t.states FROM t),
+ back AS (
+  SELECT r.session_id, r.state
+    FROM p, pgsentinel_batch_rows('2020-01-01 00:00+00', '{7,8,9}', '{0,1,2}', '{1,1,1}',
+                                  '{1,1,1}', '{f,f,f}', p.row_data) r),
+ kept AS (
+  SELECT r.session_id, r.state
+    FROM p, pgsentinel_batch_rows('2020-01-01 00:00+00', '{7,9}', '{0,2}', '{1,1}',
+                                  '{1,1}', '{f,f}',
+                                  pgsentinel_batch_keep(p.row_data, '{1,NULL,2}')) r)
+SELECT (SELECT count(*) FROM back) AS rows_back,
+       (SELECT array_agg(state ORDER BY session_id) FROM back)
+         IS NOT DISTINCT FROM (SELECT states FROM p) AS states_back,
+       (SELECT count(*) FROM kept) AS rows_kept,
+       (SELECT array_agg(state ORDER BY session_id) FROM kept)
+         IS NOT DISTINCT FROM (SELECT array_agg(u.s ORDER BY u.i) FROM p,
+                                 unnest(p.states) WITH ORDINALITY u(s, i)
+                                WHERE u.i % 3 <> 1) AS states_kept;
+-- An id that names none of the column's texts is an error.
+SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    ('\x010032' || '15' || '01020102' || '0000' || '0000' || '04050101610104'
+     || repeat('0000', 17))::bytea);
 -- The rows' payload (src/archive/batch_format.c): its format number; a
 -- format this version does not read is refused with the way out; bytes
 -- pgsentinel_batch_pack() did not write are an error, never a read past

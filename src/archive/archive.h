@@ -165,6 +165,7 @@ extern void pgs_pack_values(StringInfo buf, const int64 *values,
 							const bool *nulls, int n);
 extern void pgs_pack_array(StringInfo buf, ArrayType *a);
 extern void pgs_check_count(uint64 count);
+extern size_t pgs_compressed_length(const char *data, int len);
 
 /* A packed array written one element at a time (packed_ints.c). */
 typedef struct PgsPackedWriter
@@ -200,7 +201,9 @@ typedef enum PgsBatchColumnKind
 	PGS_BATCH_ABSENT = 0,		/* every element NULL */
 	PGS_BATCH_PACKED = 1,		/* integers, packed_ints.c */
 	PGS_BATCH_TEXTS = 2,		/* texts */
-	PGS_BATCH_FLOAT8 = 3		/* double precision */
+	PGS_BATCH_FLOAT8 = 3,		/* double precision */
+	PGS_BATCH_TEXT_IDS = 4		/* texts, as ids into the column's distinct
+								 * texts: stored only, read as PGS_BATCH_TEXTS */
 } PgsBatchColumnKind;
 
 typedef struct PgsBatchLayout
@@ -219,6 +222,7 @@ extern const PgsBatchLayout pgs_blocking_minute_layout;
 typedef struct PgsBatchColumnBytes
 {
 	PgsBatchColumnKind kind;
+	bool		text_ids;		/* a texts column stored as PGS_BATCH_TEXT_IDS */
 	const char *data;
 	int			len;
 } PgsBatchColumnBytes;
@@ -230,6 +234,12 @@ typedef struct PgsTextsReader
 	const unsigned char *end;
 	int			n;				/* elements */
 	int			i;				/* elements read */
+	/* stored as ids (PGS_BATCH_TEXT_IDS): the distinct texts, the ids */
+	bool		text_ids;
+	int			ndistinct;
+	const char **distinct;
+	int		   *distinct_len;
+	PgsPackedReader ids;
 } PgsTextsReader;
 
 /* A double precision column read in order (fields are the reader's own). */
@@ -243,7 +253,8 @@ typedef struct PgsFloatsReader
 
 extern void pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
 						   PgsBatchColumnBytes *cols);
-extern int	pgs_texts_begin(PgsTextsReader *r, const char *data, int len);
+extern int	pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col);
+extern bool pgs_texts_next_bytes(PgsTextsReader *r, const char **s, int *len);
 extern bool pgs_texts_next(PgsTextsReader *r, Datum *value);
 extern int	pgs_floats_begin(PgsFloatsReader *r, const char *data, int len);
 extern bool pgs_floats_next(PgsFloatsReader *r, uint64 *bits);

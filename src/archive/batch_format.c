@@ -27,7 +27,11 @@
  * bytes (a varint) and its bytes.  An integer (or boolean, as 0 and 1)
  * column is packed (packed_ints.c); a text column is its element count (a
  * varint) and, for each element, its length plus one (a varint; 0 for
- * NULL) and its bytes, in the server's encoding; a double precision column
+ * NULL) and its bytes, in the server's encoding, or, stored as ids (kind
+ * PGS_BATCH_TEXT_IDS, where that compresses shorter: put_texts_column()),
+ * the count of its distinct texts, each's length and bytes, and then a
+ * packed array of each element's id (0 for the first distinct text, NULL
+ * for NULL); a double precision column
  * is its element count (a varint), a byte saying whether a bitmap of the
  * elements that are not NULL follows (as packed_ints.c's), and the 8 bytes
  * of each element that is not NULL, little-endian.  A column whose
@@ -57,6 +61,7 @@
 #include <zstd.h>
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -257,6 +262,7 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 	for (int i = (int) ncols; i < layout->ncols; i++)
 	{
 		cols[i].kind = PGS_BATCH_ABSENT;
+		cols[i].text_ids = false;
 		cols[i].data = NULL;
 		cols[i].len = 0;
 	}
@@ -269,11 +275,17 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 		kind = *body++;
 		cols[i].len = get_length(&body, body_end);
 		cols[i].data = (const char *) body;
+		cols[i].text_ids = false;
 		body += cols[i].len;
 		if (kind == PGS_BATCH_ABSENT && cols[i].len == 0)
 			cols[i].kind = PGS_BATCH_ABSENT;
 		else if (kind == (int) layout->kinds[i])
 			cols[i].kind = layout->kinds[i];
+		else if (kind == PGS_BATCH_TEXT_IDS && layout->kinds[i] == PGS_BATCH_TEXTS)
+		{
+			cols[i].kind = PGS_BATCH_TEXTS;
+			cols[i].text_ids = true;
+		}
 		else
 			corrupt("a column is not of its kind");
 	}
@@ -299,25 +311,42 @@ pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
 }
 
 /*
- * Begin reading a texts column: check every element's length (one pass,
- * nothing allocated).  Returns the element count.
+ * Begin reading a texts column: check every element's length, or, for a
+ * column stored as ids, every distinct text's length and the ids' packed
+ * array (one pass; only the distinct texts' places are allocated).
+ * Returns the element count.
  */
 int
-pgs_texts_begin(PgsTextsReader *r, const char *data, int len)
+pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 {
-	const unsigned char *p = (const unsigned char *) data;
-	const unsigned char *end = p + len;
+	const unsigned char *p = (const unsigned char *) col->data;
+	const unsigned char *end = p + col->len;
 	uint64		count;
 
+	memset(r, 0, sizeof(*r));
 	count = get_varint(&p, end);
-	/* every element costs a byte at least */
+	/* every element (or distinct text) costs a byte at least */
 	if (count > (uint64) (end - p))
 		corrupt("a text column's count is larger than its bytes");
 	check_elements(count);
+	if (col->text_ids)
+	{
+		r->text_ids = true;
+		r->ndistinct = (int) count;
+		r->distinct = palloc(sizeof(char *) * Max(count, 1));
+		r->distinct_len = palloc(sizeof(int) * Max(count, 1));
+		for (uint64 i = 0; i < count; i++)
+		{
+			r->distinct_len[i] = get_length(&p, end);
+			r->distinct[i] = (const char *) p;
+			p += r->distinct_len[i];
+		}
+		r->n = pgs_packed_begin_bytes(&r->ids, (const char *) p, (int) (end - p));
+		return r->n;
+	}
 	r->p = p;
 	r->end = end;
 	r->n = (int) count;
-	r->i = 0;
 	for (uint64 i = 0; i < count; i++)
 	{
 		uint64		l = get_varint(&p, end);
@@ -335,6 +364,40 @@ pgs_texts_begin(PgsTextsReader *r, const char *data, int len)
 }
 
 /*
+ * The next element of a texts column: true and its bytes (in the
+ * payload, not checked against the server's encoding), or false for a
+ * NULL element and past the end.
+ */
+bool
+pgs_texts_next_bytes(PgsTextsReader *r, const char **s, int *len)
+{
+	uint64		l;
+
+	if (r->i >= r->n)
+		return false;
+	r->i++;
+	if (r->text_ids)
+	{
+		int64		id;
+
+		if (!pgs_packed_next(&r->ids, &id))
+			return false;
+		if (id < 0 || id >= r->ndistinct)
+			corrupt("a text's id names none of its column's texts");
+		*s = r->distinct[id];
+		*len = r->distinct_len[id];
+		return true;
+	}
+	l = get_varint(&r->p, r->end);
+	if (l == 0)
+		return false;
+	*s = (const char *) r->p;
+	*len = (int) (l - 1);
+	r->p += l - 1;
+	return true;
+}
+
+/*
  * The next element of a texts column: true and the text in *value (valid
  * in the server's encoding, or an error), or false for a NULL element and
  * past the end.
@@ -342,17 +405,13 @@ pgs_texts_begin(PgsTextsReader *r, const char *data, int len)
 bool
 pgs_texts_next(PgsTextsReader *r, Datum *value)
 {
-	uint64		l;
+	const char *s;
+	int			len;
 
-	if (r->i >= r->n)
+	if (!pgs_texts_next_bytes(r, &s, &len))
 		return false;
-	r->i++;
-	l = get_varint(&r->p, r->end);
-	if (l == 0)
-		return false;
-	(void) pg_verifymbstr((const char *) r->p, (int) (l - 1), false);
-	*value = PointerGetDatum(cstring_to_text_with_len((const char *) r->p, (int) (l - 1)));
-	r->p += l - 1;
+	(void) pg_verifymbstr(s, len, false);
+	*value = PointerGetDatum(cstring_to_text_with_len(s, len));
 	return true;
 }
 
@@ -490,25 +549,105 @@ check_argument_array(ArrayType *a, Oid elemtype)
 	check_elements(ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)));
 }
 
-/* A text[] argument as a texts column. */
+/*
+ * A texts column of n elements (element k: the len[k] bytes at s[k], or
+ * NULL if isnull[k]) appended to the body: as the texts, or as ids into
+ * its distinct texts (PGS_BATCH_TEXT_IDS: their count, each's length and
+ * bytes, then the elements' ids packed, NULL for NULL) where that
+ * compresses shorter.  A column of a few names repeated row after row (a
+ * state, a lock mode) costs a match of zstd's a row as texts, a few bits a
+ * row as ids: under pgbench read-write the rows' six such columns took
+ * 25 B a sample as texts (bench/REPORT.md 6l).
+ */
 static void
-texts_of_array(StringInfo col, ArrayType *a)
+put_texts_column(StringInfo body, int n, const char **s, const int *len,
+				 const bool *isnull)
 {
-	ArrayIterator it;
-	Datum		d;
-	bool		isnull;
+	StringInfoData texts;
+	StringInfoData ids;
+	int			ndistinct = 0;
+	int			nslots = 16;
+	int		   *slots;
+	int		   *first;			/* element k: the first element of its text */
+
+	initStringInfo(&texts);
+	pgs_put_varint(&texts, (uint64) n);
+	for (int k = 0; k < n; k++)
+		put_text(&texts, s[k], len[k], isnull[k]);
+
+	/* the distinct texts, in the order they first come (open addressing) */
+	while (nslots < 2 * n)
+		nslots *= 2;
+	slots = palloc(sizeof(int) * nslots);
+	memset(slots, -1, sizeof(int) * nslots);
+	first = palloc(sizeof(int) * Max(n, 1));
+	initStringInfo(&ids);
+	for (int k = 0; k < n && ndistinct <= n / 2; k++)
+	{
+		uint32		h;
+
+		if (isnull[k])
+			continue;
+		h = hash_bytes((const unsigned char *) s[k], len[k]) & (nslots - 1);
+		while (slots[h] >= 0 &&
+			   !(len[slots[h]] == len[k] && memcmp(s[slots[h]], s[k], len[k]) == 0))
+			h = (h + 1) & (nslots - 1);
+		if (slots[h] < 0)
+		{
+			slots[h] = k;
+			first[k] = ndistinct++;
+			pgs_put_varint(&ids, (uint64) len[k]);
+			appendBinaryStringInfo(&ids, s[k], len[k]);
+		}
+		else
+			first[k] = first[slots[h]];
+	}
+
+	/* ids pay only where texts repeat */
+	if (n > 0 && ndistinct <= n / 2)
+	{
+		StringInfoData col;
+		PgsPackedWriter w;
+
+		initStringInfo(&col);
+		pgs_put_varint(&col, (uint64) ndistinct);
+		appendBinaryStringInfo(&col, ids.data, ids.len);
+		pgs_packed_write_init(&w);
+		for (int k = 0; k < n; k++)
+			pgs_packed_write(&w, isnull[k] ? 0 : first[k], isnull[k]);
+		pgs_packed_write_end(&w, &col);
+		if (pgs_compressed_length(col.data, col.len) <
+			pgs_compressed_length(texts.data, texts.len))
+		{
+			put_column(body, PGS_BATCH_TEXT_IDS, col.data, col.len);
+			return;
+		}
+	}
+	put_column(body, PGS_BATCH_TEXTS, texts.data, texts.len);
+}
+
+/* A text[] argument as a texts column of the body. */
+static void
+texts_of_array(StringInfo body, ArrayType *a)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	const char **s;
+	int		   *len;
 
 	check_argument_array(a, TEXTOID);
-	pgs_put_varint(col, (uint64) ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)));
-	it = array_create_iterator(a, 0, NULL);
-	while (array_iterate(it, &d, &isnull))
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	s = palloc(sizeof(char *) * Max(n, 1));
+	len = palloc(sizeof(int) * Max(n, 1));
+	for (int k = 0; k < n; k++)
 	{
-		text	   *t = isnull ? NULL : DatumGetTextPP(d);
+		text	   *t = nulls[k] ? NULL : DatumGetTextPP(elems[k]);
 
-		put_text(col, isnull ? NULL : VARDATA_ANY(t),
-				 isnull ? 0 : VARSIZE_ANY_EXHDR(t), isnull);
+		s[k] = nulls[k] ? NULL : VARDATA_ANY(t);
+		len[k] = nulls[k] ? 0 : VARSIZE_ANY_EXHDR(t);
 	}
-	array_free_iterator(it);
+	put_texts_column(body, n, s, len, nulls);
 }
 
 /* A double precision[] argument as a double precision column. */
@@ -597,7 +736,10 @@ pack_arguments(FunctionCallInfo fcinfo, const PgsBatchLayout *layout)
 			continue;
 		}
 		if (layout->kinds[i] == PGS_BATCH_TEXTS)
-			texts_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
+		{
+			texts_of_array(&body, PG_GETARG_ARRAYTYPE_P(i));
+			continue;
+		}
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
 			floats_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
 		else if (get_fn_expr_argtype(fcinfo->flinfo, i) == InvalidOid)
@@ -690,7 +832,10 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 	PgsTextsReader texts[PGS_BATCH_MAX_COLUMNS];
 	PgsFloatsReader floats[PGS_BATCH_MAX_COLUMNS];
 	PgsPackedWriter out_packed[PGS_BATCH_MAX_COLUMNS];
-	StringInfoData out_bytes[PGS_BATCH_MAX_COLUMNS];	/* texts, numbers */
+	StringInfoData out_bytes[PGS_BATCH_MAX_COLUMNS];	/* numbers */
+	const char **out_text[PGS_BATCH_MAX_COLUMNS];	/* texts kept, in place */
+	int		   *out_text_len[PGS_BATCH_MAX_COLUMNS];
+	bool	   *out_text_null[PGS_BATCH_MAX_COLUMNS];
 	StringInfoData out_bitmap[PGS_BATCH_MAX_COLUMNS];	/* numbers' */
 	bool		out_nulls[PGS_BATCH_MAX_COLUMNS];
 	int			n[PGS_BATCH_MAX_COLUMNS];
@@ -706,7 +851,7 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		if (cols[i].kind == PGS_BATCH_PACKED)
 			n[i] = pgs_packed_begin_bytes(&packed[i], cols[i].data, cols[i].len);
 		else if (cols[i].kind == PGS_BATCH_TEXTS)
-			n[i] = pgs_texts_begin(&texts[i], cols[i].data, cols[i].len);
+			n[i] = pgs_texts_begin(&texts[i], &cols[i]);
 		else if (cols[i].kind == PGS_BATCH_FLOAT8)
 			n[i] = pgs_floats_begin(&floats[i], cols[i].data, cols[i].len);
 		nrows = Max(nrows, n[i]);
@@ -714,6 +859,17 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		initStringInfo(&out_bytes[i]);
 		initStringInfo(&out_bitmap[i]);
 		out_nulls[i] = false;
+	}
+
+	/* a texts column's kept elements, in place (as many as rows kept) */
+	for (int i = 0; i < ncols; i++)
+	{
+		out_text[i] = NULL;
+		if (cols[i].kind != PGS_BATCH_TEXTS)
+			continue;
+		out_text[i] = palloc(sizeof(char *) * Max(nrows, 1));
+		out_text_len[i] = palloc(sizeof(int) * Max(nrows, 1));
+		out_text_null[i] = palloc(sizeof(bool) * Max(nrows, 1));
 	}
 
 	for (int j = 0; j < nrows; j++)
@@ -736,16 +892,8 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 				cells.v[i] = (int64) bits;
 			}
 			else if (cols[i].kind == PGS_BATCH_TEXTS)
-			{
-				/* lengths checked by pgs_texts_begin() */
-				uint64		l = get_varint(&texts[i].p, texts[i].end);
-
-				texts[i].i++;
-				cells.have[i] = l > 0;
-				cells.text[i] = (const char *) texts[i].p;
-				cells.text_len[i] = cells.have[i] ? (int) (l - 1) : 0;
-				texts[i].p += cells.text_len[i];
-			}
+				cells.have[i] = pgs_texts_next_bytes(&texts[i], &cells.text[i],
+													 &cells.text_len[i]);
 		}
 		if (!keep(&cells, arg))
 			continue;
@@ -754,7 +902,11 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 			if (cols[i].kind == PGS_BATCH_ABSENT)
 				continue;
 			if (layout->kinds[i] == PGS_BATCH_TEXTS)
-				put_text(&out_bytes[i], cells.text[i], cells.text_len[i], !cells.have[i]);
+			{
+				out_text[i][kept] = cells.text[i];
+				out_text_len[i][kept] = cells.text_len[i];
+				out_text_null[i][kept] = !cells.have[i];
+			}
 			else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
 				put_float(&out_bitmap[i], &out_bytes[i], &out_nulls[i], kept,
 						  (uint64) cells.v[i], !cells.have[i]);
@@ -777,8 +929,9 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		}
 		if (layout->kinds[i] == PGS_BATCH_TEXTS)
 		{
-			pgs_put_varint(&col, (uint64) kept);
-			appendBinaryStringInfo(&col, out_bytes[i].data, out_bytes[i].len);
+			put_texts_column(&body, kept, out_text[i], out_text_len[i],
+							 out_text_null[i]);
+			continue;
 		}
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
 			end_floats(&col, &out_bitmap[i], &out_bytes[i], out_nulls[i], kept);
@@ -910,7 +1063,7 @@ pgsentinel_batch_format(PG_FUNCTION_ARGS)
 		if (cols[i].kind == PGS_BATCH_PACKED)
 			(void) pgs_packed_begin_bytes(&packed, cols[i].data, cols[i].len);
 		else if (cols[i].kind == PGS_BATCH_TEXTS)
-			(void) pgs_texts_begin(&texts, cols[i].data, cols[i].len);
+			(void) pgs_texts_begin(&texts, &cols[i]);
 		else if (cols[i].kind == PGS_BATCH_FLOAT8)
 			(void) pgs_floats_begin(&floats, cols[i].data, cols[i].len);
 	}

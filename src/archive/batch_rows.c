@@ -150,7 +150,7 @@ open_row_column(const PgsBatchColumnBytes *bytes, BatchColumn *col)
 	if (col->kind == PGS_BATCH_PACKED)
 		col->n = pgs_packed_begin_bytes(&col->packed, bytes->data, bytes->len);
 	else if (col->kind == PGS_BATCH_TEXTS)
-		col->n = pgs_texts_begin(&col->texts, bytes->data, bytes->len);
+		col->n = pgs_texts_begin(&col->texts, bytes);
 }
 
 /* Element i of a sample column, or NULL (false) past its end. */

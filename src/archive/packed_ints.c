@@ -342,33 +342,34 @@ pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull)
 }
 
 /*
- * What the numbers take once compressed, as the payload is (by zstd; at
- * its fastest level, which ranks two encodings as its strongest does): a
- * column of query ids that repeat takes less as values, one of times a
- * second apart as differences, whatever their varints' lengths.  Below a
- * few hundred bytes, their length.
+ * What len bytes of a column take once compressed, as the payload is (by
+ * zstd; at its fastest level, which ranks two encodings of a column as
+ * its strongest does): a column of query ids that repeat takes less as
+ * values, one of times a second apart as differences, whatever their
+ * varints' lengths.  Below a few hundred bytes, their length.
  */
-static size_t
-compressed_length(StringInfo numbers)
+size_t
+pgs_compressed_length(const char *data, int len)
 {
 	size_t		bound;
 	char	   *out;
-	size_t		len;
+	size_t		clen;
 
-	if (numbers->len < 256)
-		return numbers->len;
-	bound = ZSTD_compressBound(numbers->len);
+	if (len < 256)
+		return len;
+	bound = ZSTD_compressBound(len);
 	out = palloc(bound);
-	len = ZSTD_compress(out, bound, numbers->data, numbers->len, 1);
+	clen = ZSTD_compress(out, bound, data, len, 1);
 	pfree(out);
-	return ZSTD_isError(len) ? (size_t) numbers->len : len;
+	return ZSTD_isError(clen) ? (size_t) len : clen;
 }
 
 /* Append the array written to buf: its numbers as values if that is shorter. */
 void
 pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf)
 {
-	bool		as_values = compressed_length(&w->values) < compressed_length(&w->numbers);
+	bool		as_values = pgs_compressed_length(w->values.data, w->values.len) <
+		pgs_compressed_length(w->numbers.data, w->numbers.len);
 	StringInfo	numbers = as_values ? &w->values : &w->numbers;
 
 	appendStringInfoChar(buf, PACKED_FORMAT(w->any_null, as_values));

@@ -168,7 +168,7 @@ rollup_rows(FunctionCallInfo fcinfo, const PgsBatchLayout *layout,
 		if (bytes[c].kind == PGS_BATCH_PACKED)
 			cols[c].n = pgs_packed_begin_bytes(&cols[c].packed, bytes[c].data, bytes[c].len);
 		else if (bytes[c].kind == PGS_BATCH_TEXTS)
-			cols[c].n = pgs_texts_begin(&cols[c].texts, bytes[c].data, bytes[c].len);
+			cols[c].n = pgs_texts_begin(&cols[c].texts, &bytes[c]);
 		else if (bytes[c].kind == PGS_BATCH_FLOAT8)
 			cols[c].n = pgs_floats_begin(&cols[c].floats, bytes[c].data, bytes[c].len);
 		nrows = Max(nrows, cols[c].n);
