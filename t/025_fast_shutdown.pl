@@ -174,7 +174,14 @@ $node->safe_psql('postgres',
 	"INSERT INTO public.hold VALUES ('pgsentinel_archive_statement_batch')");
 $node->safe_psql('postgres',
 	join('', map { "SELECT pg_sleep(0.05) /* archived statement */;\n" } 1 .. 10));
-ok(archiver_waits('pgsentinel archive statements', 'PgSleep'),
+# The statement's readings reach the history once the statements worker
+# reads it (a sample or a sweep that sees it): on a loaded machine both can
+# miss ten calls of 50 ms, so the poll calls it again each time it looks.
+ok( $node->poll_query_until('postgres', q{
+		WITH s AS MATERIALIZED (SELECT pg_sleep(0.05) /* archived statement */)
+		SELECT count(*) = 1 FROM s, pg_stat_activity
+		WHERE backend_type = 'pgsentinel archiver'
+		  AND query = 'pgsentinel archive statements' AND wait_event = 'PgSleep'}),
 	'the statements step inserted its rows and waits in the trigger');
 stop_fast('in a statements step', 30);
 

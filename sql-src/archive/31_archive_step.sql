@@ -617,8 +617,12 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 --@fleet
          array_agg(b.lock_mode), array_agg(b.blocker_lock_modes)), $1
 --@both
+    -- (in the order of their transactions' starts, which then take a few
+    -- bytes each as differences: a minute's payload 9 %% less under pgbench
+    -- read-write than in the order of root and pid, bench/REPORT.md 6l)
     FROM (SELECT * FROM bl_parts p
-           ORDER BY p.bucket, p.root_pid, p.kind, p.pid, p.key_usesysid) b
+           ORDER BY p.bucket, p.xact_start, p.root_pid, p.kind, p.pid,
+                    p.key_usesysid) b
    GROUP BY b.bucket),
  obs_minute AS (
 --@local
