@@ -763,7 +763,7 @@ SELECT session_id, queryid, nested_queryid
     pgsentinel_batch_pack(pgsentinel_pack('{1,1,1,1}'::int4[]), pgsentinel_pack('{1,2,3,4}'::int4[]),
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     '{5,5,NULL,-9223372036854775808}', '{NULL,7,NULL,NULL}', NULL, NULL, NULL, NULL, NULL,
-    nested_is_queryid => pgsentinel_pack('{1,0,NULL,1}'::int4[])))
+    nested_is_queryid => pgsentinel_pack('{1,0,1,1}'::int4[])))
 UNION ALL
 SELECT session_id, queryid, nested_queryid
   FROM pgsentinel_batch_rows(
@@ -802,6 +802,13 @@ SELECT (SELECT count(*) FROM back) AS rows_back,
          IS NOT DISTINCT FROM (SELECT array_agg(u.s ORDER BY u.i) FROM p,
                                  unnest(p.states) WITH ORDINALITY u(s, i)
                                 WHERE u.i % 3 <> 1) AS states_kept;
+-- A column of ids written by hand (two distinct texts, 'active' and the
+-- empty text; ids 1, NULL, 0) reads back as those texts.
+SELECT session_id, state, state IS NULL AS is_null
+  FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    ('\x01003d' || '15' || '010401020000' || '0000' || '0000'
+     || '040e' || '0206616374697665' || '00' || '0403050200'
+     || repeat('0000', 17))::bytea);
 -- An id that names none of the column's texts is an error.
 SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
     ('\x010032' || '15' || '01020102' || '0000' || '0000' || '04050101610104'

@@ -179,9 +179,11 @@ $node->safe_psql('postgres',
 # miss ten calls of 50 ms, so the poll calls it again each time it looks.
 ok( $node->poll_query_until('postgres', q{
 		WITH s AS MATERIALIZED (SELECT pg_sleep(0.05) /* archived statement */)
-		SELECT count(*) = 1 FROM s, pg_stat_activity
-		WHERE backend_type = 'pgsentinel archiver'
-		  AND query = 'pgsentinel archive statements' AND wait_event = 'PgSleep'}),
+		SELECT (SELECT count(*) FROM s) = 1
+		   AND (SELECT count(*) = 1 FROM pg_stat_activity
+		        WHERE backend_type = 'pgsentinel archiver'
+		          AND query = 'pgsentinel archive statements'
+		          AND wait_event = 'PgSleep')}),
 	'the statements step inserted its rows and waits in the trigger');
 stop_fast('in a statements step', 30);
 

@@ -73,14 +73,17 @@ CREATE TABLE pgsentinel_archive_wait_event (
 -- top_level_query_values, query_ids, query_values, cmdtypes, queryids,
 -- nested_queryids, blockers, blockerpids, blocker_states,
 -- blocker_usesysids, blocking_pids, lock_types, lock_relations,
--- lock_targets, lock_modes, blocker_lock_modes, nested_is_queryid.  Times are microseconds: sample_us
+-- lock_targets, lock_modes, blocker_lock_modes, nested_is_queryid.
+-- Times are microseconds: sample_us
 -- after first_time; xact_us after first_time, query_us after xact_start
 -- (or first_time), change_us after query_start (or xact_start, or
 -- first_time).  A row's statement text the same as its top-level one
 -- (template and values) is not stored twice: query_ids holds 0 (no text's
 -- id) and query_values NULL; a nested query id the same as the query id
--- is not either: nested_is_queryid holds 1 and nested_queryids NULL (the
--- rows of a batch without that column store it).  The blocker columns are absent when no row
+-- (or both NULL) is not either: nested_is_queryid holds 1 and
+-- nested_queryids NULL (a payload without that column holds every
+-- nested query id in nested_queryids).  The blocker columns are absent
+-- when no row
 -- of the batch waited for another session.  A batch never spans two UTC
 -- days: the partitions are by day on first_time.  The integer row columns
 -- are packed by pgsentinel_pack(): each element as its difference from

@@ -268,7 +268,8 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
                    ORDER BY b.si, m.session_id),
          array_agg(m.cmdtype ORDER BY b.si, m.session_id),
          array_agg(m.queryid ORDER BY b.si, m.session_id),
-         array_agg(CASE WHEN m.nested_queryid = m.queryid THEN NULL ELSE m.nested_queryid END
+         array_agg(CASE WHEN m.nested_queryid IS NOT DISTINCT FROM m.queryid
+                        THEN NULL ELSE m.nested_queryid END
                    ORDER BY b.si, m.session_id),
          CASE WHEN bool_or(m.blockers > 0) THEN
            %1$I.pgsentinel_pack(array_agg(m.blockers ORDER BY b.si, m.session_id)) END,
@@ -291,7 +292,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
            array_agg(m.lock_mode ORDER BY b.si, m.session_id) END,
          CASE WHEN bool_or(m.blocker_lock_modes IS NOT NULL) THEN
            array_agg(m.blocker_lock_modes ORDER BY b.si, m.session_id) END,
-         %1$I.pgsentinel_pack(array_agg((m.nested_queryid = m.queryid)::int4
+         %1$I.pgsentinel_pack(array_agg((m.nested_queryid IS NOT DISTINCT FROM m.queryid)::int4
                                         ORDER BY b.si, m.session_id))) AS row_data
     FROM mapped m
     JOIN batch_samples b ON b.sample_id = m.sample_id AND b.sample_time = m.ash_time
@@ -902,10 +903,12 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_archive_partitioned() FROM PUBLIC;
 -- privilege that the schema's default privileges give other roles: it is
 -- read through its parent, whose privileges and visibility rules apply.
 --
--- A batch's sample arrays (a few hundred bytes to 2 kB a minute) are
--- compressed where they are, by TOAST, once the row passes 128 bytes
--- (toast_tuple_target) rather than the 2 kB it would otherwise wait for:
--- 33 -> 15 B a sample under pgbench read-write (bench/REPORT.md 6l).
+-- A batch's row is toasted once it passes 2 kB (a minute's batch at a
+-- sample a second); TOAST then compresses its arrays until the row fits
+-- toast_tuple_target, and moves out of line those that still do not fit.
+-- At the default target (2 kB) the sample arrays beside the payload stay
+-- as they are; at 128 B all are compressed: 31 -> 15 B a sample under
+-- pgbench read-write (pg_column_size, bench/REPORT.md 6l).
 --
 -- A partition is made apart, then attached: ATTACH PARTITION takes a lock
 -- on the parent that neither readers nor inserts wait for, nor it for

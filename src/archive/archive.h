@@ -165,7 +165,7 @@ extern void pgs_pack_values(StringInfo buf, const int64 *values,
 							const bool *nulls, int n);
 extern void pgs_pack_array(StringInfo buf, ArrayType *a);
 extern void pgs_check_count(uint64 count);
-extern size_t pgs_compressed_length(const char *data, int len);
+extern bool pgs_shorter_compressed(const char *a, int alen, const char *b, int blen);
 
 /* A packed array written one element at a time (packed_ints.c). */
 typedef struct PgsPackedWriter

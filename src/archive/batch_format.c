@@ -28,7 +28,7 @@
  * column is packed (packed_ints.c); a text column is its element count (a
  * varint) and, for each element, its length plus one (a varint; 0 for
  * NULL) and its bytes, in the server's encoding, or, stored as ids (kind
- * PGS_BATCH_TEXT_IDS, where that compresses shorter: put_texts_column()),
+ * PGS_BATCH_TEXT_IDS, where that compresses shorter: TextsWriter),
  * the count of its distinct texts, each's length and bytes, and then a
  * packed array of each element's id (0 for the first distinct text, NULL
  * for NULL); a double precision column
@@ -311,10 +311,13 @@ pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
 }
 
 /*
- * Begin reading a texts column: check every element's length, or, for a
- * column stored as ids, every distinct text's length and the ids' packed
- * array (one pass; only the distinct texts' places are allocated).
- * Returns the element count.
+ * Begin reading a texts column: check every element's length; or, for a
+ * column stored as ids, every distinct text's length and encoding, and
+ * every id: that it names one of them, and that the texts the ids name
+ * add up to no more than a column of texts can hold (MaxAllocSize), as
+ * they would stored as texts: a few bytes of ids never stand for more.
+ * Only the distinct texts' places are allocated.  Returns the element
+ * count.
  */
 int
 pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
@@ -331,6 +334,10 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 	check_elements(count);
 	if (col->text_ids)
 	{
+		PgsPackedReader ids;
+		int64		id;
+		uint64		named = 0;
+
 		r->text_ids = true;
 		r->ndistinct = (int) count;
 		r->distinct = palloc(sizeof(char *) * Max(count, 1));
@@ -339,9 +346,23 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 		{
 			r->distinct_len[i] = get_length(&p, end);
 			r->distinct[i] = (const char *) p;
+			(void) pg_verifymbstr(r->distinct[i], r->distinct_len[i], false);
 			p += r->distinct_len[i];
 		}
-		r->n = pgs_packed_begin_bytes(&r->ids, (const char *) p, (int) (end - p));
+		r->n = pgs_packed_begin_bytes(&ids, (const char *) p, (int) (end - p));
+		r->ids = ids;
+		for (int i = 0; i < r->n; i++)
+		{
+			if ((i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (!pgs_packed_next(&ids, &id))
+				continue;
+			if (id < 0 || id >= r->ndistinct)
+				corrupt("a text's id names none of its column's texts");
+			named += r->distinct_len[id] + 1;
+			if (named >= MaxAllocSize)
+				corrupt("its texts stored as ids stand for more than a column can hold");
+		}
 		return r->n;
 	}
 	r->p = p;
@@ -410,7 +431,9 @@ pgs_texts_next(PgsTextsReader *r, Datum *value)
 
 	if (!pgs_texts_next_bytes(r, &s, &len))
 		return false;
-	(void) pg_verifymbstr(s, len, false);
+	/* (the distinct texts of a column of ids were checked once) */
+	if (!r->text_ids)
+		(void) pg_verifymbstr(s, len, false);
 	*value = PointerGetDatum(cstring_to_text_with_len(s, len));
 	return true;
 }
@@ -550,104 +573,160 @@ check_argument_array(ArrayType *a, Oid elemtype)
 }
 
 /*
- * A texts column of n elements (element k: the len[k] bytes at s[k], or
- * NULL if isnull[k]) appended to the body: as the texts, or as ids into
- * its distinct texts (PGS_BATCH_TEXT_IDS: their count, each's length and
- * bytes, then the elements' ids packed, NULL for NULL) where that
- * compresses shorter.  A column of a few names repeated row after row (a
- * state, a lock mode) costs a match of zstd's a row as texts, a few bits a
- * row as ids: under pgbench read-write the rows' six such columns took
- * 25 B a sample as texts (bench/REPORT.md 6l).
+ * A texts column written one element at a time (texts_write_*): as texts,
+ * and as ids into its distinct texts (PGS_BATCH_TEXT_IDS: their count,
+ * each's length and bytes, then the elements' ids packed, NULL for NULL)
+ * while it has few; at the end, the one zstd's fastest level makes shorter
+ * is kept.  A column of a few names repeated row after row (a state, a
+ * lock mode) costs a match of zstd's a row as texts, a few bits a row as
+ * ids: under pgbench read-write the rows' six such columns took 25 B a
+ * sample as texts (bench/REPORT.md 6l).  Ids are given up past
+ * TEXT_IDS_MAX distinct texts or a long probe of the table that finds
+ * them (texts from a fleet source may be made to collide): what this takes
+ * grows with the texts written, as the texts' bytes do.
  */
+#define TEXT_IDS_MAX		4096
+#define TEXT_IDS_SLOTS		(2 * TEXT_IDS_MAX)
+#define TEXT_IDS_MAX_PROBE	64
+
+typedef struct TextsWriter
+{
+	StringInfoData texts;		/* the column as texts, but its count */
+	int			n;
+	bool		ids_ok;			/* still few distinct texts */
+	StringInfoData distinct;	/* their lengths and bytes, as stored */
+	int			ndistinct;
+	int			start[TEXT_IDS_MAX];	/* each's bytes in distinct */
+	int			len[TEXT_IDS_MAX];
+	int16		slot[TEXT_IDS_SLOTS];	/* a distinct text's id + 1, or 0 */
+	PgsPackedWriter ids;
+} TextsWriter;
+
 static void
-put_texts_column(StringInfo body, int n, const char **s, const int *len,
-				 const bool *isnull)
+texts_write_init(TextsWriter *w)
+{
+	initStringInfo(&w->texts);
+	initStringInfo(&w->distinct);
+	w->n = 0;
+	w->ids_ok = true;
+	w->ndistinct = 0;
+	memset(w->slot, 0, sizeof(w->slot));
+	pgs_packed_write_init(&w->ids);
+}
+
+/* The id of a text among the distinct ones, added if new; -1: ids given up. */
+static int
+text_id(TextsWriter *w, const char *s, int len)
+{
+	uint32		h = hash_bytes((const unsigned char *) s, len) % TEXT_IDS_SLOTS;
+
+	for (int probe = 0; probe < TEXT_IDS_MAX_PROBE; probe++)
+	{
+		int			id = w->slot[h] - 1;
+
+		if (id < 0)
+		{
+			if (w->ndistinct >= TEXT_IDS_MAX)
+				return -1;
+			id = w->ndistinct++;
+			w->slot[h] = (int16) (id + 1);
+			pgs_put_varint(&w->distinct, (uint64) len);
+			w->start[id] = w->distinct.len;
+			w->len[id] = len;
+			appendBinaryStringInfo(&w->distinct, s, len);
+			return id;
+		}
+		if (w->len[id] == len && memcmp(w->distinct.data + w->start[id], s, len) == 0)
+			return id;
+		h = (h + 1) % TEXT_IDS_SLOTS;
+	}
+	return -1;
+}
+
+/* Append element (the len bytes at s, or NULL if isnull). */
+static void
+texts_write(TextsWriter *w, const char *s, int len, bool isnull)
+{
+	put_text(&w->texts, s, len, isnull);
+	w->n++;
+	if (!w->ids_ok)
+		return;
+	if (isnull)
+		pgs_packed_write(&w->ids, 0, true);
+	else
+	{
+		int			id = text_id(w, s, len);
+
+		if (id < 0)
+		{
+			/* given up: what the ids took is freed */
+			w->ids_ok = false;
+			pfree(w->distinct.data);
+			pfree(w->ids.bitmap.data);
+			pfree(w->ids.numbers.data);
+			pfree(w->ids.values.data);
+			return;
+		}
+		pgs_packed_write(&w->ids, id, false);
+	}
+}
+
+/* Append the column written to the body (kind and bytes), and free the writer's. */
+static void
+texts_write_end(TextsWriter *w, StringInfo body)
 {
 	StringInfoData texts;
 	StringInfoData ids;
-	int			ndistinct = 0;
-	int			nslots = 16;
-	int		   *slots;
-	int		   *first;			/* element k: the first element of its text */
 
 	initStringInfo(&texts);
-	pgs_put_varint(&texts, (uint64) n);
-	for (int k = 0; k < n; k++)
-		put_text(&texts, s[k], len[k], isnull[k]);
-
-	/* the distinct texts, in the order they first come (open addressing) */
-	while (nslots < 2 * n)
-		nslots *= 2;
-	slots = palloc(sizeof(int) * nslots);
-	memset(slots, -1, sizeof(int) * nslots);
-	first = palloc(sizeof(int) * Max(n, 1));
-	initStringInfo(&ids);
-	for (int k = 0; k < n && ndistinct <= n / 2; k++)
+	pgs_put_varint(&texts, (uint64) w->n);
+	appendBinaryStringInfo(&texts, w->texts.data, w->texts.len);
+	pfree(w->texts.data);
+	if (w->ids_ok)
 	{
-		uint32		h;
-
-		if (isnull[k])
-			continue;
-		h = hash_bytes((const unsigned char *) s[k], len[k]) & (nslots - 1);
-		while (slots[h] >= 0 &&
-			   !(len[slots[h]] == len[k] && memcmp(s[slots[h]], s[k], len[k]) == 0))
-			h = (h + 1) & (nslots - 1);
-		if (slots[h] < 0)
+		initStringInfo(&ids);
+		pgs_put_varint(&ids, (uint64) w->ndistinct);
+		appendBinaryStringInfo(&ids, w->distinct.data, w->distinct.len);
+		pgs_packed_write_end(&w->ids, &ids);
+		pfree(w->distinct.data);
+		pfree(w->ids.bitmap.data);
+		pfree(w->ids.numbers.data);
+		pfree(w->ids.values.data);
+		if (pgs_shorter_compressed(ids.data, ids.len, texts.data, texts.len))
 		{
-			slots[h] = k;
-			first[k] = ndistinct++;
-			pgs_put_varint(&ids, (uint64) len[k]);
-			appendBinaryStringInfo(&ids, s[k], len[k]);
-		}
-		else
-			first[k] = first[slots[h]];
-	}
-
-	/* ids pay only where texts repeat */
-	if (n > 0 && ndistinct <= n / 2)
-	{
-		StringInfoData col;
-		PgsPackedWriter w;
-
-		initStringInfo(&col);
-		pgs_put_varint(&col, (uint64) ndistinct);
-		appendBinaryStringInfo(&col, ids.data, ids.len);
-		pgs_packed_write_init(&w);
-		for (int k = 0; k < n; k++)
-			pgs_packed_write(&w, isnull[k] ? 0 : first[k], isnull[k]);
-		pgs_packed_write_end(&w, &col);
-		if (pgs_compressed_length(col.data, col.len) <
-			pgs_compressed_length(texts.data, texts.len))
-		{
-			put_column(body, PGS_BATCH_TEXT_IDS, col.data, col.len);
+			put_column(body, PGS_BATCH_TEXT_IDS, ids.data, ids.len);
+			pfree(ids.data);
+			pfree(texts.data);
 			return;
 		}
+		pfree(ids.data);
 	}
 	put_column(body, PGS_BATCH_TEXTS, texts.data, texts.len);
+	pfree(texts.data);
 }
 
 /* A text[] argument as a texts column of the body. */
 static void
 texts_of_array(StringInfo body, ArrayType *a)
 {
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	const char **s;
-	int		   *len;
+	ArrayIterator it;
+	Datum		d;
+	bool		isnull;
+	TextsWriter *w = palloc(sizeof(TextsWriter));
 
 	check_argument_array(a, TEXTOID);
-	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	s = palloc(sizeof(char *) * Max(n, 1));
-	len = palloc(sizeof(int) * Max(n, 1));
-	for (int k = 0; k < n; k++)
+	texts_write_init(w);
+	it = array_create_iterator(a, 0, NULL);
+	while (array_iterate(it, &d, &isnull))
 	{
-		text	   *t = nulls[k] ? NULL : DatumGetTextPP(elems[k]);
+		text	   *t = isnull ? NULL : DatumGetTextPP(d);
 
-		s[k] = nulls[k] ? NULL : VARDATA_ANY(t);
-		len[k] = nulls[k] ? 0 : VARSIZE_ANY_EXHDR(t);
+		texts_write(w, isnull ? NULL : VARDATA_ANY(t),
+					isnull ? 0 : VARSIZE_ANY_EXHDR(t), isnull);
 	}
-	put_texts_column(body, n, s, len, nulls);
+	array_free_iterator(it);
+	texts_write_end(w, body);
+	pfree(w);
 }
 
 /* A double precision[] argument as a double precision column. */
@@ -833,9 +912,7 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 	PgsFloatsReader floats[PGS_BATCH_MAX_COLUMNS];
 	PgsPackedWriter out_packed[PGS_BATCH_MAX_COLUMNS];
 	StringInfoData out_bytes[PGS_BATCH_MAX_COLUMNS];	/* numbers */
-	const char **out_text[PGS_BATCH_MAX_COLUMNS];	/* texts kept, in place */
-	int		   *out_text_len[PGS_BATCH_MAX_COLUMNS];
-	bool	   *out_text_null[PGS_BATCH_MAX_COLUMNS];
+	TextsWriter *out_texts[PGS_BATCH_MAX_COLUMNS];
 	StringInfoData out_bitmap[PGS_BATCH_MAX_COLUMNS];	/* numbers' */
 	bool		out_nulls[PGS_BATCH_MAX_COLUMNS];
 	int			n[PGS_BATCH_MAX_COLUMNS];
@@ -861,15 +938,13 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		out_nulls[i] = false;
 	}
 
-	/* a texts column's kept elements, in place (as many as rows kept) */
 	for (int i = 0; i < ncols; i++)
 	{
-		out_text[i] = NULL;
+		out_texts[i] = NULL;
 		if (cols[i].kind != PGS_BATCH_TEXTS)
 			continue;
-		out_text[i] = palloc(sizeof(char *) * Max(nrows, 1));
-		out_text_len[i] = palloc(sizeof(int) * Max(nrows, 1));
-		out_text_null[i] = palloc(sizeof(bool) * Max(nrows, 1));
+		out_texts[i] = palloc(sizeof(TextsWriter));
+		texts_write_init(out_texts[i]);
 	}
 
 	for (int j = 0; j < nrows; j++)
@@ -902,11 +977,8 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 			if (cols[i].kind == PGS_BATCH_ABSENT)
 				continue;
 			if (layout->kinds[i] == PGS_BATCH_TEXTS)
-			{
-				out_text[i][kept] = cells.text[i];
-				out_text_len[i][kept] = cells.text_len[i];
-				out_text_null[i][kept] = !cells.have[i];
-			}
+				texts_write(out_texts[i], cells.text[i], cells.text_len[i],
+							!cells.have[i]);
 			else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
 				put_float(&out_bitmap[i], &out_bytes[i], &out_nulls[i], kept,
 						  (uint64) cells.v[i], !cells.have[i]);
@@ -929,8 +1001,7 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		}
 		if (layout->kinds[i] == PGS_BATCH_TEXTS)
 		{
-			put_texts_column(&body, kept, out_text[i], out_text_len[i],
-							 out_text_null[i]);
+			texts_write_end(out_texts[i], &body);
 			continue;
 		}
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)

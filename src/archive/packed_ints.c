@@ -342,34 +342,40 @@ pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull)
 }
 
 /*
- * What len bytes of a column take once compressed, as the payload is (by
- * zstd; at its fastest level, which ranks two encodings of a column as
- * its strongest does): a column of query ids that repeat takes less as
- * values, one of times a second apart as differences, whatever their
- * varints' lengths.  Below a few hundred bytes, their length.
+ * Whether a (alen bytes) compresses shorter than b (blen bytes): two
+ * encodings of one column, compressed apart by zstd at level 1, which
+ * ranks them as the payload's level 19 does (a column of query ids that
+ * repeat takes less as values, one of times a second apart as
+ * differences, whatever their varints' lengths).  Below a few hundred
+ * bytes, or above tens of megabytes (an archiver catching up), their
+ * lengths decide.
  */
-size_t
-pgs_compressed_length(const char *data, int len)
+bool
+pgs_shorter_compressed(const char *a, int alen, const char *b, int blen)
 {
 	size_t		bound;
 	char	   *out;
-	size_t		clen;
+	size_t		clen_a;
+	size_t		clen_b;
 
-	if (len < 256)
-		return len;
-	bound = ZSTD_compressBound(len);
+	if (Max(alen, blen) < 256 || Max(alen, blen) > 64 * 1024 * 1024)
+		return alen < blen;
+	bound = ZSTD_compressBound(Max(alen, blen));
 	out = palloc(bound);
-	clen = ZSTD_compress(out, bound, data, len, 1);
+	clen_a = ZSTD_compress(out, bound, a, alen, 1);
+	clen_b = ZSTD_compress(out, bound, b, blen, 1);
 	pfree(out);
-	return ZSTD_isError(clen) ? (size_t) len : clen;
+	if (ZSTD_isError(clen_a) || ZSTD_isError(clen_b))
+		return alen < blen;
+	return clen_a < clen_b;
 }
 
 /* Append the array written to buf: its numbers as values if that is shorter. */
 void
 pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf)
 {
-	bool		as_values = pgs_compressed_length(w->values.data, w->values.len) <
-		pgs_compressed_length(w->numbers.data, w->numbers.len);
+	bool		as_values = pgs_shorter_compressed(w->values.data, w->values.len,
+												   w->numbers.data, w->numbers.len);
 	StringInfo	numbers = as_values ? &w->values : &w->numbers;
 
 	appendStringInfoChar(buf, PACKED_FORMAT(w->any_null, as_values));
