@@ -74,7 +74,9 @@ COLUMNS = ['row_samples', 'session_ids', 'wait_event_ids', 'states', 'xact_us',
            'query_us', 'change_us', 'backend_xids', 'backend_xmins',
            'top_level_query_ids', 'top_level_query_values', 'query_ids',
            'query_values', 'cmdtypes', 'queryids', 'nested_queryids', 'blockers',
-           'blockerpids', 'blocker_states', 'blocker_usesysids', 'blocking_pids']
+           'blockerpids', 'blocker_states', 'blocker_usesysids', 'blocking_pids',
+           'lock_types', 'lock_relations', 'lock_targets', 'lock_modes',
+           'blocker_lock_modes', 'nested_is_queryid']
 
 
 def columns(b):
@@ -119,7 +121,8 @@ def main():
     print('| column | bytes a sample | zstd -19 alone |')
     print('|---|---:|---:|')
     c19 = zstandard.ZstdCompressor(level=19)
-    for k, name in enumerate(COLUMNS):
+    ncols = min(len(columns(b[2])) for b in batches)
+    for k, name in enumerate(COLUMNS[:ncols]):
         raw = sum(len(columns(b[2])[k]) for b in batches)
         z = sum(len(c19.compress(columns(b[2])[k])) for b in batches)
         print('| %s | %.1f | %.1f |' % (name, raw / samples, z / samples))
