@@ -181,6 +181,7 @@ typedef struct PgsPackedWriter
 extern void pgs_packed_write_init(PgsPackedWriter *w);
 extern void pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull);
 extern void pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf);
+extern void pgs_packed_write_free(PgsPackedWriter *w);
 
 /*
  * batch_format.c: the rows of a batch as one versioned payload.  A layout

@@ -662,9 +662,7 @@ texts_write(TextsWriter *w, const char *s, int len, bool isnull)
 			/* given up: what the ids took is freed */
 			w->ids_ok = false;
 			pfree(w->distinct.data);
-			pfree(w->ids.bitmap.data);
-			pfree(w->ids.numbers.data);
-			pfree(w->ids.values.data);
+			pgs_packed_write_free(&w->ids);
 			return;
 		}
 		pgs_packed_write(&w->ids, id, false);
@@ -689,9 +687,7 @@ texts_write_end(TextsWriter *w, StringInfo body)
 		appendBinaryStringInfo(&ids, w->distinct.data, w->distinct.len);
 		pgs_packed_write_end(&w->ids, &ids);
 		pfree(w->distinct.data);
-		pfree(w->ids.bitmap.data);
-		pfree(w->ids.numbers.data);
-		pfree(w->ids.values.data);
+		pgs_packed_write_free(&w->ids);
 		if (pgs_shorter_compressed(ids.data, ids.len, texts.data, texts.len))
 		{
 			put_column(body, PGS_BATCH_TEXT_IDS, ids.data, ids.len);

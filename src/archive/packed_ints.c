@@ -301,9 +301,7 @@ pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n)
 	for (int i = 0; i < n; i++)
 		pgs_packed_write(&w, values[i], nulls != NULL && nulls[i]);
 	pgs_packed_write_end(&w, buf);
-	pfree(w.bitmap.data);
-	pfree(w.numbers.data);
-	pfree(w.values.data);
+	pgs_packed_write_free(&w);
 }
 
 /*
@@ -368,6 +366,15 @@ pgs_shorter_compressed(const char *a, int alen, const char *b, int blen)
 	if (ZSTD_isError(clen_a) || ZSTD_isError(clen_b))
 		return alen < blen;
 	return clen_a < clen_b;
+}
+
+/* Free what a writer took (its array appended, or given up). */
+void
+pgs_packed_write_free(PgsPackedWriter *w)
+{
+	pfree(w->bitmap.data);
+	pfree(w->numbers.data);
+	pfree(w->values.data);
 }
 
 /* Append the array written to buf: its numbers as values if that is shorter. */
