@@ -89,9 +89,12 @@ is($node->safe_psql('postgres', $tagged_sql), $tagged,
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_active_session_history WHERE sample_id <= $max_before"),
 	$rows_before, 'every row sampled before the restart is back');
-is( $node->safe_psql('postgres',
+# (>=: a reading of an earlier sample can still be written between the
+# count and the shutdown -- seen once in CI, 9 rows against 8 -- but none
+# may be missing after the restart)
+cmp_ok( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_stat_statements_history WHERE sample_id <= $max_before"),
-	$pgssh_before, 'and every statements history row');
+	'>=', $pgssh_before, 'and every statements history row');
 $h = pgs_start_bg($node, "SELECT pg_sleep(600) /* after-restart */");
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_active_session_history WHERE query LIKE '%after-restart%'"),
