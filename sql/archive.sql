@@ -813,6 +813,77 @@ SELECT session_id, state, state IS NULL AS is_null
 SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
     ('\x010032' || '15' || '01020102' || '0000' || '0000' || '04050101610104'
      || repeat('0000', 17))::bytea);
+-- A texts column whose texts differ by their numbers is stored with the
+-- numbers cut out (src/archive/batch_format.c): 300 lock targets take a
+-- few bytes, and every text reads back byte for byte, its bytes 0x01
+-- (the escape), leading zeros, runs of more than 18 digits, texts of more
+-- than 64 numbers, multibyte characters beside digits, NULLs and the
+-- empty text included; so do the rows a fleet keeps of it.
+WITH t AS (
+  SELECT array_agg('transaction ' || (1000 + i) ORDER BY i) AS targets,
+         array_agg(CASE i % 10
+                   WHEN 0 THEN E'a\x01b' || i || E'\x01\x02' || i
+                   WHEN 1 THEN '007 0 00 ' || i
+                   WHEN 2 THEN '1234567890123456789 ' || i || ' 123456789012345678'
+                   WHEN 3 THEN repeat(i || ' ', 70)
+                   WHEN 4 THEN 'é' || i || 'ü' || i || 'é'
+                   WHEN 5 THEN NULL WHEN 6 THEN '' WHEN 7 THEN '-5 1.5e10 x' || i || 'y'
+                   ELSE 'UPDATE t SET v = v + ' || (i * 7919 % 5000) || ' WHERE id = ' || i % 10 || ';'
+                   END ORDER BY i) AS texts,
+         pgsentinel_pack(array_agg(1 + i % 3 ORDER BY i)) AS samples,
+         pgsentinel_pack(array_agg(i ORDER BY i)) AS sessions
+    FROM generate_series(1, 300) i),
+ p AS (
+  SELECT pgsentinel_batch_pack(t.samples, t.sessions, NULL, t.texts,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL) AS row_data,
+         pgsentinel_batch_pack(t.samples, t.sessions, NULL, t.targets,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL) AS targets_data, t.texts, t.targets FROM t),
+ back AS (
+  SELECT r.session_id, r.state
+    FROM p, pgsentinel_batch_rows('2020-01-01 00:00+00', '{7,8,9}', '{0,1,2}', '{1,1,1}',
+                                  '{1,1,1}', '{f,f,f}', p.row_data) r),
+ targets_back AS (
+  SELECT r.session_id, r.state
+    FROM p, pgsentinel_batch_rows('2020-01-01 00:00+00', '{7,8,9}', '{0,1,2}', '{1,1,1}',
+                                  '{1,1,1}', '{f,f,f}', p.targets_data) r),
+ kept AS (
+  SELECT r.session_id, r.state
+    FROM p, pgsentinel_batch_rows('2020-01-01 00:00+00', '{7,9}', '{0,2}', '{1,1}',
+                                  '{1,1}', '{f,f}',
+                                  pgsentinel_batch_keep(p.row_data, '{1,NULL,2}')) r)
+SELECT (SELECT octet_length(targets_data) < 80 FROM p) AS targets_small,
+       (SELECT array_agg(state ORDER BY session_id) FROM targets_back)
+         = (SELECT targets FROM p) AS targets_back,
+       (SELECT count(*) FROM back) AS rows_back,
+       (SELECT array_agg(state ORDER BY session_id) FROM back)
+         IS NOT DISTINCT FROM (SELECT texts FROM p) AS texts_back,
+       (SELECT count(*) FROM kept) AS rows_kept,
+       (SELECT array_agg(state ORDER BY session_id) FROM kept)
+         IS NOT DISTINCT FROM (SELECT array_agg(u.s ORDER BY u.i) FROM p,
+                                 unnest(p.texts) WITH ORDINALITY u(s, i)
+                                WHERE u.i % 3 <> 1) AS texts_kept;
+-- A column with its numbers cut out written by hand (texts 'tx ' and a
+-- number, 'x', a number, 'y', a number; ids 0, 1, 0; the numbers at the
+-- first position 5, 12, 7, at the second 9) reads back as 'tx 5',
+-- 'x12y9', 'tx 7'.
+SELECT session_id, state
+  FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    '\x01004b1501040102000000000000051c020574782001020678010279010204030002000204030a180e02031200000000000000000000000000000000000000000000000000000000000000000000'::bytea);
+-- Such a column is checked whole before a row is read: an unknown escape,
+-- fewer numbers than marks, a number of more than 18 digits, an id naming
+-- no text, numbers at more than 64 positions are errors.
+SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    '\x01004b1501040102000000000000051c020574782001030678010279010204030002000204030a180e02031200000000000000000000000000000000000000000000000000000000000000000000'::bytea);
+SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    '\x01004a1501040102000000000000051b020574782001020678010279010204030002000203030a1802031200000000000000000000000000000000000000000000000000000000000000000000'::bytea);
+SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    '\x01005315010401020000000000000524020574782001020678010279010204030002000204030a180e0a038080a0f6f4acdbe01b00000000000000000000000000000000000000000000000000000000000000000000'::bytea);
+SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    '\x01004b1501040102000000000000051c020574782001020678010279010204030004000204030a180e02031200000000000000000000000000000000000000000000000000000000000000000000'::bytea);
+SELECT count(*) FROM pgsentinel_batch_rows('2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',
+    '\x0100c2011501040102000000000000059201010574782001020403000000410403020406010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010301030103010300000000000000000000000000000000000000000000000000000000000000000000'::bytea);
 -- The rows' payload (src/archive/batch_format.c): its format number; a
 -- format this version does not read is refused with the way out; bytes
 -- pgsentinel_batch_pack() did not write are an error, never a read past

@@ -203,8 +203,12 @@ typedef enum PgsBatchColumnKind
 	PGS_BATCH_PACKED = 1,		/* integers, packed_ints.c */
 	PGS_BATCH_TEXTS = 2,		/* texts */
 	PGS_BATCH_FLOAT8 = 3,		/* double precision */
-	PGS_BATCH_TEXT_IDS = 4		/* texts, as ids into the column's distinct
+	PGS_BATCH_TEXT_IDS = 4,		/* texts, as ids into the column's distinct
 								 * texts: stored only, read as PGS_BATCH_TEXTS */
+	PGS_BATCH_TEXT_NUMBERS = 5	/* texts, as ids into the column's distinct
+								 * texts with their numbers cut out, and the
+								 * numbers: stored only, read as
+								 * PGS_BATCH_TEXTS */
 } PgsBatchColumnKind;
 
 typedef struct PgsBatchLayout
@@ -223,7 +227,8 @@ extern const PgsBatchLayout pgs_blocking_minute_layout;
 typedef struct PgsBatchColumnBytes
 {
 	PgsBatchColumnKind kind;
-	bool		text_ids;		/* a texts column stored as PGS_BATCH_TEXT_IDS */
+	PgsBatchColumnKind stored;	/* a texts column's: PGS_BATCH_TEXTS,
+								 * _TEXT_IDS or _TEXT_NUMBERS */
 	const char *data;
 	int			len;
 } PgsBatchColumnBytes;
@@ -235,12 +240,16 @@ typedef struct PgsTextsReader
 	const unsigned char *end;
 	int			n;				/* elements */
 	int			i;				/* elements read */
+	PgsBatchColumnKind stored;
 	/* stored as ids (PGS_BATCH_TEXT_IDS): the distinct texts, the ids */
-	bool		text_ids;
 	int			ndistinct;
 	const char **distinct;
 	int		   *distinct_len;
 	PgsPackedReader ids;
+	/* with numbers (PGS_BATCH_TEXT_NUMBERS): each position's, the text made */
+	int			npositions;
+	PgsPackedReader *numbers;
+	StringInfoData made;
 } PgsTextsReader;
 
 /* A double precision column read in order (fields are the reader's own). */

@@ -31,7 +31,10 @@
  * PGS_BATCH_TEXT_IDS, where that compresses shorter: TextsWriter),
  * the count of its distinct texts, each's length and bytes, and then a
  * packed array of each element's id (0 for the first distinct text, NULL
- * for NULL); a double precision column
+ * for NULL), or, stored with its numbers cut out (kind
+ * PGS_BATCH_TEXT_NUMBERS), the same of its texts with their numbers
+ * replaced by marks, the ids' packed array after its length, and the
+ * numbers by position (TextsWriter); a double precision column
  * is its element count (a varint), a byte saying whether a bitmap of the
  * elements that are not NULL follows (as packed_ints.c's), and the 8 bytes
  * of each element that is not NULL, little-endian.  A column whose
@@ -95,6 +98,20 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 #define ZSTD_LEVEL_SMALL	19
 #define ZSTD_LEVEL_LARGE	9
 #define ZSTD_LARGE_BODY		(4 * 1024 * 1024)
+
+/*
+ * A texts column stored with its numbers cut out (PGS_BATCH_TEXT_NUMBERS):
+ * in each distinct text, NUMBER_ESCAPE then NUMBER_MARK stands for a
+ * number, NUMBER_ESCAPE twice for that byte of the text.  A number is a
+ * run of digits that reads back as itself (no leading zero, at most
+ * TEXT_NUMBERS_MAX_DIGITS of them); a text's first
+ * TEXT_NUMBERS_MAX_POSITIONS such runs are cut out, the rest kept.
+ */
+#define NUMBER_ESCAPE				'\x01'
+#define NUMBER_MARK					'\x02'
+#define TEXT_NUMBERS_MAX_POSITIONS	64
+#define TEXT_NUMBERS_MAX_DIGITS		18
+#define TEXT_NUMBERS_MAX_VALUE		INT64CONST(999999999999999999)
 
 /* How the payload stores each column (src/columns.txt). */
 static const PgsBatchColumnKind rows_kinds[] = {PGS_ROW_DATA_COLUMN_KINDS};
@@ -262,7 +279,7 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 	for (int i = (int) ncols; i < layout->ncols; i++)
 	{
 		cols[i].kind = PGS_BATCH_ABSENT;
-		cols[i].text_ids = false;
+		cols[i].stored = PGS_BATCH_ABSENT;
 		cols[i].data = NULL;
 		cols[i].len = 0;
 	}
@@ -275,17 +292,15 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 		kind = *body++;
 		cols[i].len = get_length(&body, body_end);
 		cols[i].data = (const char *) body;
-		cols[i].text_ids = false;
+		cols[i].stored = (PgsBatchColumnKind) kind;
 		body += cols[i].len;
 		if (kind == PGS_BATCH_ABSENT && cols[i].len == 0)
 			cols[i].kind = PGS_BATCH_ABSENT;
 		else if (kind == (int) layout->kinds[i])
 			cols[i].kind = layout->kinds[i];
-		else if (kind == PGS_BATCH_TEXT_IDS && layout->kinds[i] == PGS_BATCH_TEXTS)
-		{
+		else if ((kind == PGS_BATCH_TEXT_IDS || kind == PGS_BATCH_TEXT_NUMBERS) &&
+				 layout->kinds[i] == PGS_BATCH_TEXTS)
 			cols[i].kind = PGS_BATCH_TEXTS;
-			cols[i].text_ids = true;
-		}
 		else
 			corrupt("a column is not of its kind");
 	}
@@ -311,13 +326,45 @@ pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
 }
 
 /*
+ * The numbers a distinct text of a PGS_BATCH_TEXT_NUMBERS column stands
+ * for (its marks), checking its escapes; its length once made, numbers
+ * aside, in *len.
+ */
+static int
+count_number_marks(const char *s, int slen, int *len)
+{
+	int			marks = 0;
+
+	*len = 0;
+	for (int i = 0; i < slen; i++)
+	{
+		if (s[i] == NUMBER_ESCAPE)
+		{
+			if (i + 1 >= slen ||
+				(s[i + 1] != NUMBER_ESCAPE && s[i + 1] != NUMBER_MARK))
+				corrupt("a text with its numbers cut out has an unknown escape");
+			if (s[++i] == NUMBER_MARK)
+			{
+				marks++;
+				continue;
+			}
+		}
+		(*len)++;
+	}
+	return marks;
+}
+
+/*
  * Begin reading a texts column: check every element's length; or, for a
  * column stored as ids, every distinct text's length and encoding, and
  * every id: that it names one of them, and that the texts the ids name
  * add up to no more than a column of texts can hold (MaxAllocSize), as
  * they would stored as texts: a few bytes of ids never stand for more.
- * Only the distinct texts' places are allocated.  Returns the element
- * count.
+ * Stored with its numbers cut out, also each distinct text's escapes, and
+ * that each position's numbers are as many as the texts' marks there (a
+ * number counted at its most digits in that sum).  Only the distinct
+ * texts' places and the positions' readers are allocated.  Returns the
+ * element count.
  */
 int
 pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
@@ -327,30 +374,73 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 	uint64		count;
 
 	memset(r, 0, sizeof(*r));
+	r->stored = col->stored;
 	count = get_varint(&p, end);
 	/* every element (or distinct text) costs a byte at least */
 	if (count > (uint64) (end - p))
 		corrupt("a text column's count is larger than its bytes");
 	check_elements(count);
-	if (col->text_ids)
+	if (col->stored == PGS_BATCH_TEXT_IDS || col->stored == PGS_BATCH_TEXT_NUMBERS)
 	{
+		bool		numbers = (col->stored == PGS_BATCH_TEXT_NUMBERS);
 		PgsPackedReader ids;
 		int64		id;
 		uint64		named = 0;
+		int		   *marks = NULL;
+		int		   *made_len = NULL;
+		int64		need[TEXT_NUMBERS_MAX_POSITIONS] = {0};
+		const unsigned char *ids_end = end;
 
-		r->text_ids = true;
 		r->ndistinct = (int) count;
 		r->distinct = palloc(sizeof(char *) * Max(count, 1));
 		r->distinct_len = palloc(sizeof(int) * Max(count, 1));
+		if (numbers)
+		{
+			marks = palloc(sizeof(int) * Max(count, 1));
+			made_len = palloc(sizeof(int) * Max(count, 1));
+		}
 		for (uint64 i = 0; i < count; i++)
 		{
 			r->distinct_len[i] = get_length(&p, end);
 			r->distinct[i] = (const char *) p;
 			(void) pg_verifymbstr(r->distinct[i], r->distinct_len[i], false);
+			if (numbers)
+			{
+				marks[i] = count_number_marks(r->distinct[i], r->distinct_len[i],
+											  &made_len[i]);
+				if (marks[i] > TEXT_NUMBERS_MAX_POSITIONS)
+					corrupt("a text with its numbers cut out has too many of them");
+			}
 			p += r->distinct_len[i];
 		}
-		r->n = pgs_packed_begin_bytes(&ids, (const char *) p, (int) (end - p));
+		if (numbers)
+		{
+			int			ids_len = get_length(&p, end);
+
+			ids_end = p + ids_len;
+		}
+		r->n = pgs_packed_begin_bytes(&ids, (const char *) p, (int) (ids_end - p));
 		r->ids = ids;
+		p = ids_end;
+		if (numbers)
+		{
+			uint64		npositions = get_varint(&p, end);
+
+			if (npositions > TEXT_NUMBERS_MAX_POSITIONS)
+				corrupt("a text column has numbers at too many positions");
+			r->npositions = (int) npositions;
+			r->numbers = palloc(sizeof(PgsPackedReader) * Max(npositions, 1));
+			for (int k = 0; k < r->npositions; k++)
+			{
+				int			len = get_length(&p, end);
+
+				(void) pgs_packed_begin_bytes(&r->numbers[k], (const char *) p, len);
+				p += len;
+			}
+			if (p != end)
+				corrupt("bytes are left after a text column's numbers");
+			initStringInfo(&r->made);
+		}
 		for (int i = 0; i < r->n; i++)
 		{
 			if ((i & 0xFFFF) == 0)
@@ -359,9 +449,28 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 				continue;
 			if (id < 0 || id >= r->ndistinct)
 				corrupt("a text's id names none of its column's texts");
-			named += r->distinct_len[id] + 1;
+			if (!numbers)
+				named += r->distinct_len[id] + 1;
+			else
+			{
+				named += made_len[id] + 1 +
+					(uint64) marks[id] * TEXT_NUMBERS_MAX_DIGITS;
+				for (int k = 0; k < marks[id]; k++)
+					need[k]++;
+			}
 			if (named >= MaxAllocSize)
 				corrupt("its texts stored as ids stand for more than a column can hold");
+		}
+		for (int k = 0; k < r->npositions; k++)
+			if (need[k] != r->numbers[k].n || need[k] != r->numbers[k].values)
+				corrupt("a text column's numbers are not as many as its texts' marks");
+		for (int k = r->npositions; k < TEXT_NUMBERS_MAX_POSITIONS; k++)
+			if (need[k] != 0)
+				corrupt("a text column's numbers are not as many as its texts' marks");
+		if (numbers)
+		{
+			pfree(marks);
+			pfree(made_len);
 		}
 		return r->n;
 	}
@@ -385,6 +494,44 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 }
 
 /*
+ * A text of a PGS_BATCH_TEXT_NUMBERS column made whole in r->made: each
+ * escaped byte as itself, each mark as its position's next number.
+ */
+static void
+make_text_with_numbers(PgsTextsReader *r, const char *s, int len)
+{
+	const char *end = s + len;
+	int			k = 0;
+
+	resetStringInfo(&r->made);
+	while (s < end)
+	{
+		const char *escape = memchr(s, NUMBER_ESCAPE, end - s);
+		int64		v;
+
+		if (escape == NULL)
+		{
+			appendBinaryStringInfo(&r->made, s, end - s);
+			break;
+		}
+		appendBinaryStringInfo(&r->made, s, escape - s);
+		/* (escapes and marks were checked by pgs_texts_begin()) */
+		s = escape + 2;
+		if (escape[1] == NUMBER_ESCAPE)
+		{
+			appendStringInfoChar(&r->made, NUMBER_ESCAPE);
+			continue;
+		}
+		if (k >= r->npositions || !pgs_packed_next(&r->numbers[k], &v))
+			corrupt("a text column's numbers are fewer than its texts' marks");
+		if (v < 0 || v > TEXT_NUMBERS_MAX_VALUE)
+			corrupt("a number cut out of a text is out of range");
+		appendStringInfo(&r->made, INT64_FORMAT, v);
+		k++;
+	}
+}
+
+/*
  * The next element of a texts column: true and its bytes (in the
  * payload, not checked against the server's encoding), or false for a
  * NULL element and past the end.
@@ -397,7 +544,7 @@ pgs_texts_next_bytes(PgsTextsReader *r, const char **s, int *len)
 	if (r->i >= r->n)
 		return false;
 	r->i++;
-	if (r->text_ids)
+	if (r->stored == PGS_BATCH_TEXT_IDS || r->stored == PGS_BATCH_TEXT_NUMBERS)
 	{
 		int64		id;
 
@@ -407,6 +554,12 @@ pgs_texts_next_bytes(PgsTextsReader *r, const char **s, int *len)
 			corrupt("a text's id names none of its column's texts");
 		*s = r->distinct[id];
 		*len = r->distinct_len[id];
+		if (r->stored == PGS_BATCH_TEXT_NUMBERS)
+		{
+			make_text_with_numbers(r, *s, *len);
+			*s = r->made.data;
+			*len = r->made.len;
+		}
 		return true;
 	}
 	l = get_varint(&r->p, r->end);
@@ -431,8 +584,11 @@ pgs_texts_next(PgsTextsReader *r, Datum *value)
 
 	if (!pgs_texts_next_bytes(r, &s, &len))
 		return false;
-	/* (the distinct texts of a column of ids were checked once) */
-	if (!r->text_ids)
+	/*
+	 * (the distinct texts of a column of ids were checked once; numbers put
+	 * in for marks are ASCII, whole characters in every server encoding)
+	 */
+	if (r->stored == PGS_BATCH_TEXTS)
 		(void) pg_verifymbstr(s, len, false);
 	*value = PointerGetDatum(cstring_to_text_with_len(s, len));
 	return true;
@@ -573,74 +729,214 @@ check_argument_array(ArrayType *a, Oid elemtype)
 }
 
 /*
- * A texts column written one element at a time (texts_write_*): as texts,
- * and as ids into its distinct texts (PGS_BATCH_TEXT_IDS: their count,
- * each's length and bytes, then the elements' ids packed, NULL for NULL)
- * while it has few; at the end, the one zstd's fastest level makes shorter
- * is kept.  A column of a few names repeated row after row (a state, a
- * lock mode) costs a match of zstd's a row as texts, a few bits a row as
- * ids: under pgbench read-write the rows' six such columns took 25 B a
- * sample as texts (bench/REPORT.md 6l).  Ids are given up past
- * TEXT_IDS_MAX distinct texts or a long probe of the table that finds
- * them (texts from a fleet source may be made to collide): what this takes
- * grows with the texts written, as the texts' bytes do.
+ * A texts column written one element at a time (texts_write_*): as texts;
+ * as ids into its distinct texts (PGS_BATCH_TEXT_IDS: their count, each's
+ * length and bytes, then the elements' ids packed, NULL for NULL) while it
+ * has few; and as ids into its distinct texts with their numbers cut out,
+ * with the numbers (PGS_BATCH_TEXT_NUMBERS: the distinct texts so, the
+ * length of the ids packed and the ids, then the count of positions and,
+ * for each, the length of its numbers packed and the numbers: the k-th
+ * number cut out of each text, in the rows' order).  At the end, the one
+ * zstd's fastest level makes shortest is kept.
+ *
+ * A column of a few names repeated row after row (a state, a lock mode)
+ * costs a match of zstd's a row as texts, a few bits a row as ids: under
+ * pgbench read-write the rows' six such columns took 25 B a sample as
+ * texts (bench/REPORT.md 6l).  A column of texts that differ by their
+ * numbers (a lock's "transaction 8123", a statement's literal values, a
+ * list of pids) is a few templates and columns of numbers, which zstd
+ * finds as it finds any packed column: under pgbench read-write the rows'
+ * payload took 14 % less, the blocking minute's 27 % (bench/REPORT.md
+ * 6m).  Ids are given up past TEXT_IDS_MAX distinct texts or a long probe
+ * of the table that finds them (texts from a fleet source may be made to
+ * collide): what this takes grows with the texts written, as the texts'
+ * bytes do.
  */
 #define TEXT_IDS_MAX		4096
 #define TEXT_IDS_SLOTS		(2 * TEXT_IDS_MAX)
 #define TEXT_IDS_MAX_PROBE	64
 
-typedef struct TextsWriter
+/* A column's distinct texts and each element's id among them. */
+typedef struct DistinctTexts
 {
-	StringInfoData texts;		/* the column as texts, but its count */
-	int			n;
-	bool		ids_ok;			/* still few distinct texts */
+	bool		ok;				/* still few distinct texts */
 	StringInfoData distinct;	/* their lengths and bytes, as stored */
 	int			ndistinct;
 	int			start[TEXT_IDS_MAX];	/* each's bytes in distinct */
 	int			len[TEXT_IDS_MAX];
 	int16		slot[TEXT_IDS_SLOTS];	/* a distinct text's id + 1, or 0 */
 	PgsPackedWriter ids;
+} DistinctTexts;
+
+typedef struct TextsWriter
+{
+	StringInfoData texts;		/* the column as texts, but its count */
+	int			n;
+	DistinctTexts whole;		/* the texts as they are */
+	bool		numbers_ok;		/* still cutting numbers out */
+	DistinctTexts cut;			/* the texts with their numbers cut out */
+	StringInfoData text_cut;	/* (the element being cut) */
+	int			npositions;
+	PgsPackedWriter numbers[TEXT_NUMBERS_MAX_POSITIONS];
+	bool		any_number;
+	uint64		named;			/* what the ids of cut would stand for, as
+								 * pgs_texts_begin() counts it */
 } TextsWriter;
 
 static void
-texts_write_init(TextsWriter *w)
+distinct_init(DistinctTexts *d)
 {
-	initStringInfo(&w->texts);
-	initStringInfo(&w->distinct);
-	w->n = 0;
-	w->ids_ok = true;
-	w->ndistinct = 0;
-	memset(w->slot, 0, sizeof(w->slot));
-	pgs_packed_write_init(&w->ids);
+	d->ok = true;
+	initStringInfo(&d->distinct);
+	d->ndistinct = 0;
+	memset(d->slot, 0, sizeof(d->slot));
+	pgs_packed_write_init(&d->ids);
+}
+
+/* Free what the ids took, and give them up. */
+static void
+distinct_give_up(DistinctTexts *d)
+{
+	if (!d->ok)
+		return;
+	d->ok = false;
+	pfree(d->distinct.data);
+	pgs_packed_write_free(&d->ids);
 }
 
 /* The id of a text among the distinct ones, added if new; -1: ids given up. */
 static int
-text_id(TextsWriter *w, const char *s, int len)
+text_id(DistinctTexts *d, const char *s, int len)
 {
 	uint32		h = hash_bytes((const unsigned char *) s, len) % TEXT_IDS_SLOTS;
 
 	for (int probe = 0; probe < TEXT_IDS_MAX_PROBE; probe++)
 	{
-		int			id = w->slot[h] - 1;
+		int			id = d->slot[h] - 1;
 
 		if (id < 0)
 		{
-			if (w->ndistinct >= TEXT_IDS_MAX)
+			if (d->ndistinct >= TEXT_IDS_MAX)
 				return -1;
-			id = w->ndistinct++;
-			w->slot[h] = (int16) (id + 1);
-			pgs_put_varint(&w->distinct, (uint64) len);
-			w->start[id] = w->distinct.len;
-			w->len[id] = len;
-			appendBinaryStringInfo(&w->distinct, s, len);
+			id = d->ndistinct++;
+			d->slot[h] = (int16) (id + 1);
+			pgs_put_varint(&d->distinct, (uint64) len);
+			d->start[id] = d->distinct.len;
+			d->len[id] = len;
+			appendBinaryStringInfo(&d->distinct, s, len);
 			return id;
 		}
-		if (w->len[id] == len && memcmp(w->distinct.data + w->start[id], s, len) == 0)
+		if (d->len[id] == len && memcmp(d->distinct.data + d->start[id], s, len) == 0)
 			return id;
 		h = (h + 1) % TEXT_IDS_SLOTS;
 	}
 	return -1;
+}
+
+/* Append an element's id (or NULL) to d, unless ids are given up. */
+static void
+distinct_write(DistinctTexts *d, const char *s, int len, bool isnull)
+{
+	int			id;
+
+	if (!d->ok)
+		return;
+	if (isnull)
+	{
+		pgs_packed_write(&d->ids, 0, true);
+		return;
+	}
+	id = text_id(d, s, len);
+	if (id < 0)
+		distinct_give_up(d);
+	else
+		pgs_packed_write(&d->ids, id, false);
+}
+
+/* d's distinct texts (their count, each's length and bytes) appended to buf. */
+static void
+distinct_put_texts(DistinctTexts *d, StringInfo buf)
+{
+	pgs_put_varint(buf, (uint64) d->ndistinct);
+	appendBinaryStringInfo(buf, d->distinct.data, d->distinct.len);
+}
+
+static void
+texts_write_init(TextsWriter *w)
+{
+	initStringInfo(&w->texts);
+	w->n = 0;
+	distinct_init(&w->whole);
+	w->numbers_ok = true;
+	distinct_init(&w->cut);
+	initStringInfo(&w->text_cut);
+	w->npositions = 0;
+	w->any_number = false;
+	w->named = 0;
+}
+
+/* Give up cutting numbers out: free what it took. */
+static void
+numbers_give_up(TextsWriter *w)
+{
+	if (!w->numbers_ok)
+		return;
+	w->numbers_ok = false;
+	distinct_give_up(&w->cut);
+	pfree(w->text_cut.data);
+	for (int k = 0; k < w->npositions; k++)
+		pgs_packed_write_free(&w->numbers[k]);
+}
+
+/*
+ * Cut the numbers out of the len bytes at s into w->text_cut (escaped,
+ * above), each number appended to its position's column.
+ */
+static void
+cut_numbers(TextsWriter *w, const char *s, int len)
+{
+	int			k = 0;
+	int			made_len = 0;
+
+	resetStringInfo(&w->text_cut);
+	for (int i = 0; i < len;)
+	{
+		int			j = i;
+
+		while (j < len && s[j] >= '0' && s[j] <= '9')
+			j++;
+		if (j == i)
+		{
+			if (s[i] == NUMBER_ESCAPE)
+				appendStringInfoChar(&w->text_cut, NUMBER_ESCAPE);
+			appendStringInfoChar(&w->text_cut, s[i]);
+			made_len++;
+			i++;
+			continue;
+		}
+		if (k < TEXT_NUMBERS_MAX_POSITIONS && j - i <= TEXT_NUMBERS_MAX_DIGITS &&
+			(j - i == 1 || s[i] != '0'))
+		{
+			int64		v = 0;
+
+			for (int d = i; d < j; d++)
+				v = v * 10 + (s[d] - '0');
+			if (k == w->npositions)
+				pgs_packed_write_init(&w->numbers[w->npositions++]);
+			pgs_packed_write(&w->numbers[k], v, false);
+			k++;
+			w->any_number = true;
+			appendStringInfoChar(&w->text_cut, NUMBER_ESCAPE);
+			appendStringInfoChar(&w->text_cut, NUMBER_MARK);
+		}
+		else
+		{
+			appendBinaryStringInfo(&w->text_cut, s + i, j - i);
+			made_len += j - i;
+		}
+		i = j;
+	}
+	w->named += made_len + 1 + (uint64) k * TEXT_NUMBERS_MAX_DIGITS;
 }
 
 /* Append element (the len bytes at s, or NULL if isnull). */
@@ -649,56 +945,87 @@ texts_write(TextsWriter *w, const char *s, int len, bool isnull)
 {
 	put_text(&w->texts, s, len, isnull);
 	w->n++;
-	if (!w->ids_ok)
+	distinct_write(&w->whole, s, len, isnull);
+	if (!w->numbers_ok)
 		return;
 	if (isnull)
-		pgs_packed_write(&w->ids, 0, true);
-	else
 	{
-		int			id = text_id(w, s, len);
-
-		if (id < 0)
-		{
-			/* given up: what the ids took is freed */
-			w->ids_ok = false;
-			pfree(w->distinct.data);
-			pgs_packed_write_free(&w->ids);
-			return;
-		}
-		pgs_packed_write(&w->ids, id, false);
+		distinct_write(&w->cut, NULL, 0, true);
+		return;
 	}
+	cut_numbers(w, s, len);
+	/* what the reader would refuse is not written */
+	if (w->named >= MaxAllocSize)
+	{
+		numbers_give_up(w);
+		return;
+	}
+	distinct_write(&w->cut, w->text_cut.data, w->text_cut.len, false);
+	if (!w->cut.ok)
+		numbers_give_up(w);
 }
 
-/* Append the column written to the body (kind and bytes), and free the writer's. */
+/*
+ * Append the column written to the body (kind and bytes), and free the
+ * writer's.
+ */
 static void
 texts_write_end(TextsWriter *w, StringInfo body)
 {
-	StringInfoData texts;
-	StringInfoData ids;
+	StringInfoData best;
+	PgsBatchColumnKind best_kind = PGS_BATCH_TEXTS;
+	StringInfoData other;
 
-	initStringInfo(&texts);
-	pgs_put_varint(&texts, (uint64) w->n);
-	appendBinaryStringInfo(&texts, w->texts.data, w->texts.len);
+	initStringInfo(&best);
+	pgs_put_varint(&best, (uint64) w->n);
+	appendBinaryStringInfo(&best, w->texts.data, w->texts.len);
 	pfree(w->texts.data);
-	if (w->ids_ok)
+	if (w->whole.ok)
 	{
-		initStringInfo(&ids);
-		pgs_put_varint(&ids, (uint64) w->ndistinct);
-		appendBinaryStringInfo(&ids, w->distinct.data, w->distinct.len);
-		pgs_packed_write_end(&w->ids, &ids);
-		pfree(w->distinct.data);
-		pgs_packed_write_free(&w->ids);
-		if (pgs_shorter_compressed(ids.data, ids.len, texts.data, texts.len))
+		initStringInfo(&other);
+		distinct_put_texts(&w->whole, &other);
+		pgs_packed_write_end(&w->whole.ids, &other);
+		distinct_give_up(&w->whole);
+		if (pgs_shorter_compressed(other.data, other.len, best.data, best.len))
 		{
-			put_column(body, PGS_BATCH_TEXT_IDS, ids.data, ids.len);
-			pfree(ids.data);
-			pfree(texts.data);
-			return;
+			pfree(best.data);
+			best = other;
+			best_kind = PGS_BATCH_TEXT_IDS;
 		}
-		pfree(ids.data);
+		else
+			pfree(other.data);
 	}
-	put_column(body, PGS_BATCH_TEXTS, texts.data, texts.len);
-	pfree(texts.data);
+	if (w->numbers_ok && w->any_number)
+	{
+		StringInfoData packed;
+
+		initStringInfo(&other);
+		initStringInfo(&packed);
+		distinct_put_texts(&w->cut, &other);
+		pgs_packed_write_end(&w->cut.ids, &packed);
+		pgs_put_varint(&other, (uint64) packed.len);
+		appendBinaryStringInfo(&other, packed.data, packed.len);
+		pgs_put_varint(&other, (uint64) w->npositions);
+		for (int k = 0; k < w->npositions; k++)
+		{
+			resetStringInfo(&packed);
+			pgs_packed_write_end(&w->numbers[k], &packed);
+			pgs_put_varint(&other, (uint64) packed.len);
+			appendBinaryStringInfo(&other, packed.data, packed.len);
+		}
+		pfree(packed.data);
+		if (pgs_shorter_compressed(other.data, other.len, best.data, best.len))
+		{
+			pfree(best.data);
+			best = other;
+			best_kind = PGS_BATCH_TEXT_NUMBERS;
+		}
+		else
+			pfree(other.data);
+	}
+	numbers_give_up(w);
+	put_column(body, best_kind, best.data, best.len);
+	pfree(best.data);
 }
 
 /* A text[] argument as a texts column of the body. */
