@@ -966,6 +966,25 @@ texts_write(TextsWriter *w, const char *s, int len, bool isnull)
 }
 
 /*
+ * Of two encodings of a column, keep in *best (of kind *best_kind) the one
+ * zstd's fastest level makes shorter, other (of kind other_kind) if it is;
+ * free the one not kept.
+ */
+static void
+keep_shorter(StringInfo best, PgsBatchColumnKind *best_kind,
+			 StringInfo other, PgsBatchColumnKind other_kind)
+{
+	if (pgs_shorter_compressed(other->data, other->len, best->data, best->len))
+	{
+		pfree(best->data);
+		*best = *other;
+		*best_kind = other_kind;
+	}
+	else
+		pfree(other->data);
+}
+
+/*
  * Append the column written to the body (kind and bytes), and free the
  * writer's.
  */
@@ -986,14 +1005,7 @@ texts_write_end(TextsWriter *w, StringInfo body)
 		distinct_put_texts(&w->whole, &other);
 		pgs_packed_write_end(&w->whole.ids, &other);
 		distinct_give_up(&w->whole);
-		if (pgs_shorter_compressed(other.data, other.len, best.data, best.len))
-		{
-			pfree(best.data);
-			best = other;
-			best_kind = PGS_BATCH_TEXT_IDS;
-		}
-		else
-			pfree(other.data);
+		keep_shorter(&best, &best_kind, &other, PGS_BATCH_TEXT_IDS);
 	}
 	if (w->numbers_ok && w->any_number)
 	{
@@ -1014,14 +1026,7 @@ texts_write_end(TextsWriter *w, StringInfo body)
 			appendBinaryStringInfo(&other, packed.data, packed.len);
 		}
 		pfree(packed.data);
-		if (pgs_shorter_compressed(other.data, other.len, best.data, best.len))
-		{
-			pfree(best.data);
-			best = other;
-			best_kind = PGS_BATCH_TEXT_NUMBERS;
-		}
-		else
-			pfree(other.data);
+		keep_shorter(&best, &best_kind, &other, PGS_BATCH_TEXT_NUMBERS);
 	}
 	numbers_give_up(w);
 	put_column(body, best_kind, best.data, best.len);
