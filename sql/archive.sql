@@ -907,6 +907,8 @@ SELECT pgsentinel_batch_format('\x01070100');
 SELECT pgsentinel_batch_format('\x01000102');
 -- (the first column, of integers, said to be of texts)
 SELECT pgsentinel_batch_format(('\x01002c15020100' || repeat('0000', 20))::bytea);
+-- (a column stored in a way a newer version writes: refused with the way out)
+SELECT pgsentinel_batch_format(('\x01002c15090100' || repeat('0000', 20))::bytea);
 
 -- A layout's new columns are added at its end: a payload written before
 -- the lock columns (21 row columns) is read, those columns NULL; one with

@@ -211,6 +211,9 @@ typedef enum PgsBatchColumnKind
 								 * PGS_BATCH_TEXTS */
 } PgsBatchColumnKind;
 
+/* a kind past it was written by a newer pgsentinel */
+#define PGS_BATCH_LAST_KIND		PGS_BATCH_TEXT_NUMBERS
+
 typedef struct PgsBatchLayout
 {
 	int			ncols;

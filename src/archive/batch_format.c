@@ -301,6 +301,12 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 		else if ((kind == PGS_BATCH_TEXT_IDS || kind == PGS_BATCH_TEXT_NUMBERS) &&
 				 layout->kinds[i] == PGS_BATCH_TEXTS)
 			cols[i].kind = PGS_BATCH_TEXTS;
+		else if (kind > PGS_BATCH_LAST_KIND)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("archive batch column %d is stored in a way this version of pgsentinel does not read (kind %d)",
+							i + 1, kind),
+					 errhint("The batch was written by a newer version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
 		else
 			corrupt("a column is not of its kind");
 	}
