@@ -713,6 +713,7 @@ SELECT octet_length(pgsentinel_pack(array_agg(i::int8 * 1000000))) AS seconds_ap
 -- end; a multidimensional array is refused.
 SELECT pgsentinel_unpack('\x');
 SELECT pgsentinel_unpack('\x05');
+SELECT pgsentinel_unpack('\x00');
 SELECT pgsentinel_unpack('\x0380');
 SELECT pgsentinel_unpack('\x0180');
 SELECT pgsentinel_unpack('\x01ffffffffffffffffff7f');

@@ -259,6 +259,12 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 		pgs_check_count(r->values);
 		r->n = (int) r->values;
 	}
+	else if (*p > PACKED_NULLS_VALUES)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("packed integer array format %d is not supported by this version of pgsentinel",
+						*p),
+				 errhint("The batch was written by a newer version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
 	else
 		corrupt("its format byte is unknown");
 	r->p = p;
