@@ -83,18 +83,21 @@ WITH s AS MATERIALIZED (
        AND pgsentinel_check_request(since, until, NULL::pg_catalog.int4, NULL::pg_catalog.int4,
                                     NULL::pg_catalog.text, NULL::pg_catalog.text,
                                     NULL::pg_catalog.text, server)
+), g AS (
+    -- each count of active sessions with the time its samples stand for
+    -- (an archived sample stands for keep_one_in of the ring's), summed
+    -- as whole microseconds, so that an even split is found as one
+    -- whatever the order of the sums: the counts are few, so the median
+    -- and its deviation are found among them, not among the samples
+    SELECT s.n, pg_catalog.sum(pg_catalog.round(s.weight OPERATOR(pg_catalog.*) 1e6::pg_catalog.float8)::pg_catalog.int8) AS w
+      FROM s GROUP BY s.n
 ), m AS (
-    -- the median, each sample weighing the time it stands for (an
-    -- archived sample stands for keep_one_in of the ring's): the counts
-    -- are few, so their weights are summed first and only those sorted;
-    -- summed as whole microseconds, so that an even split is found as
-    -- one whatever the order of the sums
+    -- the median, each count weighing its time
     SELECT c.n AS median
       FROM (SELECT g.n,
                    pg_catalog.sum(g.w) OVER (ORDER BY g.n ROWS UNBOUNDED PRECEDING) AS cw,
                    pg_catalog.sum(g.w) OVER () AS tw
-              FROM (SELECT s.n, pg_catalog.sum(pg_catalog.round(s.weight OPERATOR(pg_catalog.*) 1e6::pg_catalog.float8)::pg_catalog.int8) AS w
-                      FROM s GROUP BY s.n) g) c
+              FROM g) c
      WHERE c.cw OPERATOR(pg_catalog.*) 2::pg_catalog.numeric OPERATOR(pg_catalog.>=) c.tw
      ORDER BY c.n LIMIT 1
 ), th AS (
@@ -104,12 +107,12 @@ WITH s AS MATERIALIZED (
                (3::pg_catalog.float8 OPERATOR(pg_catalog.*) 1.4826::pg_catalog.float8)
                OPERATOR(pg_catalog.*)
                (SELECT c.d
-                  FROM (SELECT g.d,
-                               pg_catalog.sum(g.w) OVER (ORDER BY g.d ROWS UNBOUNDED PRECEDING) AS cw,
-                               pg_catalog.sum(g.w) OVER () AS tw
-                          FROM (SELECT pg_catalog.abs(s.n OPERATOR(pg_catalog.-) m.median) AS d,
-                                       pg_catalog.sum(pg_catalog.round(s.weight OPERATOR(pg_catalog.*) 1e6::pg_catalog.float8)::pg_catalog.int8) AS w
-                                  FROM s GROUP BY 1) g) c
+                  FROM (SELECT x.d,
+                               pg_catalog.sum(x.w) OVER (ORDER BY x.d ROWS UNBOUNDED PRECEDING) AS cw,
+                               pg_catalog.sum(x.w) OVER () AS tw
+                          FROM (SELECT pg_catalog.abs(g.n OPERATOR(pg_catalog.-) m.median) AS d,
+                                       pg_catalog.sum(g.w) AS w
+                                  FROM g GROUP BY 1) x) c
                  WHERE c.cw OPERATOR(pg_catalog.*) 2::pg_catalog.numeric OPERATOR(pg_catalog.>=) c.tw
                  ORDER BY c.d LIMIT 1)) AS threshold
       FROM m
