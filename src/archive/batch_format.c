@@ -107,6 +107,9 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
  * TEXT_NUMBERS_MAX_DIGITS of them); a text's first
  * TEXT_NUMBERS_MAX_POSITIONS such runs are cut out, the rest kept.
  */
+/* The most distinct texts a column stored as ids has (TextsWriter). */
+#define TEXT_IDS_MAX				4096
+
 #define NUMBER_ESCAPE				'\x01'
 #define NUMBER_MARK					'\x02'
 #define TEXT_NUMBERS_MAX_POSITIONS	64
@@ -397,6 +400,9 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 		int64		need[TEXT_NUMBERS_MAX_POSITIONS] = {0};
 		const unsigned char *ids_end = end;
 
+		/* (no writer makes more: a few bytes must not allocate more) */
+		if (count > TEXT_IDS_MAX)
+			corrupt("a text column has more distinct texts than a column stored as ids");
 		r->ndistinct = (int) count;
 		r->distinct = palloc(sizeof(char *) * Max(count, 1));
 		r->distinct_len = palloc(sizeof(int) * Max(count, 1));
@@ -468,8 +474,21 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 				corrupt("its texts stored as ids stand for more than a column can hold");
 		}
 		for (int k = 0; k < r->npositions; k++)
-			if (need[k] != r->numbers[k].n || need[k] != r->numbers[k].values)
+		{
+			PgsPackedReader numbers = r->numbers[k];
+			int64		v;
+
+			if (need[k] != numbers.n || need[k] != numbers.values)
 				corrupt("a text column's numbers are not as many as its texts' marks");
+			for (int i = 0; i < numbers.n; i++)
+			{
+				if ((i & 0xFFFF) == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (pgs_packed_next(&numbers, &v) &&
+					(v < 0 || v > TEXT_NUMBERS_MAX_VALUE))
+					corrupt("a number cut out of a text is out of range");
+			}
+		}
 		for (int k = r->npositions; k < TEXT_NUMBERS_MAX_POSITIONS; k++)
 			if (need[k] != 0)
 				corrupt("a text column's numbers are not as many as its texts' marks");
@@ -758,7 +777,6 @@ check_argument_array(ArrayType *a, Oid elemtype)
  * collide): what this takes grows with the texts written, as the texts'
  * bytes do.
  */
-#define TEXT_IDS_MAX		4096
 #define TEXT_IDS_SLOTS		(2 * TEXT_IDS_MAX)
 #define TEXT_IDS_MAX_PROBE	64
 
@@ -957,6 +975,12 @@ texts_write(TextsWriter *w, const char *s, int len, bool isnull)
 	if (isnull)
 	{
 		distinct_write(&w->cut, NULL, 0, true);
+		return;
+	}
+	/* a text's 0x01 bytes take two each once cut: past what a buffer holds */
+	if ((uint64) w->cut.distinct.len + 2 * (uint64) len + 10 >= MaxAllocSize)
+	{
+		numbers_give_up(w);
 		return;
 	}
 	cut_numbers(w, s, len);
