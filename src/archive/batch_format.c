@@ -99,6 +99,9 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 #define ZSTD_LEVEL_LARGE	9
 #define ZSTD_LARGE_BODY		(4 * 1024 * 1024)
 
+/* The most distinct texts a column stored as ids has (TextsWriter). */
+#define TEXT_IDS_MAX				4096
+
 /*
  * A texts column stored with its numbers cut out (PGS_BATCH_TEXT_NUMBERS):
  * in each distinct text, NUMBER_ESCAPE then NUMBER_MARK stands for a
@@ -107,9 +110,6 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
  * TEXT_NUMBERS_MAX_DIGITS of them); a text's first
  * TEXT_NUMBERS_MAX_POSITIONS such runs are cut out, the rest kept.
  */
-/* The most distinct texts a column stored as ids has (TextsWriter). */
-#define TEXT_IDS_MAX				4096
-
 #define NUMBER_ESCAPE				'\x01'
 #define NUMBER_MARK					'\x02'
 #define TEXT_NUMBERS_MAX_POSITIONS	64
@@ -475,16 +475,16 @@ pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col)
 		}
 		for (int k = 0; k < r->npositions; k++)
 		{
-			PgsPackedReader numbers = r->numbers[k];
+			PgsPackedReader at_k = r->numbers[k];	/* a copy, read through */
 			int64		v;
 
-			if (need[k] != numbers.n || need[k] != numbers.values)
+			if (need[k] != at_k.n || need[k] != at_k.values)
 				corrupt("a text column's numbers are not as many as its texts' marks");
-			for (int i = 0; i < numbers.n; i++)
+			for (int i = 0; i < at_k.n; i++)
 			{
 				if ((i & 0xFFFF) == 0)
 					CHECK_FOR_INTERRUPTS();
-				if (pgs_packed_next(&numbers, &v) &&
+				if (pgs_packed_next(&at_k, &v) &&
 					(v < 0 || v > TEXT_NUMBERS_MAX_VALUE))
 					corrupt("a number cut out of a text is out of range");
 			}
