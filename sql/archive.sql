@@ -712,7 +712,7 @@ SELECT octet_length(pgsentinel_pack(array_agg(i::int8 * 1000000))) AS seconds_ap
 -- What pgsentinel_pack() did not write is an error, never a read past the
 -- end; a multidimensional array is refused.
 SELECT pgsentinel_unpack('\x');
-SELECT pgsentinel_unpack('\x05');
+SELECT pgsentinel_unpack('\x07');
 SELECT pgsentinel_unpack('\x00');
 SELECT pgsentinel_unpack('\x0380');
 SELECT pgsentinel_unpack('\x0180');
@@ -720,6 +720,51 @@ SELECT pgsentinel_unpack('\x01ffffffffffffffffff7f');
 SELECT pgsentinel_unpack('\x027f');
 SELECT pgsentinel_unpack('\x0201010000');
 SELECT pgsentinel_pack('{{1,2},{3,4}}'::int8[]);
+-- Few distinct values that jump about are written as a dictionary
+-- (format byte 5, or 6 with NULLs: the distinct values ascending, then
+-- each element's index among them) where that is shortest; they read back
+-- the same.
+SELECT get_byte(p, 0) AS format, octet_length(p) < 700 AS short,
+       pgsentinel_unpack(p) IS NOT DISTINCT FROM a::int8[] AS same
+  FROM (SELECT a, pgsentinel_pack(a) AS p
+          FROM (SELECT array_agg((ARRAY[5, 9000000000, -3, 77, NULL])[1 + (hashint4(i) & 2147483647) % n]) AS a
+                  FROM generate_series(1, 600) i, (VALUES (4), (5)) v(n)
+                 GROUP BY n) x) y
+ ORDER BY 1;
+-- A dictionary read back; one with no value, values not ascending (or
+-- past the largest bigint), an index past its values, a count its bytes
+-- cannot hold, or an index too many is refused.
+SELECT pgsentinel_unpack('\x0502140500010100') AS plain,
+       pgsentinel_unpack('\x06030501010000') AS with_nulls;
+SELECT pgsentinel_unpack('\x0500');
+SELECT pgsentinel_unpack('\x050214000001');
+SELECT pgsentinel_unpack('\x0502feffffffffffffffff010100');
+SELECT pgsentinel_unpack('\x0502140502');
+SELECT pgsentinel_unpack('\x05ff7f01');
+SELECT pgsentinel_unpack('\x0603050101000000');
+-- A double precision column of whole numbers is stored as packed integers
+-- (kind 6), a fraction of the bytes of doubles; every value reads back
+-- exactly, and what is not a whole number a double holds exactly (-0,
+-- 2^53 + 2, NaN, infinities, fractions) keeps the column in doubles.
+SELECT octet_length(w) * 4 < octet_length(f) AS whole_shorter
+  FROM (SELECT pgsentinel_minute_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                      array_agg((i * 37 % 101)::float8), NULL) AS w,
+               pgsentinel_minute_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                      array_agg((i * 37 % 101)::float8 + 0.5), NULL) AS f
+          FROM generate_series(1, 1000) i) x;
+SELECT v.a AS given, (SELECT array_agg(r.db_time) FROM pgsentinel_rollup_minute_rows(
+           pgsentinel_minute_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, v.a, NULL)) r)
+           AS back
+  FROM (VALUES ('{1,NULL,-3,9007199254740992,-9007199254740992,0}'::float8[]),
+               ('{1,-0}'::float8[]), ('{1,9007199254740994}'::float8[]),
+               ('{1,NaN}'::float8[]), ('{1,Infinity,-Infinity}'::float8[]),
+               ('{1,2.5}'::float8[]), ('{NULL,NULL}'::float8[])) v(a);
+-- A column of whole numbers written by hand: read back; one past 2^53 is
+-- refused.
+SELECT r.db_time FROM pgsentinel_rollup_minute_rows(
+    '\x0100190a000000000000000000000000000000000604030204050000') r;
+SELECT count(*) FROM pgsentinel_rollup_minute_rows(
+    '\x01001e0a0000000000000000000000000000000006090382808080808080200000');
 -- A batch whose session ids are out of range for integer: an error too.
 SELECT count(*) FROM pgsentinel_batch_rows(
     '2020-01-01 00:00+00', '{7}', '{0}', '{1}', '{1}', '{f}',

@@ -153,6 +153,9 @@ typedef struct PgsPackedReader
 	int			i;				/* elements read */
 	bool		differences;	/* the numbers are differences, not values */
 	int64		prev;			/* the last value read */
+	const int64 *dict;			/* not NULL: the numbers are indexes into
+								 * it, the array's distinct values */
+	int			ndict;
 } PgsPackedReader;
 
 extern int	pgs_packed_begin(PgsPackedReader *r, bytea *packed);
@@ -162,10 +165,11 @@ extern void pgs_put_varint(StringInfo buf, uint64 u);
 extern const char *pgs_get_varint(const unsigned char **p,
 								  const unsigned char *end, uint64 *u);
 extern void pgs_pack_values(StringInfo buf, const int64 *values,
-							const bool *nulls, int n);
-extern void pgs_pack_array(StringInfo buf, ArrayType *a);
+							const bool *nulls, int n, StringInfo context);
+extern void pgs_pack_array(StringInfo buf, ArrayType *a, StringInfo context);
 extern void pgs_check_count(uint64 count);
-extern bool pgs_shorter_compressed(const char *a, int alen, const char *b, int blen);
+extern bool pgs_shorter_compressed(const char *a, int alen, const char *b, int blen,
+								   StringInfo context);
 
 /* A packed array written one element at a time (packed_ints.c). */
 typedef struct PgsPackedWriter
@@ -176,6 +180,8 @@ typedef struct PgsPackedWriter
 	int			n;
 	bool		any_null;
 	int64		prev;
+	StringInfo	context;		/* the body it goes into, or NULL
+								 * (pgs_shorter_compressed()) */
 } PgsPackedWriter;
 
 extern void pgs_packed_write_init(PgsPackedWriter *w);
@@ -205,14 +211,17 @@ typedef enum PgsBatchColumnKind
 	PGS_BATCH_FLOAT8 = 3,		/* double precision */
 	PGS_BATCH_TEXT_IDS = 4,		/* texts, as ids into the column's distinct
 								 * texts: stored only, read as PGS_BATCH_TEXTS */
-	PGS_BATCH_TEXT_NUMBERS = 5	/* texts, as ids into the column's distinct
+	PGS_BATCH_TEXT_NUMBERS = 5,	/* texts, as ids into the column's distinct
 								 * texts with their numbers cut out, and the
 								 * numbers: stored only, read as
 								 * PGS_BATCH_TEXTS */
+	PGS_BATCH_FLOAT8_INTEGERS = 6	/* double precision whose every element
+									 * is a whole number: packed integers,
+									 * stored only, read as PGS_BATCH_FLOAT8 */
 } PgsBatchColumnKind;
 
 /* a kind past it was written by a newer pgsentinel */
-#define PGS_BATCH_LAST_KIND		PGS_BATCH_TEXT_NUMBERS
+#define PGS_BATCH_LAST_KIND		PGS_BATCH_FLOAT8_INTEGERS
 
 typedef struct PgsBatchLayout
 {
@@ -230,8 +239,10 @@ extern const PgsBatchLayout pgs_blocking_minute_layout;
 typedef struct PgsBatchColumnBytes
 {
 	PgsBatchColumnKind kind;
-	PgsBatchColumnKind stored;	/* a texts column's: PGS_BATCH_TEXTS,
-								 * _TEXT_IDS or _TEXT_NUMBERS */
+	PgsBatchColumnKind stored;	/* as the payload stores it: a texts
+								 * column's PGS_BATCH_TEXTS, _TEXT_IDS or
+								 * _TEXT_NUMBERS, a double precision
+								 * column's _FLOAT8 or _FLOAT8_INTEGERS */
 	const char *data;
 	int			len;
 } PgsBatchColumnBytes;
@@ -262,6 +273,8 @@ typedef struct PgsFloatsReader
 	const unsigned char *bitmap;	/* NULL: no element is NULL */
 	int			n;				/* elements */
 	int			i;				/* elements read */
+	bool		integers;		/* PGS_BATCH_FLOAT8_INTEGERS: read from ints */
+	PgsPackedReader ints;
 } PgsFloatsReader;
 
 extern void pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
@@ -269,7 +282,7 @@ extern void pgs_batch_open(bytea *payload, const PgsBatchLayout *layout,
 extern int	pgs_texts_begin(PgsTextsReader *r, const PgsBatchColumnBytes *col);
 extern bool pgs_texts_next_bytes(PgsTextsReader *r, const char **s, int *len);
 extern bool pgs_texts_next(PgsTextsReader *r, Datum *value);
-extern int	pgs_floats_begin(PgsFloatsReader *r, const char *data, int len);
+extern int	pgs_floats_begin(PgsFloatsReader *r, const PgsBatchColumnBytes *col);
 extern bool pgs_floats_next(PgsFloatsReader *r, uint64 *bits);
 
 /* archiver.c */

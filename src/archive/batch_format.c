@@ -37,7 +37,9 @@
  * numbers by position (TextsWriter); a double precision column
  * is its element count (a varint), a byte saying whether a bitmap of the
  * elements that are not NULL follows (as packed_ints.c's), and the 8 bytes
- * of each element that is not NULL, little-endian.  A column whose
+ * of each element that is not NULL, little-endian, or, where every element
+ * is a whole number (kind PGS_BATCH_FLOAT8_INTEGERS: sample weights and
+ * their sums), the elements packed as integers.  A column whose
  * elements are all NULL may be absent (no bytes).  A column has an element
  * per row, in the rows' order.  The layouts (src/columns.txt): the session
  * rows' columns ([row_data], 21 in its first version), the statement
@@ -61,6 +63,7 @@
  */
 #include "postgres.h"
 
+#include <math.h>
 #include <zstd.h>
 
 #include "catalog/pg_type.h"
@@ -115,6 +118,12 @@ PG_FUNCTION_INFO_V1(pgsentinel_batch_format);
 #define TEXT_NUMBERS_MAX_POSITIONS	64
 #define TEXT_NUMBERS_MAX_DIGITS		18
 #define TEXT_NUMBERS_MAX_VALUE		INT64CONST(999999999999999999)
+
+/*
+ * The largest whole number a double precision column stores as an integer
+ * (PGS_BATCH_FLOAT8_INTEGERS): 2^53, up to which a double holds every one.
+ */
+#define FLOAT8_WHOLE_MAX			(INT64CONST(1) << 53)
 
 /* How the payload stores each column (src/columns.txt). */
 static const PgsBatchColumnKind rows_kinds[] = {PGS_ROW_DATA_COLUMN_KINDS};
@@ -304,6 +313,9 @@ split_columns(const unsigned char *body, const unsigned char *body_end,
 		else if ((kind == PGS_BATCH_TEXT_IDS || kind == PGS_BATCH_TEXT_NUMBERS) &&
 				 layout->kinds[i] == PGS_BATCH_TEXTS)
 			cols[i].kind = PGS_BATCH_TEXTS;
+		else if (kind == PGS_BATCH_FLOAT8_INTEGERS &&
+				 layout->kinds[i] == PGS_BATCH_FLOAT8)
+			cols[i].kind = PGS_BATCH_FLOAT8;
 		else if (kind > PGS_BATCH_LAST_KIND)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -621,16 +633,37 @@ pgs_texts_next(PgsTextsReader *r, Datum *value)
 
 /*
  * Begin reading a double precision column: check its count, bitmap and
- * bytes (nothing allocated).  Returns the element count.
+ * bytes (nothing allocated); stored as whole numbers
+ * (PGS_BATCH_FLOAT8_INTEGERS), its packed integers, each of them one a
+ * double holds exactly.  Returns the element count.
  */
 int
-pgs_floats_begin(PgsFloatsReader *r, const char *data, int len)
+pgs_floats_begin(PgsFloatsReader *r, const PgsBatchColumnBytes *col)
 {
-	const unsigned char *p = (const unsigned char *) data;
-	const unsigned char *end = p + len;
+	const unsigned char *p = (const unsigned char *) col->data;
+	const unsigned char *end = p + col->len;
 	uint64		count;
 	uint64		set;
 
+	r->integers = (col->stored == PGS_BATCH_FLOAT8_INTEGERS);
+	if (r->integers)
+	{
+		PgsPackedReader all;	/* a copy, read through */
+		int64		v;
+
+		r->n = pgs_packed_begin_bytes(&r->ints, col->data, col->len);
+		check_elements(r->n);
+		all = r->ints;
+		for (int i = 0; i < r->n; i++)
+		{
+			if ((i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (pgs_packed_next(&all, &v) &&
+				(v < -FLOAT8_WHOLE_MAX || v > FLOAT8_WHOLE_MAX))
+				corrupt("a whole number of a number column is out of range");
+		}
+		return r->n;
+	}
 	count = get_varint(&p, end);
 	/* every element costs a bit at least */
 	if (count > (uint64) (end - p) * 8)
@@ -673,6 +706,17 @@ pgs_floats_next(PgsFloatsReader *r, uint64 *bits)
 	int			i = r->i;
 	uint64		u = 0;
 
+	if (r->integers)
+	{
+		int64		v;
+		float8		f;
+
+		if (!pgs_packed_next(&r->ints, &v))
+			return false;
+		f = (float8) v;
+		memcpy(bits, &f, sizeof(f));
+		return true;
+	}
 	if (i >= r->n)
 		return false;
 	r->i++;
@@ -718,17 +762,71 @@ put_float(StringInfo bitmap, StringInfo bytes, bool *any_null, int k,
 		appendStringInfoChar(bytes, (char) (bits >> (8 * b)));
 }
 
-/* Append the n elements written by put_float() to buf, as a column. */
-static void
-end_floats(StringInfo buf, StringInfo bitmap, StringInfo bytes, bool any_null, int n)
+/*
+ * Append the n elements written by put_float() to buf as packed integers,
+ * if each is a whole number a double holds exactly (not -0, NaN or an
+ * infinity) and there is one: true then.  A column of sample weights or
+ * of their sums takes a byte or two an element so, eight as doubles.
+ */
+static bool
+end_floats_as_integers(StringInfo buf, StringInfo bitmap, StringInfo bytes,
+					   bool any_null, int n, StringInfo body)
 {
+	int64	   *values;
+	bool	   *nulls;
+	int			k = 0;
+
+	if (bytes->len == 0)
+		return false;
+	values = palloc(sizeof(int64) * n);
+	nulls = palloc(sizeof(bool) * n);
+	for (int i = 0; i < n; i++)
+	{
+		uint64		u = 0;
+		float8		f;
+
+		nulls[i] = any_null &&
+			(((unsigned char) bitmap->data[i / 8]) & (1 << (i % 8))) == 0;
+		values[i] = 0;
+		if (nulls[i])
+			continue;
+		for (int b = 7; b >= 0; b--)
+			u = (u << 8) | (unsigned char) bytes->data[8 * k + b];
+		k++;
+		memcpy(&f, &u, sizeof(f));
+		if (!(f >= -(float8) FLOAT8_WHOLE_MAX && f <= (float8) FLOAT8_WHOLE_MAX) ||
+			f != floor(f) || (f == 0 && signbit(f)))
+		{
+			pfree(values);
+			pfree(nulls);
+			return false;
+		}
+		values[i] = (int64) f;
+	}
+	pgs_pack_values(buf, values, nulls, n, body);
+	pfree(values);
+	pfree(nulls);
+	return true;
+}
+
+/*
+ * Append the n elements written by put_float() to buf, as a column of the
+ * body; returns the kind it is stored as.
+ */
+static PgsBatchColumnKind
+end_floats(StringInfo buf, StringInfo bitmap, StringInfo bytes, bool any_null, int n,
+		   StringInfo body)
+{
+	if (end_floats_as_integers(buf, bitmap, bytes, any_null, n, body))
+		return PGS_BATCH_FLOAT8_INTEGERS;
 	pgs_put_varint(buf, (uint64) n);
 	if (n == 0)
-		return;
+		return PGS_BATCH_FLOAT8;
 	appendStringInfoChar(buf, any_null ? 1 : 0);
 	if (any_null)
 		appendBinaryStringInfo(buf, bitmap->data, bitmap->len);
 	appendBinaryStringInfo(buf, bytes->data, bytes->len);
+	return PGS_BATCH_FLOAT8;
 }
 
 /* Append a column (kind and bytes) to the body. */
@@ -997,14 +1095,14 @@ texts_write(TextsWriter *w, const char *s, int len, bool isnull)
 
 /*
  * Of two encodings of a column, keep in *best (of kind *best_kind) the one
- * zstd's fastest level makes shorter, other (of kind other_kind) if it is;
- * free the one not kept.
+ * zstd's fastest level makes shorter after the body so far, other (of
+ * kind other_kind) if it is; free the one not kept.
  */
 static void
 keep_shorter(StringInfo best, PgsBatchColumnKind *best_kind,
-			 StringInfo other, PgsBatchColumnKind other_kind)
+			 StringInfo other, PgsBatchColumnKind other_kind, StringInfo body)
 {
-	if (pgs_shorter_compressed(other->data, other->len, best->data, best->len))
+	if (pgs_shorter_compressed(other->data, other->len, best->data, best->len, body))
 	{
 		pfree(best->data);
 		*best = *other;
@@ -1035,7 +1133,7 @@ texts_write_end(TextsWriter *w, StringInfo body)
 		distinct_put_texts(&w->whole, &other);
 		pgs_packed_write_end(&w->whole.ids, &other);
 		distinct_give_up(&w->whole);
-		keep_shorter(&best, &best_kind, &other, PGS_BATCH_TEXT_IDS);
+		keep_shorter(&best, &best_kind, &other, PGS_BATCH_TEXT_IDS, body);
 	}
 	if (w->numbers_ok && w->any_number)
 	{
@@ -1056,7 +1154,7 @@ texts_write_end(TextsWriter *w, StringInfo body)
 			appendBinaryStringInfo(&other, packed.data, packed.len);
 		}
 		pfree(packed.data);
-		keep_shorter(&best, &best_kind, &other, PGS_BATCH_TEXT_NUMBERS);
+		keep_shorter(&best, &best_kind, &other, PGS_BATCH_TEXT_NUMBERS, body);
 	}
 	numbers_give_up(w);
 	put_column(body, best_kind, best.data, best.len);
@@ -1087,9 +1185,9 @@ texts_of_array(StringInfo body, ArrayType *a)
 	pfree(w);
 }
 
-/* A double precision[] argument as a double precision column. */
-static void
-floats_of_array(StringInfo col, ArrayType *a)
+/* A double precision[] argument as a double precision column; its kind. */
+static PgsBatchColumnKind
+floats_of_array(StringInfo col, ArrayType *a, StringInfo body)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -1111,7 +1209,7 @@ floats_of_array(StringInfo col, ArrayType *a)
 		memcpy(&bits, &f, sizeof(bits));
 		put_float(&bitmap, &bytes, &any_null, i, bits, nulls[i]);
 	}
-	end_floats(col, &bitmap, &bytes, any_null, n);
+	return end_floats(col, &bitmap, &bytes, any_null, n, body);
 }
 
 /* The payload of a body: the header, the body compressed if that pays. */
@@ -1166,6 +1264,8 @@ pack_arguments(FunctionCallInfo fcinfo, const PgsBatchLayout *layout)
 	pgs_put_varint(&body, (uint64) layout->ncols);
 	for (int i = 0; i < layout->ncols; i++)
 	{
+		PgsBatchColumnKind kind = layout->kinds[i];
+
 		resetStringInfo(&col);
 		if (PG_ARGISNULL(i))
 		{
@@ -1178,7 +1278,7 @@ pack_arguments(FunctionCallInfo fcinfo, const PgsBatchLayout *layout)
 			continue;
 		}
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
-			floats_of_array(&col, PG_GETARG_ARRAYTYPE_P(i));
+			kind = floats_of_array(&col, PG_GETARG_ARRAYTYPE_P(i), &body);
 		else if (get_fn_expr_argtype(fcinfo->flinfo, i) == InvalidOid)
 			elog(ERROR, "a batch's pack function was called without its SQL declaration");
 		else if (get_fn_expr_argtype(fcinfo->flinfo, i) == BYTEAOID)
@@ -1191,8 +1291,8 @@ pack_arguments(FunctionCallInfo fcinfo, const PgsBatchLayout *layout)
 			appendBinaryStringInfo(&col, VARDATA_ANY(packed), VARSIZE_ANY_EXHDR(packed));
 		}
 		else
-			pgs_pack_array(&col, PG_GETARG_ARRAYTYPE_P(i));
-		put_column(&body, layout->kinds[i], col.data, col.len);
+			pgs_pack_array(&col, PG_GETARG_ARRAYTYPE_P(i), &body);
+		put_column(&body, kind, col.data, col.len);
 	}
 	return payload_of_body(&body);
 }
@@ -1288,7 +1388,7 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 		else if (cols[i].kind == PGS_BATCH_TEXTS)
 			n[i] = pgs_texts_begin(&texts[i], &cols[i]);
 		else if (cols[i].kind == PGS_BATCH_FLOAT8)
-			n[i] = pgs_floats_begin(&floats[i], cols[i].data, cols[i].len);
+			n[i] = pgs_floats_begin(&floats[i], &cols[i]);
 		nrows = Max(nrows, n[i]);
 		pgs_packed_write_init(&out_packed[i]);
 		initStringInfo(&out_bytes[i]);
@@ -1351,6 +1451,8 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 	pgs_put_varint(&body, (uint64) ncols);
 	for (int i = 0; i < ncols; i++)
 	{
+		PgsBatchColumnKind kind = layout->kinds[i];
+
 		resetStringInfo(&col);
 		if (cols[i].kind == PGS_BATCH_ABSENT)
 		{
@@ -1363,10 +1465,14 @@ keep_rows(bytea *payload, const PgsBatchLayout *layout, KeepRow keep, void *arg)
 			continue;
 		}
 		else if (layout->kinds[i] == PGS_BATCH_FLOAT8)
-			end_floats(&col, &out_bitmap[i], &out_bytes[i], out_nulls[i], kept);
+			kind = end_floats(&col, &out_bitmap[i], &out_bytes[i], out_nulls[i], kept,
+							  &body);
 		else
+		{
+			out_packed[i].context = &body;
 			pgs_packed_write_end(&out_packed[i], &col);
-		put_column(&body, layout->kinds[i], col.data, col.len);
+		}
+		put_column(&body, kind, col.data, col.len);
 	}
 	return payload_of_body(&body);
 }
@@ -1494,7 +1600,7 @@ pgsentinel_batch_format(PG_FUNCTION_ARGS)
 		else if (cols[i].kind == PGS_BATCH_TEXTS)
 			(void) pgs_texts_begin(&texts, &cols[i]);
 		else if (cols[i].kind == PGS_BATCH_FLOAT8)
-			(void) pgs_floats_begin(&floats, cols[i].data, cols[i].len);
+			(void) pgs_floats_begin(&floats, &cols[i]);
 	}
 	PG_RETURN_INT32(PGS_BATCH_FORMAT);
 }

@@ -36,6 +36,16 @@
  * the single byte PACKED_PLAIN.  (The first packer wrote differences only:
  * its arrays read back the same.)
  *
+ * A column of few distinct values that jump about (the times of a minute's
+ * samples a blocking part was first and last seen at, a statement's query
+ * id) takes less as a dictionary: PACKED_PLAIN_DICT or PACKED_NULLS_DICT,
+ * after the count and bitmap of the latter, the number of distinct values
+ * (a varint, at least one), the distinct values in ascending order (the
+ * first zigzag encoded, each next as its difference from the one before,
+ * at least 1, unsigned), then, for each element that is not NULL, its
+ * value's index among them (a varint, from 0).  The packer writes it too
+ * where values repeat, and keeps the shortest of the three.
+ *
  * The decoder trusts nothing (a fleet's tables are written by whoever may
  * write to them): a truncated varint, a varint longer than 64 bits, bytes
  * left over, an unknown format byte or a count the bytes cannot hold is an
@@ -68,6 +78,12 @@ PG_FUNCTION_INFO_V1(pgsentinel_unpack);
 #define PACKED_NULLS	0x02
 #define PACKED_PLAIN_VALUES	0x03
 #define PACKED_NULLS_VALUES	0x04
+#define PACKED_PLAIN_DICT	0x05
+#define PACKED_NULLS_DICT	0x06
+#define PACKED_LAST_FORMAT	PACKED_NULLS_DICT
+
+/* The bytes of a payload's body an encoding is ranked after (pgs_shorter_compressed()). */
+#define PACKED_CONTEXT		(32 * 1024)
 
 /* The format byte of an array of differences or values, with or without NULLs. */
 #define PACKED_FORMAT(nulls, values) \
@@ -208,9 +224,56 @@ pgs_check_count(uint64 count)
 }
 
 /*
+ * Read the dictionary of a PACKED_*_DICT array at p (before end) into
+ * r->dict: its count (at least one, no more than the bytes or a batch's
+ * elements can hold, checked before anything is allocated) and its values,
+ * strictly ascending.  Returns where its indexes begin.
+ */
+static const unsigned char *
+read_dict(PgsPackedReader *r, const unsigned char *p, const unsigned char *end)
+{
+	uint64		ndict = get_varint(&p, end);
+	int64	   *dict;
+
+	/* every value costs a byte at least */
+	if (ndict == 0 || ndict > (uint64) (end - p))
+		corrupt("its dictionary's count does not fit its bytes");
+	pgs_check_count(ndict);
+	dict = palloc(sizeof(int64) * ndict);
+	dict[0] = unzigzag(get_varint(&p, end));
+	for (uint64 k = 1; k < ndict; k++)
+	{
+		uint64		step = get_varint(&p, end);
+		/* PG_INT64_MAX - dict[k - 1], which is below 2^64 */
+		uint64		room = (uint64) PG_INT64_MAX - (uint64) dict[k - 1];
+
+		if (step == 0 || step > room)
+			corrupt("its dictionary's values are not ascending");
+		dict[k] = (int64) ((uint64) dict[k - 1] + step);
+	}
+	r->dict = dict;
+	r->ndict = (int) ndict;
+	return p;
+}
+
+/* Check that every index in [p, end) (varints, counted already) names a value of the dictionary. */
+static void
+check_dict_indexes(int ndict, const unsigned char *p, const unsigned char *end)
+{
+	for (int64 k = 0; p < end; k++)
+	{
+		if ((k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (get_varint(&p, end) >= (uint64) ndict)
+			corrupt("an index names none of its dictionary's values");
+	}
+}
+
+/*
  * Begin reading a packed array: check all of it (format, count, every
- * number) in one pass that allocates nothing, so that what follows can
- * read it in order with pgs_packed_next().  Returns the element count.
+ * number) in one pass that allocates nothing but a dictionary's values,
+ * so that what follows can read it in order with pgs_packed_next().
+ * Returns the element count.
  */
 int
 pgs_packed_begin(PgsPackedReader *r, bytea *packed)
@@ -224,20 +287,33 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 {
 	const unsigned char *p = (const unsigned char *) data;
 	const unsigned char *end = p + len;
+	int			format;
+	bool		nulls;
+	int64		set = -1;		/* with a bitmap: the elements it sets */
 
 	r->bitmap = NULL;
 	r->i = 0;
 	r->prev = 0;
+	r->dict = NULL;
+	r->ndict = 0;
 	if (p >= end)
 		corrupt("it is empty");
-	r->differences = (*p == PACKED_PLAIN || *p == PACKED_NULLS);
-	if (*p == PACKED_NULLS || *p == PACKED_NULLS_VALUES)
+	format = *p++;
+	if (format > PACKED_LAST_FORMAT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("packed integer array format %d is not supported by this version of pgsentinel",
+						format),
+				 errhint("The batch was written by a newer version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
+	if (format == 0)
+		corrupt("its format byte is unknown");
+	r->differences = (format == PACKED_PLAIN || format == PACKED_NULLS);
+	nulls = (format == PACKED_NULLS || format == PACKED_NULLS_VALUES ||
+			 format == PACKED_NULLS_DICT);
+	if (nulls)
 	{
-		uint64		count;
-		int64		set;
+		uint64		count = get_varint(&p, end);
 
-		p++;
-		count = get_varint(&p, end);
 		/* every element costs a bit of the bitmap at least */
 		if (count > (uint64) (end - p) * 8)
 			corrupt("its count is larger than its bytes");
@@ -245,28 +321,25 @@ pgs_packed_begin_bytes(PgsPackedReader *r, const char *data, int len)
 		r->n = (int) count;
 		r->bitmap = p;
 		p += (r->n + 7) / 8;
-		r->values = count_varints(p, end);
 		set = count_bits(r->bitmap, r->n);
+	}
+	if (format == PACKED_PLAIN_DICT || format == PACKED_NULLS_DICT)
+		p = read_dict(r, p, end);
+	r->values = count_varints(p, end);
+	if (nulls)
+	{
 		if (r->values < set)
 			corrupt("a number is cut short");
 		if (r->values > set)
 			corrupt("bytes are left after its last element");
 	}
-	else if (*p == PACKED_PLAIN || *p == PACKED_PLAIN_VALUES)
+	else
 	{
-		p++;
-		r->values = count_varints(p, end);
 		pgs_check_count(r->values);
 		r->n = (int) r->values;
 	}
-	else if (*p > PACKED_NULLS_VALUES)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("packed integer array format %d is not supported by this version of pgsentinel",
-						*p),
-				 errhint("The batch was written by a newer version of pgsentinel: update the extension on this server (ALTER EXTENSION pgsentinel UPDATE) to the version of the server that wrote it.")));
-	else
-		corrupt("its format byte is unknown");
+	if (r->dict != NULL)
+		check_dict_indexes(r->ndict, p, end);
 	r->p = p;
 	r->end = end;
 	return r->n;
@@ -286,7 +359,9 @@ pgs_packed_next(PgsPackedReader *r, int64 *value)
 	r->i++;
 	if (r->bitmap != NULL && (r->bitmap[i / 8] & (1 << (i % 8))) == 0)
 		return false;
-	if (r->differences)
+	if (r->dict != NULL)
+		r->prev = r->dict[get_varint(&r->p, r->end)];	/* checked at begin */
+	else if (r->differences)
 		r->prev = (int64) ((uint64) r->prev + (uint64) unzigzag(get_varint(&r->p, r->end)));
 	else
 		r->prev = unzigzag(get_varint(&r->p, r->end));
@@ -299,11 +374,13 @@ pgs_packed_next(PgsPackedReader *r, int64 *value)
  * i is NULL (values[i] is not read).  nulls may be NULL: none is.
  */
 void
-pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n)
+pgs_pack_values(StringInfo buf, const int64 *values, const bool *nulls, int n,
+				StringInfo context)
 {
 	PgsPackedWriter w;
 
 	pgs_packed_write_init(&w);
+	w.context = context;
 	for (int i = 0; i < n; i++)
 		pgs_packed_write(&w, values[i], nulls != NULL && nulls[i]);
 	pgs_packed_write_end(&w, buf);
@@ -326,6 +403,7 @@ pgs_packed_write_init(PgsPackedWriter *w)
 	w->n = 0;
 	w->any_null = false;
 	w->prev = 0;
+	w->context = NULL;
 }
 
 void
@@ -350,24 +428,40 @@ pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull)
  * encodings of one column, compressed apart by zstd at level 1, which
  * ranks them as the payload's level 19 does (a column of query ids that
  * repeat takes less as values, one of times a second apart as
- * differences, whatever their varints' lengths).  Below a few hundred
- * bytes, or above tens of megabytes (an archiver catching up), their
- * lengths decide.
+ * differences, whatever their varints' lengths).  context, if not NULL:
+ * the payload's body so far, whose last PACKED_CONTEXT bytes both are
+ * compressed after, as the payload compresses them (a column that repeats
+ * one before it, as a blocking part's first time its last, takes less in
+ * the form of that one).  Below a few hundred bytes, or above tens of
+ * megabytes (an archiver catching up), their lengths decide.
  */
 bool
-pgs_shorter_compressed(const char *a, int alen, const char *b, int blen)
+pgs_shorter_compressed(const char *a, int alen, const char *b, int blen,
+					   StringInfo context)
 {
 	size_t		bound;
 	char	   *out;
 	size_t		clen_a;
 	size_t		clen_b;
+	const char *prefix = NULL;
+	int			prefix_len = 0;
+	ZSTD_CCtx  *cctx;
 
 	if (Max(alen, blen) < 256 || Max(alen, blen) > 64 * 1024 * 1024)
 		return alen < blen;
+	if (context != NULL)
+	{
+		prefix_len = Min(context->len, PACKED_CONTEXT);
+		prefix = context->data + context->len - prefix_len;
+	}
+	cctx = ZSTD_createCCtx();
+	if (cctx == NULL)
+		return alen < blen;
 	bound = ZSTD_compressBound(Max(alen, blen));
 	out = palloc(bound);
-	clen_a = ZSTD_compress(out, bound, a, alen, 1);
-	clen_b = ZSTD_compress(out, bound, b, blen, 1);
+	clen_a = ZSTD_compress_usingDict(cctx, out, bound, a, alen, prefix, prefix_len, 1);
+	clen_b = ZSTD_compress_usingDict(cctx, out, bound, b, blen, prefix, prefix_len, 1);
+	ZSTD_freeCCtx(cctx);
 	pfree(out);
 	if (ZSTD_isError(clen_a) || ZSTD_isError(clen_b))
 		return alen < blen;
@@ -383,21 +477,100 @@ pgs_packed_write_free(PgsPackedWriter *w)
 	pfree(w->values.data);
 }
 
-/* Append the array written to buf: its numbers as values if that is shorter. */
+static int
+compare_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The written array's numbers as a dictionary (PACKED_*_DICT, after the
+ * bitmap) in dict, if its values repeat enough for that to pay (at least
+ * two elements a distinct value): true then.
+ */
+static bool
+write_dict(PgsPackedWriter *w, StringInfo dict)
+{
+	const unsigned char *p = (const unsigned char *) w->values.data;
+	const unsigned char *end = p + w->values.len;
+	int64	   *values = palloc(sizeof(int64) * Max(w->n, 1));
+	int64	   *distinct;
+	int			nvalues = 0;
+	int			ndistinct = 0;
+
+	while (p < end)
+	{
+		uint64		u;
+
+		(void) pgs_get_varint(&p, end, &u); /* (written by pgs_packed_write()) */
+		values[nvalues++] = unzigzag(u);
+	}
+	if (nvalues < 8)
+	{
+		pfree(values);
+		return false;
+	}
+	distinct = palloc(sizeof(int64) * nvalues);
+	memcpy(distinct, values, sizeof(int64) * nvalues);
+	qsort(distinct, nvalues, sizeof(int64), compare_int64);
+	for (int i = 0; i < nvalues; i++)
+		if (ndistinct == 0 || distinct[i] != distinct[ndistinct - 1])
+			distinct[ndistinct++] = distinct[i];
+	if (ndistinct * 2 > nvalues)
+	{
+		pfree(values);
+		pfree(distinct);
+		return false;
+	}
+	pgs_put_varint(dict, (uint64) ndistinct);
+	pgs_put_varint(dict, zigzag(distinct[0]));
+	for (int k = 1; k < ndistinct; k++)
+		pgs_put_varint(dict, (uint64) distinct[k] - (uint64) distinct[k - 1]);
+	for (int i = 0; i < nvalues; i++)
+	{
+		int64	   *at = bsearch(&values[i], distinct, ndistinct, sizeof(int64),
+								 compare_int64);
+
+		pgs_put_varint(dict, (uint64) (at - distinct));
+	}
+	pfree(values);
+	pfree(distinct);
+	return true;
+}
+
+/*
+ * Append the array written to buf: its numbers as differences, as values
+ * or as a dictionary, whichever compresses shortest.
+ */
 void
 pgs_packed_write_end(PgsPackedWriter *w, StringInfo buf)
 {
 	bool		as_values = pgs_shorter_compressed(w->values.data, w->values.len,
-												   w->numbers.data, w->numbers.len);
+												   w->numbers.data, w->numbers.len,
+												   w->context);
 	StringInfo	numbers = as_values ? &w->values : &w->numbers;
+	int			format = PACKED_FORMAT(w->any_null, as_values);
+	StringInfoData dict;
 
-	appendStringInfoChar(buf, PACKED_FORMAT(w->any_null, as_values));
+	initStringInfo(&dict);
+	if (write_dict(w, &dict) &&
+		pgs_shorter_compressed(dict.data, dict.len, numbers->data, numbers->len,
+							   w->context))
+	{
+		numbers = &dict;
+		format = w->any_null ? PACKED_NULLS_DICT : PACKED_PLAIN_DICT;
+	}
+	appendStringInfoChar(buf, format);
 	if (w->any_null)
 	{
 		pgs_put_varint(buf, (uint64) w->n);
 		appendBinaryStringInfo(buf, w->bitmap.data, w->bitmap.len);
 	}
 	appendBinaryStringInfo(buf, numbers->data, numbers->len);
+	pfree(dict.data);
 }
 
 /* The element of a one-dimensional array of bigint, integer, xid, oid or boolean. */
@@ -430,7 +603,7 @@ element_int64(Datum d, Oid elemtype)
  * of timestamptz (its microseconds) or "char" (its byte).
  */
 void
-pgs_pack_array(StringInfo buf, ArrayType *a)
+pgs_pack_array(StringInfo buf, ArrayType *a, StringInfo context)
 {
 	Oid			elemtype = ARR_ELEMTYPE(a);
 	int16		elmlen;
@@ -464,7 +637,7 @@ pgs_pack_array(StringInfo buf, ArrayType *a)
 	values = palloc(sizeof(int64) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		values[i] = elemnulls[i] ? 0 : element_int64(elems[i], elemtype);
-	pgs_pack_values(buf, values, elemnulls, n);
+	pgs_pack_values(buf, values, elemnulls, n, context);
 	pfree(values);
 }
 
@@ -480,7 +653,7 @@ pgsentinel_pack(PG_FUNCTION_ARGS)
 
 	initStringInfo(&buf);
 	appendStringInfoSpaces(&buf, VARHDRSZ);
-	pgs_pack_array(&buf, PG_GETARG_ARRAYTYPE_P(0));
+	pgs_pack_array(&buf, PG_GETARG_ARRAYTYPE_P(0), NULL);
 	result = (bytea *) buf.data;
 	SET_VARSIZE(result, buf.len);
 	PG_RETURN_BYTEA_P(result);

@@ -170,7 +170,7 @@ rollup_rows(FunctionCallInfo fcinfo, const PgsBatchLayout *layout,
 		else if (bytes[c].kind == PGS_BATCH_TEXTS)
 			cols[c].n = pgs_texts_begin(&cols[c].texts, &bytes[c]);
 		else if (bytes[c].kind == PGS_BATCH_FLOAT8)
-			cols[c].n = pgs_floats_begin(&cols[c].floats, bytes[c].data, bytes[c].len);
+			cols[c].n = pgs_floats_begin(&cols[c].floats, &bytes[c]);
 		nrows = Max(nrows, cols[c].n);
 	}
 

@@ -128,7 +128,7 @@ pgsentinel_statement_rows(PG_FUNCTION_ARGS)
 		if (bytes[c].kind == PGS_BATCH_PACKED)
 			cols[c].n = pgs_packed_begin_bytes(&cols[c].packed, bytes[c].data, bytes[c].len);
 		else if (bytes[c].kind == PGS_BATCH_FLOAT8)
-			cols[c].n = pgs_floats_begin(&cols[c].floats, bytes[c].data, bytes[c].len);
+			cols[c].n = pgs_floats_begin(&cols[c].floats, &bytes[c]);
 		nrows = Max(nrows, cols[c].n);
 	}
 
