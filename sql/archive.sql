@@ -724,13 +724,19 @@ SELECT pgsentinel_pack('{{1,2},{3,4}}'::int8[]);
 -- (format byte 5, or 6 with NULLs: the distinct values ascending, then
 -- each element's index among them) where that is shortest; they read back
 -- the same.
-SELECT get_byte(p, 0) AS format, octet_length(p) < 700 AS short,
+SELECT n, get_byte(p, 0) AS format,
        pgsentinel_unpack(p) IS NOT DISTINCT FROM a::int8[] AS same
-  FROM (SELECT a, pgsentinel_pack(a) AS p
-          FROM (SELECT array_agg((ARRAY[5, 9000000000, -3, 77, NULL])[1 + (hashint4(i) & 2147483647) % n]) AS a
-                  FROM generate_series(1, 600) i, (VALUES (4), (5)) v(n)
+  FROM (SELECT n, a, pgsentinel_pack(a) AS p
+          FROM (SELECT n, array_agg((ARRAY[5, 9000000000, -3, 77, NULL,
+                                           -9223372036854775808, 9223372036854775807])
+                                    [1 + (hashint4(i) & 2147483647) % n]) AS a
+                  FROM generate_series(1, 600) i, (VALUES (4), (5), (7)) v(n)
                  GROUP BY n) x) y
  ORDER BY 1;
+-- Not for fewer than 8 values, nor where most are distinct.
+SELECT get_byte(pgsentinel_pack('{5,77,5,77,5,77,5}'::int8[]), 0) AS seven,
+       get_byte(pgsentinel_pack(array_agg(((hashint4(i) & 2147483647) % 1000)::int8)), 0) AS distinct_most
+  FROM generate_series(1, 600) i;
 -- A dictionary read back; one with no value, values not ascending (or
 -- past the largest bigint), an index past its values, a count its bytes
 -- cannot hold, or an index too many is refused.
@@ -759,6 +765,12 @@ SELECT v.a AS given, (SELECT array_agg(r.db_time) FROM pgsentinel_rollup_minute_
                ('{1,-0}'::float8[]), ('{1,9007199254740994}'::float8[]),
                ('{1,NaN}'::float8[]), ('{1,Infinity,-Infinity}'::float8[]),
                ('{1,2.5}'::float8[]), ('{NULL,NULL}'::float8[])) v(a);
+-- 2^53 is the last whole number stored so: a column holding it is shorter
+-- than one holding 2^53 + 2.
+SELECT octet_length(pgsentinel_minute_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                           '{1,9007199254740992}', NULL)) <
+       octet_length(pgsentinel_minute_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                           '{1,9007199254740994}', NULL)) AS whole_to_2_53;
 -- A column of whole numbers written by hand: read back; one past 2^53 is
 -- refused.
 SELECT r.db_time FROM pgsentinel_rollup_minute_rows(

@@ -646,6 +646,9 @@ pgs_floats_begin(PgsFloatsReader *r, const PgsBatchColumnBytes *col)
 	uint64		set;
 
 	r->integers = (col->stored == PGS_BATCH_FLOAT8_INTEGERS);
+	r->p = NULL;
+	r->bitmap = NULL;
+	r->i = 0;
 	if (r->integers)
 	{
 		PgsPackedReader all;	/* a copy, read through */
@@ -703,7 +706,7 @@ pgs_floats_begin(PgsFloatsReader *r, const PgsBatchColumnBytes *col)
 bool
 pgs_floats_next(PgsFloatsReader *r, uint64 *bits)
 {
-	int			i = r->i;
+	int			i;
 	uint64		u = 0;
 
 	if (r->integers)
@@ -717,6 +720,7 @@ pgs_floats_next(PgsFloatsReader *r, uint64 *bits)
 		memcpy(bits, &f, sizeof(f));
 		return true;
 	}
+	i = r->i;
 	if (i >= r->n)
 		return false;
 	r->i++;

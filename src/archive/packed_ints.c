@@ -424,6 +424,25 @@ pgs_packed_write(PgsPackedWriter *w, int64 value, bool isnull)
 }
 
 /*
+ * The length of src compressed by zstd at level 1 after prefix (raw
+ * content, never read as a zstd dictionary; NULL: none), or an error code.
+ */
+static size_t
+compressed_after(ZSTD_CCtx *cctx, char *out, size_t bound, const char *src, int len,
+				 const char *prefix, int prefix_len)
+{
+	size_t		r;
+
+	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+	r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+	if (!ZSTD_isError(r) && prefix_len > 0)
+		r = ZSTD_CCtx_refPrefix(cctx, prefix, prefix_len);	/* raw content */
+	if (ZSTD_isError(r))
+		return r;
+	return ZSTD_compress2(cctx, out, bound, src, len);
+}
+
+/*
  * Whether a (alen bytes) compresses shorter than b (blen bytes): two
  * encodings of one column, compressed apart by zstd at level 1, which
  * ranks them as the payload's level 19 does (a column of query ids that
@@ -454,13 +473,16 @@ pgs_shorter_compressed(const char *a, int alen, const char *b, int blen,
 		prefix_len = Min(context->len, PACKED_CONTEXT);
 		prefix = context->data + context->len - prefix_len;
 	}
-	cctx = ZSTD_createCCtx();
-	if (cctx == NULL)
-		return alen < blen;
 	bound = ZSTD_compressBound(Max(alen, blen));
 	out = palloc(bound);
-	clen_a = ZSTD_compress_usingDict(cctx, out, bound, a, alen, prefix, prefix_len, 1);
-	clen_b = ZSTD_compress_usingDict(cctx, out, bound, b, blen, prefix, prefix_len, 1);
+	cctx = ZSTD_createCCtx();
+	if (cctx == NULL)
+	{
+		pfree(out);
+		return alen < blen;
+	}
+	clen_a = compressed_after(cctx, out, bound, a, alen, prefix, prefix_len);
+	clen_b = compressed_after(cctx, out, bound, b, blen, prefix, prefix_len);
 	ZSTD_freeCCtx(cctx);
 	pfree(out);
 	if (ZSTD_isError(clen_a) || ZSTD_isError(clen_b))
@@ -496,15 +518,22 @@ write_dict(PgsPackedWriter *w, StringInfo dict)
 {
 	const unsigned char *p = (const unsigned char *) w->values.data;
 	const unsigned char *end = p + w->values.len;
-	int64	   *values = palloc(sizeof(int64) * Max(w->n, 1));
+	int64	   *values;
 	int64	   *distinct;
 	int			nvalues = 0;
 	int			ndistinct = 0;
+
+	/* (where lengths decide, pgs_shorter_compressed(), so do its varints) */
+	if (w->values.len > 64 * 1024 * 1024)
+		return false;
+	values = palloc(sizeof(int64) * Max(w->n, 1));
 
 	while (p < end)
 	{
 		uint64		u;
 
+		if ((nvalues & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 		(void) pgs_get_varint(&p, end, &u); /* (written by pgs_packed_write()) */
 		values[nvalues++] = unzigzag(u);
 	}
@@ -531,9 +560,12 @@ write_dict(PgsPackedWriter *w, StringInfo dict)
 		pgs_put_varint(dict, (uint64) distinct[k] - (uint64) distinct[k - 1]);
 	for (int i = 0; i < nvalues; i++)
 	{
-		int64	   *at = bsearch(&values[i], distinct, ndistinct, sizeof(int64),
-								 compare_int64);
+		int64	   *at;
 
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		at = bsearch(&values[i], distinct, ndistinct, sizeof(int64),
+					 compare_int64);
 		pgs_put_varint(dict, (uint64) (at - distinct));
 	}
 	pfree(values);
