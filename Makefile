@@ -48,6 +48,7 @@ OBJS = \
 	src/archive/archive_statements.o \
 	src/archive/batch_format.o \
 	src/archive/batch_rows.o \
+	src/archive/batch_samples.o \
 	src/archive/batch_times.o \
 	src/archive/packed_ints.o \
 	src/archive/statement_rows.o \

@@ -71,9 +71,10 @@ SELECT t, 5000000 + extract(epoch FROM t - '2021-03-01 00:00+00')::bigint, 1, 1,
 FROM generate_series(timestamptz '2021-03-01 00:00+00',
                      timestamptz '2021-03-01 00:00+00' + :days * interval '1 day' - interval '1 second',
                      interval '1 second') t;
-INSERT INTO pgsentinel_archive_batch
-SELECT b.first_time, b.last_time, b.sample_ids, b.sample_us, b.sample_periods,
-       b.weights, b.active_sessions, b.sample_blocked,
+INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_data, row_data)
+SELECT b.first_time, b.last_time,
+       pgsentinel_sample_pack(b.sample_ids, b.sample_us, b.sample_periods, b.weights,
+                              b.active_sessions, b.sample_blocked),
        pgsentinel_batch_pack(r.row_samples, r.session_ids,
        r.wait_event_ids, r.states, r.xact_us, r.query_us, r.change_us, r.backend_xids,
        r.backend_xmins, r.top_level_query_ids, r.top_level_query_values, r.query_ids,

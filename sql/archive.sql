@@ -976,6 +976,29 @@ SELECT pgsentinel_batch_format(('\x01002c15020100' || repeat('0000', 20))::bytea
 -- (a column stored in a way a newer version writes: refused with the way out)
 SELECT pgsentinel_batch_format(('\x01002c15090100' || repeat('0000', 20))::bytea);
 
+-- A batch's samples are one payload too (pgsentinel_sample_pack(), read
+-- back as arrays by pgsentinel_batch_samples()): every value, NULLs, a
+-- column of NULLs (as NULLs of the batch's length) and no sample at all
+-- read back as they went in; pgsentinel_batch_format() checks one as
+-- 'samples'; a flag that is not 0 or 1, a rows payload or bytes cut short
+-- are refused.
+SELECT a.* FROM pgsentinel_batch_samples(pgsentinel_sample_pack(
+    '{7,8,9223372036854775807}', '{0,1000001,-5}', '{1,1,1.5}', '{1,NULL,0.25}',
+    '{3,0,-2147483648}', '{f,t,NULL}')) a;
+SELECT a.* FROM pgsentinel_batch_samples(pgsentinel_sample_pack(
+    '{7,8}', '{0,1000000}', NULL, NULL, NULL, '{f}')) a;
+SELECT a.* FROM pgsentinel_batch_samples(pgsentinel_sample_pack(
+    '{}', '{}', '{}', '{}', '{}', '{}')) a;
+SELECT pgsentinel_batch_format(pgsentinel_sample_pack('{7}', '{0}', '{1}', '{1}', '{3}',
+                                                      '{f}'), 'samples') AS format;
+SELECT pgsentinel_batch_samples('\x01000f060000000000000000000001020304');
+SELECT pgsentinel_batch_samples('\x01000f0600000000000000000000010203');
+SELECT pgsentinel_batch_format(pgsentinel_batch_pack(NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL), 'samples');
+SELECT pgsentinel_batch_samples(substring(pgsentinel_sample_pack('{7}', '{0}', '{1}', '{1}',
+                                                                 '{3}', '{f}') from 1 for 4));
+
 -- A layout's new columns are added at its end: a payload written before
 -- the lock columns (21 row columns) is read, those columns NULL; one with
 -- more columns than this version knows is refused, not cut.

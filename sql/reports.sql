@@ -227,9 +227,10 @@ SELECT s.t, s.id, s.period, s.weight,
 FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 GROUP BY s.t, s.id, s.period, s.weight;
 INSERT INTO pgsentinel_archive_batch
-SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
-       ARRAY[s.sample_period], ARRAY[s.weight], ARRAY[s.active_sessions],
-       ARRAY[s.blockers IS NOT NULL], r.*
+SELECT s.sample_time, s.sample_time,
+       pgsentinel_sample_pack(ARRAY[s.sample_id], ARRAY[0::int8], ARRAY[s.sample_period],
+                              ARRAY[s.weight], ARRAY[s.active_sessions],
+                              ARRAY[s.blockers IS NOT NULL]), r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
        SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
@@ -450,8 +451,9 @@ FROM pgsentinel_statement_texts_in('{}', '2020-01-01 00:00', '2020-01-02 00:00',
 -- 20:50, 20:58): each window gets the latest text it holds.
 BEGIN;
 INSERT INTO pgsentinel_archive_batch
-SELECT v.t, v.t, ARRAY[v.id], ARRAY[0::int8], ARRAY[1::float8], ARRAY[1::float8], ARRAY[1],
-       ARRAY[false],
+SELECT v.t, v.t,
+       pgsentinel_sample_pack(ARRAY[v.id], ARRAY[0::int8], ARRAY[1::float8], ARRAY[1::float8],
+                              ARRAY[1], ARRAY[false]),
        pgsentinel_batch_pack(pgsentinel_pack('{1}'::int8[]), pgsentinel_pack('{1}'::int8[]),
        pgsentinel_pack(ARRAY[(SELECT wait_event_id FROM pgs_rep_we WHERE code = 9001)]::int8[]),
        '{active}', pgsentinel_pack('{NULL}'::int8[]), pgsentinel_pack('{NULL}'::int8[]),
@@ -1058,9 +1060,10 @@ FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 WHERE s.id BETWEEN 20000 AND 20599
 GROUP BY s.t, s.id, s.period, s.weight;
 INSERT INTO pgsentinel_archive_batch
-SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
-       ARRAY[s.sample_period], ARRAY[s.weight], ARRAY[s.active_sessions],
-       ARRAY[s.blockers IS NOT NULL], r.*
+SELECT s.sample_time, s.sample_time,
+       pgsentinel_sample_pack(ARRAY[s.sample_id], ARRAY[0::int8], ARRAY[s.sample_period],
+                              ARRAY[s.weight], ARRAY[s.active_sessions],
+                              ARRAY[s.blockers IS NOT NULL]), r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
        SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),
@@ -1259,9 +1262,10 @@ FROM pgs_rep_samples s LEFT JOIN pgs_rep_rows r ON r.t = s.t
 WHERE s.id BETWEEN 21000 AND 22199
 GROUP BY s.t, s.id, s.period, s.weight;
 INSERT INTO pgsentinel_archive_batch
-SELECT s.sample_time, s.sample_time, ARRAY[s.sample_id], ARRAY[0::int8],
-       ARRAY[s.sample_period], ARRAY[s.weight], ARRAY[s.active_sessions],
-       ARRAY[s.blockers IS NOT NULL], r.*
+SELECT s.sample_time, s.sample_time,
+       pgsentinel_sample_pack(ARRAY[s.sample_id], ARRAY[0::int8], ARRAY[s.sample_period],
+                              ARRAY[s.weight], ARRAY[s.active_sessions],
+                              ARRAY[s.blockers IS NOT NULL]), r.*
   FROM pgs_rep_s s
   LEFT JOIN LATERAL (
        SELECT pgsentinel_batch_pack(pgsentinel_pack(array_agg(1 ORDER BY a.session_id)),

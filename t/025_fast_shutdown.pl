@@ -219,12 +219,13 @@ VALUES (901, 0, '2021-03-01', 1, 1, 4242, 'client backend');
 CREATE TRIGGER hold_step AFTER INSERT ON pgsentinel_fleet_rollup_minute_batch
   FOR EACH STATEMENT EXECUTE FUNCTION public.hold_step();
 INSERT INTO public.hold VALUES ('pgsentinel_fleet_rollup_minute_batch');
-INSERT INTO pgsentinel_fleet_batch (server_id, feed, first_time, last_time, sample_ids,
-                                    sample_us, sample_periods, weights, active_sessions,
-                                    sample_blocked, row_data)
+INSERT INTO pgsentinel_fleet_batch (server_id, feed, first_time, last_time, sample_data,
+                                    row_data)
 SELECT 901, 0, '2021-03-01 00:00+00', '2021-03-01 00:04:59+00',
-       array_agg(i::int8 ORDER BY i), array_agg(i * 1000000::int8 ORDER BY i),
-       array_agg(1::float8), array_agg(1::float8), array_agg(1), array_agg(false),
+       pgsentinel_sample_pack(array_agg(i::int8 ORDER BY i),
+                              array_agg(i * 1000000::int8 ORDER BY i),
+                              array_agg(1::float8), array_agg(1::float8), array_agg(1),
+                              array_agg(false)),
        pgsentinel_batch_pack(pgsentinel_pack(array_agg(i + 1 ORDER BY i)),
            pgsentinel_pack(array_agg(1)), pgsentinel_pack(array_agg(1)),
            array_agg('active'::text), NULL, NULL, NULL, NULL, NULL, NULL, NULL,

@@ -60,10 +60,9 @@ $p1->safe_psql('postgres', qq{
 	CREATE TABLE pgsentinel_archive_batch_old PARTITION OF pgsentinel_archive_batch
 	  FOR VALUES FROM (timezone('UTC', '$old_day'::timestamp))
 	  TO (timezone('UTC', '$old_day'::timestamp + interval '1 day'));
-	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
-	  sample_periods, weights, active_sessions, sample_blocked, row_data)
+	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_data, row_data)
 	VALUES (timezone('UTC', '$old_day 12:00'::timestamp), timezone('UTC', '$old_day 12:00'::timestamp),
-	        '{0}', '{0}', '{1}', '{1}', '{0}', '{f}',
+	        pgsentinel_sample_pack('{0}', '{0}', '{1}', '{1}', '{0}', '{f}'),
 	        pgsentinel_batch_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 	          NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL))});
 

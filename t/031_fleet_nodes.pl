@@ -151,7 +151,8 @@ sub sample_list
 # (node B has server 2's tables, not the server: its batches read as such)
 is( sample_list($b, q{(SELECT pgsentinel_us_after(b.first_time, u.us) AS sample_time, u.sample_id
 		              FROM pgsentinel_fleet_batch_2 b,
-		                   unnest(b.sample_us, b.sample_ids) u(us, sample_id)) x}),
+		                   pgsentinel_batch_samples(b.sample_data) a,
+		                   unnest(a.sample_us, a.sample_ids) u(us, sample_id)) x}),
 	sample_list($src, 'pgsentinel_sample_archive'),
 	'node B holds the source\'s samples, none lost, none doubled');
 is( sample_list($a, "(SELECT * FROM pgsentinel_fleet_sample_archive WHERE server = 'p') x"),

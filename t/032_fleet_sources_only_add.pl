@@ -36,9 +36,9 @@ for my $n ([$src, 'source'], [$repo, 'repository'])
 		  FOR VALUES FROM ('2020-01-01 00:00+00') TO ('2020-01-02 00:00+00');
 		CREATE TABLE pgsentinel_archive_text_old PARTITION OF pgsentinel_archive_text
 		  FOR VALUES FROM ('2020-01-01') TO ('2020-01-02');
-		INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
-		  sample_periods, weights, active_sessions, sample_blocked, row_data)
-		  VALUES ('2020-01-01 12:00+00', '2020-01-01 12:00+00', '{0}', '{0}', '{1}', '{1}', '{0}', '{f}',
+		INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_data, row_data)
+		  VALUES ('2020-01-01 12:00+00', '2020-01-01 12:00+00',
+		          pgsentinel_sample_pack('{0}', '{0}', '{1}', '{1}', '{0}', '{f}'),
 		          pgsentinel_batch_pack(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 		            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
 		INSERT INTO pgsentinel_archive_text (day, text_id, hash, text)
@@ -60,7 +60,9 @@ $src->safe_psql('postgres', q{
 	ALTER TABLE pgsentinel_archive_batch REPLICA IDENTITY FULL;
 	ALTER TABLE pgsentinel_archive_batch_old REPLICA IDENTITY FULL;
 	UPDATE pgsentinel_archive_text SET text = 'forged' WHERE day = '2020-01-01';
-	UPDATE pgsentinel_archive_batch SET active_sessions = '{99}' WHERE first_time < '2020-01-02';
+	UPDATE pgsentinel_archive_batch
+	  SET sample_data = pgsentinel_sample_pack('{0}', '{0}', '{1}', '{1}', '{99}', '{f}')
+	 WHERE first_time < '2020-01-02';
 	DELETE FROM pgsentinel_archive_text WHERE day = '2020-01-01';
 	INSERT INTO pgsentinel_archive_text (day, text_id, hash, text)
 	  VALUES ('2020-01-01', 2, 2, 'SELECT after the update')});
@@ -87,10 +89,9 @@ is( $repo->safe_psql('postgres', q{
 # what to do; skipped by its LSN, what follows lands.
 my $format_offset = -s $repo->logfile;
 $src->safe_psql('postgres', q{
-	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_ids, sample_us,
-	  sample_periods, weights, active_sessions, sample_blocked, row_data)
-	VALUES (now() - interval '1 second', now() - interval '1 second', '{1}', '{0}',
-	        '{1}', '{1}', '{0}', '{f}', '\x0900')});
+	INSERT INTO pgsentinel_archive_batch (first_time, last_time, sample_data, row_data)
+	VALUES (now() - interval '1 second', now() - interval '1 second',
+	        pgsentinel_sample_pack('{1}', '{0}', '{1}', '{1}', '{0}', '{f}'), '\x0900')});
 ok( $repo->wait_for_log(
 		qr/archive batch format 9 is not supported by this version of pgsentinel/,
 		$format_offset),

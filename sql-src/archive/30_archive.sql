@@ -148,18 +148,36 @@ RETURNS timestamptz
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'pgsentinel_us_after';
 
+-- A batch's samples as one payload (src/columns.txt's [sample_data]:
+-- element i of each column the batch's i-th sample), and the columns read
+-- back as arrays (src/archive/batch_samples.c).  As arrays in the table,
+-- compressed by TOAST's pglz, a minute's samples took 785 B under pgbench
+-- read-write; as a payload 270 (bench/REPORT.md 6n).
+-- Makes the payload of a batch's samples.
+CREATE FUNCTION pgsentinel_sample_pack(
+    --@columns sample_data decl
+)
+RETURNS bytea
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_sample_pack';
+
+-- Reads a batch's samples payload; returns its columns as arrays.
+CREATE FUNCTION pgsentinel_batch_samples(sample_data bytea,
+    --@columns sample_data out
+)
+RETURNS record
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'pgsentinel_batch_samples';
+
 CREATE TABLE pgsentinel_archive_batch (
     first_time timestamptz NOT NULL,
     last_time timestamptz NOT NULL,
-    sample_ids bigint[] NOT NULL,
-    sample_us bigint[] NOT NULL,
-    sample_periods double precision[] NOT NULL,
-    weights double precision[] NOT NULL,
-    active_sessions integer[] NOT NULL,
-    sample_blocked boolean[] NOT NULL,
+    sample_data bytea NOT NULL,
     row_data bytea NOT NULL
 ) PARTITION BY RANGE (first_time);
--- (compressed by pgsentinel_batch_pack() already: TOAST would only try again)
+-- (compressed by pgsentinel_sample_pack() and pgsentinel_batch_pack()
+-- already: TOAST would only try again)
+ALTER TABLE pgsentinel_archive_batch ALTER COLUMN sample_data SET STORAGE EXTERNAL;
 ALTER TABLE pgsentinel_archive_batch ALTER COLUMN row_data SET STORAGE EXTERNAL;
 CREATE INDEX ON pgsentinel_archive_batch USING brin (first_time);
 

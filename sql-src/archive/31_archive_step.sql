@@ -300,16 +300,14 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
  batches AS (
 --@local
   INSERT INTO %1$I.pgsentinel_archive_batch (first_time, last_time,
-         sample_ids, sample_us, sample_periods, weights, active_sessions,
-         sample_blocked, row_data)
-  SELECT s.first_time, s.last_time, s.sample_ids, s.sample_us,
+         sample_data, row_data)
+  SELECT s.first_time, s.last_time,
 --@fleet
   INSERT INTO %1$I.pgsentinel_fleet_batch (server_id, feed, first_time, last_time,
-         sample_ids, sample_us, sample_periods, weights, active_sessions,
-         sample_blocked, row_data)
-  SELECT $1, 0, s.first_time, s.last_time, s.sample_ids, s.sample_us,
+         sample_data, row_data)
+  SELECT $1, 0, s.first_time, s.last_time,
 --@both
-         s.sample_periods, s.weights, s.active_sessions, s.sample_blocked,
+         s.sample_data,
          -- (a day's samples without rows: typed, so that nothing else binds)
          coalesce(r.row_data, %1$I.pgsentinel_batch_pack(NULL::pg_catalog.bytea,
            NULL::pg_catalog.bytea, NULL::pg_catalog.bytea, NULL::pg_catalog.text[],
@@ -321,19 +319,20 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
            NULL::pg_catalog.oid[], NULL::pg_catalog.text[]))
     FROM (SELECT b.day, min(b.sample_time) AS first_time,
                  max(b.sample_time) AS last_time,
-                 array_agg(b.sample_id ORDER BY b.si) AS sample_ids,
-                 array_agg(%1$I.pgsentinel_us_between(b.first_time, b.sample_time)
-                           ORDER BY b.si) AS sample_us,
-                 array_agg(b.sample_period ORDER BY b.si) AS sample_periods,
-                 array_agg(b.weight ORDER BY b.si) AS weights,
-                 array_agg(b.n ORDER BY b.si) AS active_sessions,
-                 array_agg(b.blocked ORDER BY b.si) AS sample_blocked
+                 %1$I.pgsentinel_sample_pack(
+                   array_agg(b.sample_id ORDER BY b.si),
+                   array_agg(%1$I.pgsentinel_us_between(b.first_time, b.sample_time)
+                             ORDER BY b.si),
+                   array_agg(b.sample_period ORDER BY b.si),
+                   array_agg(b.weight ORDER BY b.si),
+                   array_agg(b.n ORDER BY b.si),
+                   array_agg(b.blocked ORDER BY b.si)) AS sample_data
             FROM batch_samples b GROUP BY b.day) s
     LEFT JOIN batch_rows r ON r.day = s.day
 --@fleet
   ON CONFLICT DO NOTHING
 --@both
-  RETURNING cardinality(sample_ids) AS samples),
+  RETURNING cardinality((%1$I.pgsentinel_batch_samples(sample_data)).sample_ids) AS samples),
 --@end
 
 -- How the rollups are made of rows, in the archive (local) or a fleet

@@ -79,12 +79,13 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, x.sample_id,
        pgsentinel_us_after(b.first_time, x.us) AS sample_time,
        x.sample_period, x.weight, x.active_sessions, x.blocked
   FROM pgsentinel_archive_batch b
- CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(b.sample_ids),
-                               pg_catalog.unnest(b.sample_us),
-                               pg_catalog.unnest(b.sample_periods),
-                               pg_catalog.unnest(b.weights),
-                               pg_catalog.unnest(b.active_sessions),
-                               pg_catalog.unnest(b.sample_blocked))
+ CROSS JOIN LATERAL pgsentinel_batch_samples(b.sample_data) a
+ CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(a.sample_ids),
+                               pg_catalog.unnest(a.sample_us),
+                               pg_catalog.unnest(a.sample_periods),
+                               pg_catalog.unnest(a.weights),
+                               pg_catalog.unnest(a.active_sessions),
+                               pg_catalog.unnest(a.sample_blocked))
        AS x(sample_id, us, sample_period, weight, active_sessions, blocked);
 
 -- The archive's samples as the ring's (pgsentinel_samples()) show them; reads pgsentinel_archive_samples_by_batch.
@@ -168,8 +169,9 @@ SELECT b.first_time AS batch_start, b.last_time AS batch_end, u.sample_time AS a
               se.backend_type, w.wait_event_type, w.wait_event,
               tt.text AS top_level_template, qt.text AS query_template
          FROM (SELECT y.*
-                 FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
-                          b.sample_periods, b.weights, b.sample_blocked, b.row_data) y
+                 FROM pgsentinel_batch_samples(b.sample_data) a,
+                      pgsentinel_batch_rows(b.first_time, a.sample_ids, a.sample_us,
+                          a.sample_periods, a.weights, a.sample_blocked, b.row_data) y
                OFFSET 0) x
          JOIN pgsentinel_archive_session se
            ON se.day OPERATOR(pg_catalog.=) pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date

@@ -53,8 +53,9 @@ $$;
 WITH u AS MATERIALIZED (
   SELECT b.feed, timezone('UTC', b.first_time)::date AS day, x.*
     FROM %1$I.pgsentinel_fleet_batch b
-   CROSS JOIN LATERAL %1$I.pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
-                  b.sample_periods, b.weights, b.sample_blocked, b.row_data) x
+   CROSS JOIN LATERAL %1$I.pgsentinel_batch_samples(b.sample_data) a
+   CROSS JOIN LATERAL %1$I.pgsentinel_batch_rows(b.first_time, a.sample_ids, a.sample_us,
+                  a.sample_periods, a.weights, a.sample_blocked, b.row_data) x
    WHERE b.server_id = $1 AND b.first_time >= date_trunc('day', $2, 'UTC')
      AND b.first_time < $3 AND b.last_time >= $2
      AND x.sample_time >= $2 AND x.sample_time < $3),

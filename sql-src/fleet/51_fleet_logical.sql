@@ -124,27 +124,30 @@ BEGIN
         -- (a payload this version cannot read is refused here, with the
         -- reason, not stored to fail its readers)
         PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data, 'rows'::pg_catalog.text);
+        PERFORM @extschema@.pgsentinel_batch_format(NEW.sample_data, 'samples'::pg_catalog.text);
         IF NEW.first_time <= after THEN
             -- the batch less its samples up to accept_after, and their
             -- rows (first_time stays: the times are counted from it)
             EXECUTE format($q$
-                WITH k AS (
+                WITH a AS (
+                  SELECT * FROM %1$I.pgsentinel_batch_samples(($3).sample_data)
+                ), k AS (
                   SELECT x.si, (row_number() OVER (ORDER BY x.si))::int4 AS nsi
-                    FROM unnest(($3).sample_us) WITH ORDINALITY AS x(us, si)
+                    FROM a, unnest(a.sample_us) WITH ORDINALITY AS x(us, si)
                    WHERE %1$I.pgsentinel_us_after(($3).first_time, x.us) > $4)
                 INSERT INTO %1$I.pgsentinel_fleet_batch (server_id, feed, first_time,
-                         last_time, sample_ids, sample_us, sample_periods, weights,
-                         active_sessions, sample_blocked, row_data)
+                         last_time, sample_data, row_data)
                   SELECT $1, $2, ($3).first_time, ($3).last_time,
-                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_ids) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_us) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_periods) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).weights) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).active_sessions) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
-                         (SELECT array_agg(x.v ORDER BY x.si) FROM unnest(($3).sample_blocked) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                         %1$I.pgsentinel_sample_pack(
+                           (SELECT array_agg(x.v ORDER BY x.si) FROM a, unnest(a.sample_ids) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                           (SELECT array_agg(x.v ORDER BY x.si) FROM a, unnest(a.sample_us) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                           (SELECT array_agg(x.v ORDER BY x.si) FROM a, unnest(a.sample_periods) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                           (SELECT array_agg(x.v ORDER BY x.si) FROM a, unnest(a.weights) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                           (SELECT array_agg(x.v ORDER BY x.si) FROM a, unnest(a.active_sessions) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k)),
+                           (SELECT array_agg(x.v ORDER BY x.si) FROM a, unnest(a.sample_blocked) WITH ORDINALITY AS x(v, si) WHERE x.si IN (SELECT k.si FROM k))),
                          %1$I.pgsentinel_batch_keep(($3).row_data,
                            coalesce((SELECT array_agg(k2.nsi ORDER BY x.si)
-                                       FROM generate_series(1, cardinality(($3).sample_us)) AS x(si)
+                                       FROM a, generate_series(1, cardinality(a.sample_us)) AS x(si)
                                        LEFT JOIN k k2 ON k2.si = x.si), '{}'::int4[]))
                 ON CONFLICT DO NOTHING$q$, s)
                 USING srv, fd, NEW, after;

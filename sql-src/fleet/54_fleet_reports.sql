@@ -61,11 +61,12 @@ SELECT f.name AS server, b.server_id, b.first_time AS batch_start,
        x.sample_period, x.weight, x.active_sessions
   FROM pgsentinel_fleet_batch b
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) b.server_id
- CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(b.sample_ids),
-                               pg_catalog.unnest(b.sample_us),
-                               pg_catalog.unnest(b.sample_periods),
-                               pg_catalog.unnest(b.weights),
-                               pg_catalog.unnest(b.active_sessions))
+ CROSS JOIN LATERAL pgsentinel_batch_samples(b.sample_data) a
+ CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(a.sample_ids),
+                               pg_catalog.unnest(a.sample_us),
+                               pg_catalog.unnest(a.sample_periods),
+                               pg_catalog.unnest(a.weights),
+                               pg_catalog.unnest(a.active_sessions))
        AS x(sample_id, us, sample_period, weight, active_sessions);
 
 -- A batch's rows are read with the batch, then joined to their sessions,
@@ -93,8 +94,9 @@ SELECT f.name AS server, b.server_id, u.sample_time AS ash_time, u.sample_id,
   JOIN pgsentinel_fleet_server f ON f.server_id OPERATOR(pg_catalog.=) b.server_id
  CROSS JOIN LATERAL (
        SELECT pg_catalog.timezone('UTC', b.first_time)::pg_catalog.date AS day, x.*
-         FROM pgsentinel_batch_rows(b.first_time, b.sample_ids, b.sample_us,
-                  b.sample_periods, b.weights, b.sample_blocked, b.row_data) x
+         FROM pgsentinel_batch_samples(b.sample_data) a,
+              pgsentinel_batch_rows(b.first_time, a.sample_ids, a.sample_us,
+                  a.sample_periods, a.weights, a.sample_blocked, b.row_data) x
        OFFSET 0) u
   JOIN pgsentinel_fleet_session se
     ON se.server_id OPERATOR(pg_catalog.=) b.server_id

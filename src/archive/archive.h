@@ -235,6 +235,7 @@ extern const PgsBatchLayout pgs_readings_layout;
 extern const PgsBatchLayout pgs_minute_layout;
 extern const PgsBatchLayout pgs_session_minute_layout;
 extern const PgsBatchLayout pgs_blocking_minute_layout;
+extern const PgsBatchLayout pgs_samples_layout;
 
 typedef struct PgsBatchColumnBytes
 {

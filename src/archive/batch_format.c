@@ -82,6 +82,7 @@
 #include "guc.h"
 
 PG_FUNCTION_INFO_V1(pgsentinel_batch_pack);
+PG_FUNCTION_INFO_V1(pgsentinel_sample_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_statement_batch_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_minute_pack);
 PG_FUNCTION_INFO_V1(pgsentinel_session_minute_pack);
@@ -131,6 +132,7 @@ static const PgsBatchColumnKind readings_kinds[] = {PGS_READING_DATA_COLUMN_KIND
 static const PgsBatchColumnKind minute_kinds[] = {PGS_MINUTE_DATA_COLUMN_KINDS};
 static const PgsBatchColumnKind session_minute_kinds[] = {PGS_SESSION_MINUTE_DATA_COLUMN_KINDS};
 static const PgsBatchColumnKind blocking_kinds[] = {PGS_BLOCKING_MINUTE_DATA_COLUMN_KINDS};
+static const PgsBatchColumnKind samples_kinds[] = {PGS_SAMPLE_DATA_COLUMN_KINDS};
 StaticAssertDecl(PGS_MINUTE_DATA_COLS <= PGS_BATCH_MAX_COLUMNS &&
 				 PGS_SESSION_MINUTE_DATA_COLS <= PGS_BATCH_MAX_COLUMNS,
 				 "a payload has at most PGS_BATCH_MAX_COLUMNS columns");
@@ -166,6 +168,10 @@ const PgsBatchLayout pgs_session_minute_layout = {
 };
 const PgsBatchLayout pgs_blocking_minute_layout = {
 	PGS_BLOCKING_MINUTE_DATA_COLS, PGS_BLOCKING_MINUTE_DATA_COLS, blocking_kinds
+};
+/* (a batch's samples: only a reader that knows it reads them) */
+const PgsBatchLayout pgs_samples_layout = {
+	PGS_SAMPLE_DATA_COLS, PGS_SAMPLE_DATA_COLS, samples_kinds
 };
 
 static void
@@ -1319,6 +1325,16 @@ pgsentinel_statement_batch_pack(PG_FUNCTION_ARGS)
 }
 
 /*
+ * SQL function pgsentinel_sample_pack(the sample columns of 30_archive.sql):
+ * the payload of a batch's samples (pgsentinel_archive_batch.sample_data).
+ */
+Datum
+pgsentinel_sample_pack(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(pack_arguments(fcinfo, &pgs_samples_layout));
+}
+
+/*
  * SQL functions pgsentinel_minute_pack(), pgsentinel_session_minute_pack()
  * and pgsentinel_blocking_minute_pack(the columns of a minute's rollup,
  * 30_archive.sql): their payload.
@@ -1558,8 +1574,9 @@ pgsentinel_statement_batch_keep(PG_FUNCTION_ARGS)
 /*
  * SQL function pgsentinel_batch_format(payload, of): its format number, or
  * an error if this version cannot read it as the rows of a batch of the
- * table named by of ('rows': pgsentinel_archive_batch, 'statements':
- * pgsentinel_archive_statement_batch; NULL: either), or its columns are
+ * table named by of ('rows': pgsentinel_archive_batch's row_data,
+ * 'samples': its sample_data, 'statements':
+ * pgsentinel_archive_statement_batch; NULL: rows or statements), or its columns are
  * not what the pack functions write (the fleet checks a batch before it
  * lands; the texts' encoding and the values' ranges are checked as they
  * are read).
@@ -1579,17 +1596,20 @@ pgsentinel_batch_format(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	payload = PG_GETARG_BYTEA_PP(0);
 
-	if (of != NULL && strcmp(of, "rows") != 0 && strcmp(of, "statements") != 0)
+	if (of != NULL && strcmp(of, "rows") != 0 && strcmp(of, "samples") != 0 &&
+		strcmp(of, "statements") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown kind of archive batch: \"%s\"", of),
-				 errhint("Use 'rows' (pgsentinel_archive_batch), 'statements' (pgsentinel_archive_statement_batch) or NULL (either).")));
+				 errhint("Use 'rows' (pgsentinel_archive_batch.row_data), 'samples' (pgsentinel_archive_batch.sample_data), 'statements' (pgsentinel_archive_statement_batch) or NULL (rows or statements).")));
 	expand_body(payload, &body, &body_end);
 	ncols = get_varint(&body, body_end);
 	/* of NULL: the rows have always had more columns than the readings */
 	if (of != NULL ? strcmp(of, "rows") == 0 :
 		ncols >= (uint64) pgs_rows_layout.min_ncols)
 		layout = &pgs_rows_layout;
+	else if (of != NULL && strcmp(of, "samples") == 0)
+		layout = &pgs_samples_layout;
 	else
 		layout = &pgs_readings_layout;
 	split_columns(body, body_end, ncols, layout, cols);

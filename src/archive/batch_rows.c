@@ -4,8 +4,9 @@
  *		pgsentinel_batch_rows(): the rows of one archive batch, read back.
  *
  * A batch (pgsentinel_archive_batch, sql-src/archive/30_archive.sql) holds the
- * samples of one archiving step and day as one array per column, and their
- * rows as one payload (batch_format.c).  Every reader of the archive (its
+ * samples of one archiving step and day as one payload, which its readers
+ * expand into one array per column (batch_samples.c) and hand in here, and
+ * their rows as another (batch_format.c).  Every reader of the archive (its
  * views, the fleet's) decodes a batch through this function: the payload
  * is expanded once and its columns read in place, the rows built in one
  * pass, joined to their samples by index.
