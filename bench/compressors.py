@@ -4,7 +4,8 @@
     python3 bench/compressors.py ROWDATA_FILE
 
 ROWDATA_FILE: lines "samples|hex of row_data" of pgsentinel_archive_batch, e.g.
-    psql -Atc "SELECT cardinality(sample_ids), encode(row_data, 'hex')
+    psql -Atc "SELECT cardinality((pgsentinel_batch_samples(sample_data)).sample_ids),
+                      encode(row_data, 'hex')
                FROM pgsentinel_archive_batch"
 of a server archiving a workload (one sample a second, keep_one_in 1).  Each
 payload's body (src/archive/batch_format.c) is expanded and compressed again by zstd at several levels, zstd with a dictionary

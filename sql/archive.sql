@@ -980,13 +980,15 @@ SELECT pgsentinel_batch_format(('\x01002c15090100' || repeat('0000', 20))::bytea
 -- back as arrays by pgsentinel_batch_samples()): every value, NULLs, a
 -- column of NULLs (as NULLs of the batch's length) and no sample at all
 -- read back as they went in; pgsentinel_batch_format() checks one as
--- 'samples'; a flag that is not 0 or 1, a rows payload or bytes cut short
--- are refused.
+-- 'samples'; columns of unequal lengths, a flag that is not 0 or 1, a rows
+-- payload or bytes cut short are refused.
 SELECT a.* FROM pgsentinel_batch_samples(pgsentinel_sample_pack(
     '{7,8,9223372036854775807}', '{0,1000001,-5}', '{1,1,1.5}', '{1,NULL,0.25}',
     '{3,0,-2147483648}', '{f,t,NULL}')) a;
 SELECT a.* FROM pgsentinel_batch_samples(pgsentinel_sample_pack(
-    '{7,8}', '{0,1000000}', NULL, NULL, NULL, '{f}')) a;
+    '{7,8}', '{0,1000000}', NULL, NULL, NULL, '{f,NULL}')) a;
+SELECT pgsentinel_batch_samples(pgsentinel_sample_pack(
+    '{7,8}', '{0,1000000}', NULL, NULL, NULL, '{f}'));
 SELECT a.* FROM pgsentinel_batch_samples(pgsentinel_sample_pack(
     '{}', '{}', '{}', '{}', '{}', '{}')) a;
 SELECT pgsentinel_batch_format(pgsentinel_sample_pack('{7}', '{0}', '{1}', '{1}', '{3}',

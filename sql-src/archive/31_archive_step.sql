@@ -903,11 +903,8 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_archive_partitioned() FROM PUBLIC;
 -- read through its parent, whose privileges and visibility rules apply.
 --
 -- A batch's row is toasted once it passes 2 kB (a minute's batch at a
--- sample a second); TOAST then compresses its arrays until the row fits
--- toast_tuple_target, and moves out of line those that still do not fit.
--- At the default target (2 kB) the sample arrays beside the payload stay
--- as they are; at 128 B all are compressed: 31 -> 15 B a sample under
--- pgbench read-write (pg_column_size, bench/REPORT.md 6l).
+-- sample a second): its rows' payload goes out of line, its samples'
+-- (a few hundred bytes, compressed already) stay in the row.
 --
 -- A partition is made apart, then attached: ATTACH PARTITION takes a lock
 -- on the parent that neither readers nor inserts wait for, nor it for
@@ -957,10 +954,8 @@ SELECT x.ddl, w.name, CASE WHEN c.oid IS NULL THEN pc.oid END,
   LEFT JOIN pg_class c ON c.relname = w.name AND c.relnamespace = $2,
        LATERAL (VALUES (1, CASE WHEN c.oid IS NULL
                            THEN format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS
-                                        INCLUDING STORAGE INCLUDING COMPRESSION)%s',
-                                       s, w.name, s, w.parent,
-                                       CASE WHEN w.parent = 'pgsentinel_archive_batch'
-                                            THEN ' WITH (toast_tuple_target = 128)' END)
+                                        INCLUDING STORAGE INCLUDING COMPRESSION)',
+                                       s, w.name, s, w.parent)
                            ELSE format('DO $pgs$BEGIN RAISE EXCEPTION USING
                                         ERRCODE = ''duplicate_table'', MESSAGE = %L; END$pgs$',
                                        format('%I.%I, owned by %s, is in the way of an '

@@ -124,6 +124,11 @@ BEGIN
         -- (a payload this version cannot read is refused here, with the
         -- reason, not stored to fail its readers)
         PERFORM @extschema@.pgsentinel_batch_format(NEW.row_data, 'rows'::pg_catalog.text);
+        IF NEW.sample_data IS NULL OR NEW.row_data IS NULL THEN
+            RAISE EXCEPTION 'fleet server "%" sent a batch without its samples or rows', srv
+                USING ERRCODE = 'data_corrupted',
+                      HINT = 'A source''s batches are written by its archiver: make the source''s pgsentinel the repository''s version.';
+        END IF;
         PERFORM @extschema@.pgsentinel_batch_format(NEW.sample_data, 'samples'::pg_catalog.text);
         IF NEW.first_time <= after THEN
             -- the batch less its samples up to accept_after, and their
@@ -149,6 +154,7 @@ BEGIN
                            coalesce((SELECT array_agg(k2.nsi ORDER BY x.si)
                                        FROM a, generate_series(1, cardinality(a.sample_us)) AS x(si)
                                        LEFT JOIN k k2 ON k2.si = x.si), '{}'::int4[]))
+                   WHERE EXISTS (SELECT FROM k)
                 ON CONFLICT DO NOTHING$q$, s)
                 USING srv, fd, NEW, after;
         ELSE

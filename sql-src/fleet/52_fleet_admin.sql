@@ -212,12 +212,13 @@ BEGIN
                           JOIN pg_catalog.pg_namespace n2 ON n2.oid OPERATOR(pg_catalog.=) e2.extnamespace
                          WHERE e2.extname OPERATOR(pg_catalog.=) 'pg_stat_statements'),
                        pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_ring_statements') IS NOT NULL,
-                       (SELECT pg_catalog.count(*) OPERATOR(pg_catalog.=) 2
+                       (SELECT pg_catalog.count(*) OPERATOR(pg_catalog.=) 3
                           FROM pg_catalog.pg_attribute a
                          WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY[
                                    pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_archive_batch'),
                                    pg_catalog.to_regclass(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.pgsentinel_archive_statement_batch')]::pg_catalog.oid[])
-                           AND a.attname OPERATOR(pg_catalog.=) 'row_data'
+                           AND a.attname OPERATOR(pg_catalog.=) ANY (ARRAY['row_data', 'sample_data']::pg_catalog.name[])
+                           AND NOT a.attisdropped
                            AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype::pg_catalog.oid),
                        pg_catalog.current_setting('server_encoding')
                   FROM pg_catalog.pg_extension e
@@ -274,10 +275,11 @@ BEGIN
                 USING ERRCODE = 'active_sql_transaction',
                       HINT = 'It makes a replication slot on the source, which a rollback here would leave holding WAL there: call it on its own.';
         END IF;
-        -- the batches' rows are a versioned payload (row_data), checked as
-        -- each batch lands (an unknown format is refused there); an earlier
-        -- 2.1 build's archive has its row columns as columns, which
-        -- logical replication cannot map onto this one's
+        -- the batches' rows and samples are versioned payloads (row_data,
+        -- sample_data), checked as each batch lands (an unknown format is
+        -- refused there); an earlier 2.1 build's archive has its row or
+        -- sample columns as columns, which logical replication cannot map
+        -- onto this one's
         IF NOT coalesce(probe.row_data, false) THEN
             RAISE EXCEPTION 'the archive of fleet server "%" is not in this repository''s format (pgsentinel % there)', name, probe.version
                 USING ERRCODE = 'object_not_in_prerequisite_state',

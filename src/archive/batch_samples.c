@@ -10,10 +10,11 @@
  * (batch_format.c, src/columns.txt's [sample_data]); its readers want them
  * as arrays, element i of each the batch's i-th sample, as
  * pgsentinel_batch_rows() takes them and as the views unnest them.  As for
- * the rows, nothing in the payload is trusted: a column shorter than the
- * others reads as NULLs after its end, a column of NULLs (absent) as an
- * array of NULLs, a value out of its type's range is an error, and no
- * column is longer than a batch can be.
+ * the rows, nothing in the payload is trusted: its columns that are there
+ * must have one element a sample each (a column of NULLs, absent, reads as
+ * NULLs), a value out of its type's range is an error, and a batch has no
+ * more samples than a UTC day at the shortest sampling period: what is
+ * allocated (the arrays returned) is checked against that before it is.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +33,13 @@
 PG_FUNCTION_INFO_V1(pgsentinel_batch_samples);
 
 #define NUM_COLS PGS_SAMPLE_DATA_COLS
+
+/*
+ * The most samples a batch holds: a batch is one archiving step's samples
+ * of one UTC day, at most one each 10 ms (pgsentinel_ash.sampling_period's
+ * least).
+ */
+#define MAX_BATCH_SAMPLES	(86400 * 100)
 
 /* The element type of each column's array. */
 static const Oid elem_types[NUM_COLS] = {PGS_SAMPLE_DATA_ELEMENT_TYPES};
@@ -91,6 +99,7 @@ pgsentinel_batch_samples(PG_FUNCTION_ARGS)
 	bool		result_nulls[NUM_COLS] = {0};
 	TupleDesc	tupdesc;
 	int			n = 0;
+	bool		have = false;	/* a column that is there was read */
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
 		tupdesc->natts != NUM_COLS)
@@ -109,8 +118,22 @@ pgsentinel_batch_samples(PG_FUNCTION_ARGS)
 			cols[c].n = pgs_packed_begin_bytes(&cols[c].packed, bytes[c].data, bytes[c].len);
 		else if (bytes[c].kind == PGS_BATCH_FLOAT8)
 			cols[c].n = pgs_floats_begin(&cols[c].floats, &bytes[c]);
-		n = Max(n, cols[c].n);
+		if (cols[c].kind == PGS_BATCH_ABSENT)
+			continue;
+		if (have && cols[c].n != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("archive batch sample columns have %d and %d elements, not one a sample each",
+							n, cols[c].n)));
+		n = cols[c].n;
+		have = true;
 	}
+	if (n > MAX_BATCH_SAMPLES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("archive batch has %d samples, more than a batch can have (%d)",
+						n, MAX_BATCH_SAMPLES),
+				 errhint("A batch holds the samples of one UTC day at most, one each 10 ms at the most: this payload was not written by pgsentinel_sample_pack().")));
 
 	for (int c = 0; c < NUM_COLS; c++)
 	{
