@@ -1182,6 +1182,22 @@ BEGIN
 END $$;
 RESET ROLE;
 ALTER EVENT TRIGGER pgsentinel_refuse_overloads ENABLE;
+-- The archiver names our functions and tables in this schema, as a
+-- superuser: had pgsentinel been dropped between its finding the schema
+-- and a call, a plant would be chosen.  Each of its transactions holds
+-- the extension locked (DROP EXTENSION waits for it): seen here while it
+-- waits for the archive's state.
+BEGIN;
+LOCK TABLE pgs_trap.pgsentinel_archive_state IN EXCLUSIVE MODE;
+SELECT pgs_wait_for($$EXISTS (
+    SELECT FROM pg_stat_activity a
+      JOIN pg_locks w ON w.pid = a.pid AND NOT w.granted
+       AND w.relation = 'pgs_trap.pgsentinel_archive_state'::regclass
+      JOIN pg_locks e ON e.pid = a.pid AND e.granted AND e.locktype = 'object'
+       AND e.classid = 'pg_extension'::regclass AND e.mode = 'AccessShareLock'
+       AND e.objid = (SELECT x.oid FROM pg_extension x WHERE x.extname = 'pgsentinel')
+     WHERE a.backend_type = 'pgsentinel archiver')$$) AS archiver_holds_the_extension;
+ROLLBACK;
 -- An installation (or update) among such a function is refused, naming
 -- it.  (A plant of a name the installation itself calls makes that call
 -- fail as ambiguous; this one is called by users only.)

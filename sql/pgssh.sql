@@ -221,7 +221,23 @@ DROP ROLE regress_pgssh_bob;
 -- pg_stat_statements dropped from the worker's database: ASH goes on, the
 -- history stops, status says what to run; created again, it resumes
 -- without a restart.
+-- A role that may create objects in its schema then makes a function of
+-- its name and arguments there: the worker, a superuser, never calls it
+-- (it names pg_stat_statements' objects only while it holds the extension
+-- locked, and makes its plans again when it is gone).
+CREATE ROLE regress_pgssh_mallory;
+GRANT CREATE ON SCHEMA public TO regress_pgssh_mallory;
+CREATE TABLE pgssh_planted (run_by name);
+GRANT INSERT ON pgssh_planted TO regress_pgssh_mallory;
+SET ROLE regress_pgssh_mallory;
+CREATE TABLE public.pgssh_shape AS SELECT * FROM pg_stat_statements WHERE false;
+RESET ROLE;
 DROP EXTENSION pg_stat_statements;
+SET ROLE regress_pgssh_mallory;
+CREATE FUNCTION public.pg_stat_statements(showtext boolean)
+RETURNS SETOF public.pgssh_shape
+LANGUAGE plpgsql AS $$ BEGIN INSERT INTO public.pgssh_planted VALUES (current_user); END $$;
+RESET ROLE;
 SELECT pgs_wait_pgssh_state('pg_stat_statements not created');
 SELECT pgssh_message, diagnosis LIKE 'ok%statements history: pg_stat_statements is not created%' AS diagnosis_says_so
 FROM pgsentinel_status();
@@ -230,6 +246,11 @@ FROM pgsentinel_status();
 SELECT 1 AS while_not_created FROM pgs_sleep_until_sampled();
 SELECT max(sample_id) AS ended_before FROM pg_active_session_history \gset
 SELECT pgs_wait_for(format('(SELECT max(sample_id) FROM pg_active_session_history) > %s', :ended_before));
+SELECT count(*) AS plant_runs FROM pgssh_planted;
+DROP FUNCTION public.pg_stat_statements(boolean);
+DROP TABLE pgssh_shape, pgssh_planted;
+REVOKE CREATE ON SCHEMA public FROM regress_pgssh_mallory;
+DROP ROLE regress_pgssh_mallory;
 CREATE EXTENSION pg_stat_statements;
 SELECT pgs_wait_pgssh_state('ok');
 SELECT queryid AS nc_queryid FROM pg_stat_statements

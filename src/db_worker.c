@@ -33,13 +33,21 @@
 
 #include <signal.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -94,6 +102,74 @@ pgs_db_work_begin(void)
 	(void) set_config_option("search_path", "pg_catalog, pg_temp",
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 							 true, ERROR, false);
+}
+
+/* The schema of an extension, by its OID; InvalidOid if there is none. */
+Oid
+pgs_extension_schema(Oid extoid)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nspid = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nspid;
+}
+
+/*
+ * Lock extension extname of this database to the end of the worker's
+ * transaction and return its schema; InvalidOid, nothing locked, if it is
+ * not created.  *extoid is the extension (InvalidOid if none).
+ *
+ * The workers run as the bootstrap superuser and call an extension's
+ * functions and read its tables by name.  Were the extension gone while a
+ * worker named them -- dropped by its owner, in a schema where others
+ * create objects -- a function another role made under one of those
+ * names, or taking arguments that ours cast to implicitly, would be chosen
+ * and run with the worker's rights; so would one behind a table's name
+ * (a view).  So every worker transaction that names an extension's
+ * objects takes this lock first, and names them only in the schema it
+ * returns, never in one found by an earlier transaction that this one
+ * has not confirmed: DROP EXTENSION and DROP SCHEMA ... CASCADE wait for
+ * the lock, and a kept plan that PostgreSQL analyzes again finds the same
+ * objects.  ALTER EXTENSION ... SET SCHEMA takes no such lock: pgsentinel
+ * refuses it (not relocatable); pg_stat_statements' callers compare its
+ * schema with the one their plans name at the start of each transaction,
+ * which leaves a move committed in the middle of one (by a superuser) to
+ * race with a role planting in the schema it left.
+ */
+Oid
+pgs_db_work_extension(const char *extname, Oid *extoid)
+{
+	for (;;)
+	{
+		Oid			ext = get_extension_oid(extname, true);
+		Oid			nspid;
+
+		*extoid = InvalidOid;
+		if (!OidIsValid(ext))
+			return InvalidOid;
+		LockDatabaseObject(ExtensionRelationId, ext, 0, AccessShareLock);
+		/* dropped while the lock was waited for: read its row again */
+		InvalidateCatalogSnapshot();
+		nspid = pgs_extension_schema(ext);
+		if (OidIsValid(nspid))
+		{
+			*extoid = ext;
+			return nspid;
+		}
+		UnlockDatabaseObject(ExtensionRelationId, ext, 0, AccessShareLock);
+	}
 }
 
 /*

@@ -163,27 +163,6 @@ status_copy_out(StatusCopy *c)
 	LWLockRelease(pgs_state->lock);
 }
 
-/* The schema of extension extoid (InvalidOid if it is gone). */
-static Oid
-extension_schema(Oid extoid)
-{
-	Oid			nspid = InvalidOid;
-	Relation	rel;
-	ScanKeyData key[1];
-	SysScanDesc scan;
-	HeapTuple	tup;
-
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_extension_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, key);
-	if (HeapTupleIsValid(tup = systable_getnext(scan)))
-		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nspid;
-}
-
 /*
  * Functions in the extension's schema that are named like one of its own
  * and are not members of it: another role created them there, and a call
@@ -209,7 +188,7 @@ append_foreign_overloads_locked(StringInfo buf)
 	extoid = get_extension_oid("pgsentinel", true);
 	if (!OidIsValid(extoid))
 		return;
-	nspid = extension_schema(extoid);
+	nspid = pgs_extension_schema(extoid);
 
 	/* the names of our functions */
 	rel = table_open(DependRelationId, AccessShareLock);
@@ -317,7 +296,7 @@ append_foreign_overloads(StringInfo buf)
 			if (ConditionalLockRelationOid(AuthIdRelationId, AccessShareLock))
 			{
 				Oid			extoid = get_extension_oid("pgsentinel", true);
-				Oid			nspid = OidIsValid(extoid) ? extension_schema(extoid) : InvalidOid;
+				Oid			nspid = OidIsValid(extoid) ? pgs_extension_schema(extoid) : InvalidOid;
 
 				if (OidIsValid(nspid))
 					append_schema_creators_locked(buf, nspid);
@@ -419,7 +398,7 @@ correct_stale_not_created(StatusCopy *c)
 	if (!ConditionalLockRelationOid(ExtensionRelationId, AccessShareLock))
 		return;
 	extoid = get_extension_oid(PGS_NAME, true);
-	nspid = OidIsValid(extoid) ? extension_schema(extoid) : InvalidOid;
+	nspid = OidIsValid(extoid) ? pgs_extension_schema(extoid) : InvalidOid;
 	UnlockRelationOid(ExtensionRelationId, AccessShareLock);
 	if (!OidIsValid(nspid) ||
 		!OidIsValid(get_relname_relid("pgsentinel_archive_state", nspid)))

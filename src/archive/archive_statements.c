@@ -17,9 +17,12 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "archive/archive.h"
+#include "db_worker.h"
 #include "pgsentinel.h"
 #include "statements/pgssh.h"
 #include "store/ring.h"
@@ -32,25 +35,25 @@ static const char *const no_pgss =
 /*
  * The function call that returns pg_stat_statements' rows with their texts,
  * schema-qualified, or a query returning none when it is not created in
- * this database.  Allocated in the current memory context.
+ * this database.  pg_stat_statements is locked to the end of the
+ * transaction (pgs_db_work_extension()).  Allocated in the current memory
+ * context.
  */
 static char *
 pgss_source(void)
 {
-	char	   *schema;
+	Oid			showtext[1] = {BOOLOID};
+	Oid			extoid;
+	Oid			nspid = pgs_db_work_extension("pg_stat_statements", &extoid);
 
-	if (SPI_execute("SELECT n.nspname"
-					"  FROM pg_catalog.pg_extension e"
-					"  JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
-					"  JOIN pg_catalog.pg_proc p ON p.pronamespace = e.extnamespace"
-					" WHERE e.extname = 'pg_stat_statements'"
-					"   AND p.proname = 'pg_stat_statements' AND p.pronargs = 1",
-					true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look up pg_stat_statements");
-	if (SPI_processed == 0)
+	if (!OidIsValid(nspid) ||
+		!SearchSysCacheExists3(PROCNAMEARGSNSP,
+							   CStringGetDatum("pg_stat_statements"),
+							   PointerGetDatum(buildoidvector(showtext, 1)),
+							   ObjectIdGetDatum(nspid)))
 		return pstrdup(no_pgss);
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	return psprintf("%s.pg_stat_statements(true)", quote_identifier(schema));
+	return psprintf("%s.pg_stat_statements(true)",
+					quote_identifier(get_namespace_name(nspid)));
 }
 
 /*

@@ -201,43 +201,22 @@ archiver_exit(int code, Datum arg)
 	pgs_unlock_exclusive();
 }
 
-/* The schema an extension is in (core exports no such lookup before 16). */
-static Oid
-extension_schema(Oid extoid)
-{
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			nspid = InvalidOid;
-
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nspid = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nspid;
-}
-
 /*
  * The schema of the extension, if it is created here with its archive; the
- * state and message say otherwise.  An extension created anew since the
- * last cycle needs its partitions.  The name is allocated in cxt.
+ * state and message say otherwise.  The extension is locked to the end of
+ * the transaction (pgs_db_work_extension()); *extoid is it.  An extension
+ * created anew since the last cycle needs its partitions.  The name is
+ * allocated in cxt.
  */
 static bool
-find_archive(Oid *nspid, char **schema, bool *partitions_due,
+find_archive(Oid *extoid, Oid *nspid, char **schema, bool *partitions_due,
 			 MemoryContext cxt)
 {
 	static Oid	last_extoid = InvalidOid;
-	Oid			extoid = get_extension_oid(PGS_NAME, true);
 	char		msg[PGS_MESSAGE_LEN];
-	Oid			ns;
+	Oid			ns = pgs_db_work_extension(PGS_NAME, extoid);
 
-	if (!OidIsValid(extoid))
+	if (!OidIsValid(*extoid))
 	{
 		snprintf(msg, sizeof(msg),
 				 "pgsentinel is not created in database \"%s\" (pgsentinel.db_name): run CREATE EXTENSION pgsentinel there",
@@ -245,9 +224,7 @@ find_archive(Oid *nspid, char **schema, bool *partitions_due,
 		set_state(PGS_ARCHIVE_NOT_CREATED, msg);
 		return false;
 	}
-	ns = extension_schema(extoid);
-	if (!OidIsValid(ns) ||
-		!OidIsValid(get_relname_relid("pgsentinel_archive_state", ns)))
+	if (!OidIsValid(get_relname_relid("pgsentinel_archive_state", ns)))
 	{
 		snprintf(msg, sizeof(msg),
 				 "pgsentinel in database \"%s\" has no archive (older than 2.1.0): run ALTER EXTENSION pgsentinel UPDATE there",
@@ -256,13 +233,31 @@ find_archive(Oid *nspid, char **schema, bool *partitions_due,
 		return false;
 	}
 	/* created again: its partitions are to be created again */
-	if (extoid != last_extoid)
+	if (*extoid != last_extoid)
 		*partitions_due = true;
-	last_extoid = extoid;
+	last_extoid = *extoid;
 	*nspid = ns;
 	/* kept across the cycle's transactions */
 	*schema = MemoryContextStrdup(cxt, get_namespace_name(ns));
 	return true;
+}
+
+/*
+ * Begin a later transaction of the cycle, on the extension find_archive()
+ * found in an earlier one, locked again: an error if it was dropped
+ * meanwhile (the next cycle looks for it again).
+ */
+static void
+archive_work_begin(Oid extoid, Oid nspid)
+{
+	Oid			now_extoid;
+
+	pgs_db_work_begin();
+	if (pgs_db_work_extension(PGS_NAME, &now_extoid) != nspid ||
+		now_extoid != extoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pgsentinel was dropped while the archiver worked")));
 }
 
 /* The remedy of an archiving error, by its SQLSTATE. */
@@ -355,6 +350,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 
 	PG_TRY();
 	{
+		Oid			extoid;
 		Oid			nspid;
 		char	   *schema;
 		char	   *quoted;
@@ -372,7 +368,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			pgs_db_work_commit();
 			ok = false;
 		}
-		else if (!(found = find_archive(&nspid, &schema, partitions_due,
+		else if (!(found = find_archive(&extoid, &nspid, &schema, partitions_due,
 									 cycle_cxt)))
 		{
 			pgs_db_work_commit();
@@ -428,7 +424,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				uint64		ash_head =
 					pgs_ring_written(&pgs_state->sampler.ash);
 
-				pgs_db_work_begin();
+				archive_work_begin(extoid, nspid);
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
 				/* one step at a time: a manual one waits for ours */
 				snprintf(lock_sql, sizeof(lock_sql),
@@ -481,7 +477,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 				PgsArchiveStatementsResult sr;
 
-				pgs_db_work_begin();
+				archive_work_begin(extoid, nspid);
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive statements");
 				snprintf(lock_sql, sizeof(lock_sql),
 						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",

@@ -33,6 +33,7 @@
 #include "utils/memutils.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
@@ -145,6 +146,27 @@ abort_work(MemoryContext cxt, const char *what)
 }
 
 /*
+ * Begin a transaction of the tick, with pgsentinel locked in it
+ * (pgs_db_work_extension()).  schema, when not NULL, is where a statement
+ * made in an earlier transaction names our objects: an error if pgsentinel
+ * is no longer there.
+ */
+static void
+fleet_work_begin(const char *schema)
+{
+	Oid			extoid;
+	Oid			nspid;
+
+	pgs_db_work_begin();
+	nspid = pgs_db_work_extension(PGS_NAME, &extoid);
+	if (schema != NULL &&
+		(!OidIsValid(nspid) || strcmp(get_namespace_name(nspid), schema) != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pgsentinel was dropped while the fleet's tick ran")));
+}
+
+/*
  * Run "SELECT count(*) FROM schema.function(arguments)" once, in a
  * transaction of its own, with nargs parameters of type TEXT (the
  * arguments refer to them as $1, ...; each cast to its declared type),
@@ -168,7 +190,7 @@ run_periodic(const char *function, const char *arguments, int nargs,
 		Datum		args[FUNC_MAX_ARGS];
 
 		Assert(nargs <= FUNC_MAX_ARGS);
-		pgs_db_work_begin();
+		fleet_work_begin(NULL);
 		enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 		if (SPI_execute(psprintf(find_sql, function), true, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
@@ -204,20 +226,20 @@ run_periodic(const char *function, const char *arguments, int nargs,
 }
 
 /*
- * Run one SQL statement of ours (schema-qualified by the caller, with the
- * schema's name as $1 when it takes one) in a transaction of its own;
- * returns the first column of each row, copied into the caller's memory
- * context, or NIL when it failed (logged).
+ * Run one SQL statement of ours, naming our objects in schema (not quoted;
+ * NULL: it names none), in a transaction of its own; returns the first
+ * column of each row, copied into the caller's memory context, or NIL when
+ * it failed (logged).
  */
 static List *
-run_list(const char *sql)
+run_list(const char *sql, const char *schema)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	List	   *result = NIL;
 
 	PG_TRY();
 	{
-		pgs_db_work_begin();
+		fleet_work_begin(schema);
 		enable_timeout_after(STATEMENT_TIMEOUT, FLEET_WORK_TIMEOUT_MS);
 		if (SPI_execute(sql, false, 0) < 0)
 			elog(ERROR, "could not run: %s", sql);
@@ -256,7 +278,7 @@ run_list(const char *sql)
 static char *
 fleet_schema(void)
 {
-	List	   *l = run_list(psprintf(find_sql, "pgsentinel_fleet_pull"));
+	List	   *l = run_list(psprintf(find_sql, "pgsentinel_fleet_pull"), NULL);
 
 	return l != NIL ? (char *) linitial(l) : NULL;
 }
@@ -282,7 +304,7 @@ pull_due_servers(const char *schema)
 								"  FROM %s.pgsentinel_fleet_server f"
 								" WHERE f.method = 'pull' AND f.removed IS NULL"
 								" ORDER BY f.server_id",
-								quote_identifier(schema)));
+								quote_identifier(schema)), schema);
 	/* a tick pulls for one timeout at most: the rest is due at the next */
 	stop_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										  pgs_archive_fleet_pull_timeout_ms);

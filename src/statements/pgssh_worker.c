@@ -115,6 +115,7 @@ static const char *const required_columns[] = {
 
 static SPIPlanPtr read_plan = NULL;	/* the requested statements */
 static SPIPlanPtr sweep_plan = NULL;	/* every statement */
+static Oid	plans_nspid = InvalidOid;	/* the schema the plans name */
 static PgsshKey *keys = NULL;
 static PgsshRow *batch = NULL;	/* rows of one reading */
 static int	batch_size = 0;		/* rows batch has room for */
@@ -181,12 +182,13 @@ has_column(Datum *names, int n, const char *name)
 }
 
 /*
- * Find pg_stat_statements in this database, check its columns, and
- * prepare the query.  Runs inside a transaction with SPI connected; sets
- * the state and returns false when the history cannot run.
+ * Check the columns of pg_stat_statements, in schema nspid (InvalidOid: it
+ * is not created in this database), and prepare the query.  Runs inside a
+ * transaction with SPI connected; sets the state and returns false when
+ * the history cannot run.
  */
 static bool
-prepare_read_plan(void)
+prepare_read_plan(Oid nspid)
 {
 	Datum	   *names;
 	int			nnames;
@@ -199,13 +201,15 @@ prepare_read_plan(void)
 	int			i;
 	char		msg[PGS_MESSAGE_LEN];
 
-	if (SPI_execute("SELECT n.nspname, p.proargnames"
-					" FROM pg_catalog.pg_extension e"
-					" JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
-					" JOIN pg_catalog.pg_proc p ON p.pronamespace = e.extnamespace"
-					" WHERE e.extname = 'pg_stat_statements'"
-					"   AND p.proname = 'pg_stat_statements' AND p.pronargs = 1",
-					true, 1) != SPI_OK_SELECT)
+	Oid			nsptype[1] = {OIDOID};
+	Datum		nsparg[1] = {ObjectIdGetDatum(nspid)};
+
+	if (SPI_execute_with_args("SELECT n.nspname, p.proargnames"
+							  " FROM pg_catalog.pg_namespace n"
+							  " JOIN pg_catalog.pg_proc p ON p.pronamespace = n.oid"
+							  " WHERE n.oid = $1"
+							  "   AND p.proname = 'pg_stat_statements' AND p.pronargs = 1",
+							  1, nsptype, nsparg, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up pg_stat_statements");
 	if (SPI_processed == 0)
 	{
@@ -276,8 +280,10 @@ prepare_read_plan(void)
 		elog(ERROR, "could not prepare \"%s\": %s", sql.data,
 			 SPI_result_code_string(SPI_result));
 	SPI_keepplan(read_plan);
+	plans_nspid = nspid;
 	return true;
 }
+
 
 /* Is this (queryid, dbid) one of the n sorted keys? */
 static bool
@@ -395,6 +401,23 @@ forget_swept(void)
 		hash_destroy(swept);
 	swept = NULL;
 	last_sweep_complete = false;
+}
+
+/*
+ * Forget the plans (after a failed reading, or pg_stat_statements dropped
+ * or moved) and every statement swept: the next reading starts afresh.
+ */
+static void
+forget_plans(void)
+{
+	if (read_plan != NULL)
+		SPI_freeplan(read_plan);
+	read_plan = NULL;
+	if (sweep_plan != NULL)
+		SPI_freeplan(sweep_plan);
+	sweep_plan = NULL;
+	plans_nspid = InvalidOid;
+	forget_swept();
 }
 
 /* The counters of one row of the reading. */
@@ -651,9 +674,19 @@ serve(bool have_request, int nkeys, bool sweep, int64 sample_id,
 		TimestampTz start = GetCurrentTimestamp();
 		int			n = 0;
 
+		Oid			pgss;
+		Oid			nspid;
+
 		pgs_db_work_begin();
 
-		ok = read_plan != NULL || prepare_read_plan();
+		/*
+		 * The plans name pg_stat_statements in its schema: locked while
+		 * they run, and made again if it was dropped or moved since.
+		 */
+		nspid = pgs_db_work_extension("pg_stat_statements", &pgss);
+		if (read_plan != NULL && nspid != plans_nspid)
+			forget_plans();
+		ok = read_plan != NULL || prepare_read_plan(nspid);
 		if (ok && have_request)
 			n = read_counters(nkeys, sweep, sample_id, ash_time);
 
@@ -679,17 +712,7 @@ serve(bool have_request, int nkeys, bool sweep, int64 sample_id,
 		edata = CopyErrorData();
 		FlushErrorState();
 		pgs_db_work_abort();
-		if (read_plan != NULL)
-		{
-			SPI_freeplan(read_plan);
-			read_plan = NULL;
-		}
-		if (sweep_plan != NULL)
-		{
-			SPI_freeplan(sweep_plan);
-			sweep_plan = NULL;
-		}
-		forget_swept();
+		forget_plans();
 		/* a reading cancelled by SIGTERM did not fail: the worker exits */
 		if (!ShutdownRequestPending)
 		{
