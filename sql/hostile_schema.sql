@@ -1091,6 +1091,9 @@ SELECT count(*) AS partitions_made_again FROM pg_class c
 -- and the archive goes on.
 ALTER SCHEMA pgs_trap OWNER TO regress_pgs_attacker;
 SELECT samples_archived AS archived_before FROM pgs_trap.pgsentinel_archive_state \gset
+-- Nor is the schema renamed (the attacker could then make under the old
+-- name what our bodies and workers name): refused to anyone.
+ALTER SCHEMA pgs_trap RENAME TO pgs_trap_renamed;
 SET ROLE regress_pgs_attacker;
 DO $$
 DECLARE

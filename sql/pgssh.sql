@@ -248,9 +248,6 @@ SELECT max(sample_id) AS ended_before FROM pg_active_session_history \gset
 SELECT pgs_wait_for(format('(SELECT max(sample_id) FROM pg_active_session_history) > %s', :ended_before));
 SELECT count(*) AS plant_runs FROM pgssh_planted;
 DROP FUNCTION public.pg_stat_statements(boolean);
-DROP TABLE pgssh_shape, pgssh_planted;
-REVOKE CREATE ON SCHEMA public FROM regress_pgssh_mallory;
-DROP ROLE regress_pgssh_mallory;
 CREATE EXTENSION pg_stat_statements;
 SELECT pgs_wait_pgssh_state('ok');
 SELECT queryid AS nc_queryid FROM pg_stat_statements
@@ -259,6 +256,44 @@ SELECT pgs_wait_for(format('pgssh_caught_up(%s)', :nc_queryid));
 SELECT count(*) > 0 AS history_resumed
 FROM pg_stat_statements_history
 WHERE queryid = :nc_queryid AND sample_id > :ended_before;
+
+-- Moved to a schema of its own, pg_stat_statements is read there; that
+-- schema renamed (by its owner) and another made under the old name, where
+-- the role makes the same function: the worker's plans, which name the
+-- schema, are made again under the new name, and the function is never
+-- called.
+CREATE SCHEMA pgssh_ext;
+ALTER EXTENSION pg_stat_statements SET SCHEMA pgssh_ext;
+SET search_path = public, pgssh_ext;
+-- (each statement of its own shape: a query id ignores the names of columns)
+SELECT 1 AS while_moved, 2 AS moved FROM pgs_sleep_until_sampled();
+SELECT queryid AS mv_queryid FROM pg_stat_statements
+WHERE query LIKE '%AS while_moved%' \gset
+SELECT pgs_wait_for(format('pgssh_caught_up(%s)', :mv_queryid));
+-- (at once: the worker's next reading finds them all)
+BEGIN;
+ALTER SCHEMA pgssh_ext RENAME TO pgssh_ext_renamed;
+SET search_path = public, pgssh_ext_renamed;
+CREATE SCHEMA pgssh_ext;
+GRANT USAGE, CREATE ON SCHEMA pgssh_ext TO regress_pgssh_mallory;
+SET ROLE regress_pgssh_mallory;
+CREATE FUNCTION pgssh_ext.pg_stat_statements(showtext boolean)
+RETURNS SETOF public.pgssh_shape
+LANGUAGE plpgsql AS $$ BEGIN INSERT INTO public.pgssh_planted VALUES (current_user); END $$;
+RESET ROLE;
+COMMIT;
+SELECT 1 AS while_renamed, 2 AS renamed, 3 AS planted FROM pgs_sleep_until_sampled();
+SELECT queryid AS rn_queryid FROM pg_stat_statements
+WHERE query LIKE '%AS while_renamed%' \gset
+SELECT pgs_wait_for(format('pgssh_caught_up(%s)', :rn_queryid));
+SELECT count(*) AS plant_runs_renamed FROM pgssh_planted;
+DROP SCHEMA pgssh_ext CASCADE;
+ALTER EXTENSION pg_stat_statements SET SCHEMA public;
+DROP SCHEMA pgssh_ext_renamed;
+RESET search_path;
+DROP TABLE pgssh_shape, pgssh_planted;
+REVOKE CREATE ON SCHEMA public FROM regress_pgssh_mallory;
+DROP ROLE regress_pgssh_mallory;
 
 -- One statement run by 80 users: a reading returns a row for each (the
 -- statements worker's buffer grows past its first 64 rows).  The sampled

@@ -84,26 +84,6 @@ pgs_db_worker_sigterm(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
-/*
- * Start a transaction of the worker with SPI, a snapshot and a search path
- * of pg_catalog alone.  A shutdown requested just before it cancels it at
- * once.
- */
-void
-pgs_db_work_begin(void)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	work_running = true;
-	if (ShutdownRequestPending)
-		cancel_work();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
-							 true, ERROR, false);
-}
-
 /* The schema of an extension, by its OID; InvalidOid if there is none. */
 Oid
 pgs_extension_schema(Oid extoid)
@@ -140,13 +120,17 @@ pgs_extension_schema(Oid extoid)
  * (a view).  So every worker transaction that names an extension's
  * objects takes this lock first, and names them only in the schema it
  * returns, never in one found by an earlier transaction that this one
- * has not confirmed: DROP EXTENSION and DROP SCHEMA ... CASCADE wait for
- * the lock, and a kept plan that PostgreSQL analyzes again finds the same
- * objects.  ALTER EXTENSION ... SET SCHEMA takes no such lock: pgsentinel
- * refuses it (not relocatable); pg_stat_statements' callers compare its
- * schema with the one their plans name at the start of each transaction,
- * which leaves a move committed in the middle of one (by a superuser) to
- * race with a role planting in the schema it left.
+ * has not confirmed (by OID and by name: a plan or statement names the
+ * schema by its name).  DROP EXTENSION, DROP SCHEMA ... CASCADE and DROP
+ * OWNED wait for the lock.  ALTER EXTENSION ... SET SCHEMA and ALTER
+ * SCHEMA ... RENAME take none: pgsentinel refuses the first (not
+ * relocatable); each transaction compares the schema's OID and name with
+ * those its statements name, which leaves a move or rename committed in
+ * the middle of one (by a superuser, or the schema's owner) to race with
+ * a role planting under the name it left.  What SPI then reads of the
+ * catalogs agrees with the lock when it is taken before the transaction's
+ * snapshot (pgs_db_work_begin() does); lookups in the system caches always
+ * do.
  */
 Oid
 pgs_db_work_extension(const char *extname, Oid *extoid)
@@ -170,6 +154,35 @@ pgs_db_work_extension(const char *extname, Oid *extoid)
 		}
 		UnlockDatabaseObject(ExtensionRelationId, ext, 0, AccessShareLock);
 	}
+}
+
+/*
+ * Start a transaction of the worker with SPI, a snapshot and a search path
+ * of pg_catalog alone, with extension extname (if not NULL) locked first:
+ * returns its schema and *extoid as pgs_db_work_extension() does.  The
+ * snapshot is taken after the lock, so that what the transaction reads of
+ * the catalogs agrees with what it locked (a lock waited for while the
+ * extension was dropped).  A shutdown requested just before it cancels it
+ * at once.
+ */
+Oid
+pgs_db_work_begin(const char *extname, Oid *extoid)
+{
+	Oid			nspid = InvalidOid;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	work_running = true;
+	if (ShutdownRequestPending)
+		cancel_work();
+	SPI_connect();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, ERROR, false);
+	if (extname != NULL)
+		nspid = pgs_db_work_extension(extname, extoid);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return nspid;
 }
 
 /*

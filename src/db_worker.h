@@ -42,7 +42,7 @@ extern PgsLaunch pgs_supervise_db_worker(PgsWorkerLauncher *l, bool healthy);
 extern void pgs_db_worker_connect(const char *appname);
 extern void pgs_db_worker_set(const char *name, const char *value);
 extern void pgs_db_worker_sigterm(SIGNAL_ARGS);
-extern void pgs_db_work_begin(void);
+extern Oid	pgs_db_work_begin(const char *extname, Oid *extoid);
 extern Oid	pgs_db_work_extension(const char *extname, Oid *extoid);
 extern Oid	pgs_extension_schema(Oid extoid);
 extern void pgs_db_work_commit(void);

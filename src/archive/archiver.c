@@ -27,15 +27,9 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/indexing.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_extension.h"
-#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -44,7 +38,6 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -202,21 +195,19 @@ archiver_exit(int code, Datum arg)
 }
 
 /*
- * The schema of the extension, if it is created here with its archive; the
- * state and message say otherwise.  The extension is locked to the end of
- * the transaction (pgs_db_work_extension()); *extoid is it.  An extension
- * created anew since the last cycle needs its partitions.  The name is
- * allocated in cxt.
+ * Is the extension extoid, locked in schema ns by pgs_db_work_begin(),
+ * created here with its archive?  The state and message say when not.  An
+ * extension created anew since the last cycle needs its partitions.  The
+ * schema's name is allocated in cxt.
  */
 static bool
-find_archive(Oid *extoid, Oid *nspid, char **schema, bool *partitions_due,
+find_archive(Oid extoid, Oid ns, char **schema, bool *partitions_due,
 			 MemoryContext cxt)
 {
 	static Oid	last_extoid = InvalidOid;
 	char		msg[PGS_MESSAGE_LEN];
-	Oid			ns = pgs_db_work_extension(PGS_NAME, extoid);
 
-	if (!OidIsValid(*extoid))
+	if (!OidIsValid(extoid))
 	{
 		snprintf(msg, sizeof(msg),
 				 "pgsentinel is not created in database \"%s\" (pgsentinel.db_name): run CREATE EXTENSION pgsentinel there",
@@ -233,10 +224,9 @@ find_archive(Oid *extoid, Oid *nspid, char **schema, bool *partitions_due,
 		return false;
 	}
 	/* created again: its partitions are to be created again */
-	if (*extoid != last_extoid)
+	if (extoid != last_extoid)
 		*partitions_due = true;
-	last_extoid = *extoid;
-	*nspid = ns;
+	last_extoid = extoid;
 	/* kept across the cycle's transactions */
 	*schema = MemoryContextStrdup(cxt, get_namespace_name(ns));
 	return true;
@@ -244,20 +234,22 @@ find_archive(Oid *extoid, Oid *nspid, char **schema, bool *partitions_due,
 
 /*
  * Begin a later transaction of the cycle, on the extension find_archive()
- * found in an earlier one, locked again: an error if it was dropped
- * meanwhile (the next cycle looks for it again).
+ * found in an earlier one (in schema nspid, named schema), locked again:
+ * an error if it was dropped or its schema renamed meanwhile (the next
+ * cycle looks for it again).
  */
 static void
-archive_work_begin(Oid extoid, Oid nspid)
+archive_work_begin(Oid extoid, Oid nspid, const char *schema)
 {
 	Oid			now_extoid;
+	Oid			now_nspid = pgs_db_work_begin(PGS_NAME, &now_extoid);
+	char	   *now_schema = get_namespace_name(now_nspid);
 
-	pgs_db_work_begin();
-	if (pgs_db_work_extension(PGS_NAME, &now_extoid) != nspid ||
-		now_extoid != extoid)
+	if (now_extoid != extoid || now_nspid != nspid || now_schema == NULL ||
+		strcmp(now_schema, schema) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pgsentinel was dropped while the archiver worked")));
+				 errmsg("pgsentinel was dropped, or its schema renamed, while the archiver worked")));
 }
 
 /* The remedy of an archiving error, by its SQLSTATE. */
@@ -267,7 +259,7 @@ remedy(int sqlerrcode)
 	switch (sqlerrcode)
 	{
 		case ERRCODE_LOCK_NOT_AVAILABLE:
-			return "a lock on an archive table was held too long; the archiver tries again";
+			return "a lock on pgsentinel or an archive table was held too long; the archiver tries again";
 		case ERRCODE_DISK_FULL:
 			return "free disk space, or lower pgsentinel_archive.retention";
 		case ERRCODE_INSUFFICIENT_PRIVILEGE:
@@ -360,7 +352,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 		TimestampTz oldest_kept = pgs_archive_oldest_kept();
 		bool		found;
 
-		pgs_db_work_begin();
+		nspid = pgs_db_work_begin(PGS_NAME, &extoid);
 		if (RecoveryInProgress())
 		{
 			set_state(PGS_ARCHIVE_STANDBY,
@@ -368,7 +360,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 			pgs_db_work_commit();
 			ok = false;
 		}
-		else if (!(found = find_archive(&extoid, &nspid, &schema, partitions_due,
+		else if (!(found = find_archive(extoid, nspid, &schema, partitions_due,
 									 cycle_cxt)))
 		{
 			pgs_db_work_commit();
@@ -424,7 +416,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				uint64		ash_head =
 					pgs_ring_written(&pgs_state->sampler.ash);
 
-				archive_work_begin(extoid, nspid);
+				archive_work_begin(extoid, nspid, schema);
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive step");
 				/* one step at a time: a manual one waits for ours */
 				snprintf(lock_sql, sizeof(lock_sql),
@@ -477,7 +469,7 @@ archive_cycle(bool *partitions_due, TimestampTz *busy_retry,
 				char		lock_sql[NAMEDATALEN * 2 + 64];
 				PgsArchiveStatementsResult sr;
 
-				archive_work_begin(extoid, nspid);
+				archive_work_begin(extoid, nspid, schema);
 				pgstat_report_activity(STATE_RUNNING, "pgsentinel archive statements");
 				snprintf(lock_sql, sizeof(lock_sql),
 						 "LOCK TABLE %s.pgsentinel_archive_state IN SHARE ROW EXCLUSIVE MODE",

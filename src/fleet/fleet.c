@@ -147,23 +147,24 @@ abort_work(MemoryContext cxt, const char *what)
 
 /*
  * Begin a transaction of the tick, with pgsentinel locked in it
- * (pgs_db_work_extension()).  schema, when not NULL, is where a statement
- * made in an earlier transaction names our objects: an error if pgsentinel
- * is no longer there.
+ * (pgs_db_work_begin()); returns its schema, InvalidOid if it is not
+ * created.  schema, when not NULL, is where a statement made in an earlier
+ * transaction names our objects: an error if pgsentinel is no longer
+ * there.
  */
-static void
+static Oid
 fleet_work_begin(const char *schema)
 {
 	Oid			extoid;
-	Oid			nspid;
+	Oid			nspid = pgs_db_work_begin(PGS_NAME, &extoid);
+	char	   *now_schema = get_namespace_name(nspid);
 
-	pgs_db_work_begin();
-	nspid = pgs_db_work_extension(PGS_NAME, &extoid);
 	if (schema != NULL &&
-		(!OidIsValid(nspid) || strcmp(get_namespace_name(nspid), schema) != 0))
+		(now_schema == NULL || strcmp(now_schema, schema) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pgsentinel was dropped while the fleet's tick ran")));
+				 errmsg("pgsentinel was dropped, or its schema renamed, while the fleet's tick ran")));
+	return nspid;
 }
 
 /*
@@ -186,13 +187,15 @@ run_periodic(const char *function, const char *arguments, int nargs,
 	PG_TRY();
 	{
 		char	   *call = NULL;
+		Oid			nspid;
 		Oid			argtypes[FUNC_MAX_ARGS];
 		Datum		args[FUNC_MAX_ARGS];
 
 		Assert(nargs <= FUNC_MAX_ARGS);
-		fleet_work_begin(NULL);
+		nspid = fleet_work_begin(NULL);
 		enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
-		if (SPI_execute(psprintf(find_sql, function), true, 1) == SPI_OK_SELECT &&
+		if (OidIsValid(nspid) &&
+			SPI_execute(psprintf(find_sql, function), true, 1) == SPI_OK_SELECT &&
 			SPI_processed == 1)
 			call = psprintf("SELECT count(*) FROM %s.%s(%s)",
 							quote_identifier(SPI_getvalue(SPI_tuptable->vals[0],

@@ -73,6 +73,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -116,6 +117,7 @@ static const char *const required_columns[] = {
 static SPIPlanPtr read_plan = NULL;	/* the requested statements */
 static SPIPlanPtr sweep_plan = NULL;	/* every statement */
 static Oid	plans_nspid = InvalidOid;	/* the schema the plans name */
+static NameData plans_schema;	/* and its name then */
 static PgsshKey *keys = NULL;
 static PgsshRow *batch = NULL;	/* rows of one reading */
 static int	batch_size = 0;		/* rows batch has room for */
@@ -200,7 +202,6 @@ prepare_read_plan(Oid nspid)
 	Oid			argtypes[1] = {INT8ARRAYOID};
 	int			i;
 	char		msg[PGS_MESSAGE_LEN];
-
 	Oid			nsptype[1] = {OIDOID};
 	Datum		nsparg[1] = {ObjectIdGetDatum(nspid)};
 
@@ -208,7 +209,8 @@ prepare_read_plan(Oid nspid)
 							  " FROM pg_catalog.pg_namespace n"
 							  " JOIN pg_catalog.pg_proc p ON p.pronamespace = n.oid"
 							  " WHERE n.oid = $1"
-							  "   AND p.proname = 'pg_stat_statements' AND p.pronargs = 1",
+							  "   AND p.proname = 'pg_stat_statements'"
+							  "   AND p.proargtypes = '16'::pg_catalog.oidvector",
 							  1, nsptype, nsparg, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up pg_stat_statements");
 	if (SPI_processed == 0)
@@ -281,9 +283,9 @@ prepare_read_plan(Oid nspid)
 			 SPI_result_code_string(SPI_result));
 	SPI_keepplan(read_plan);
 	plans_nspid = nspid;
+	namestrcpy(&plans_schema, schema);
 	return true;
 }
-
 
 /* Is this (queryid, dbid) one of the n sorted keys? */
 static bool
@@ -676,15 +678,18 @@ serve(bool have_request, int nkeys, bool sweep, int64 sample_id,
 
 		Oid			pgss;
 		Oid			nspid;
-
-		pgs_db_work_begin();
+		char	   *schema;
 
 		/*
 		 * The plans name pg_stat_statements in its schema: locked while
-		 * they run, and made again if it was dropped or moved since.
+		 * they run, and made again if it was dropped, moved or renamed
+		 * since.
 		 */
-		nspid = pgs_db_work_extension("pg_stat_statements", &pgss);
-		if (read_plan != NULL && nspid != plans_nspid)
+		nspid = pgs_db_work_begin("pg_stat_statements", &pgss);
+		schema = get_namespace_name(nspid);
+		if (read_plan != NULL &&
+			(nspid != plans_nspid || schema == NULL ||
+			 strcmp(schema, NameStr(plans_schema)) != 0))
 			forget_plans();
 		ok = read_plan != NULL || prepare_read_plan(nspid);
 		if (ok && have_request)
