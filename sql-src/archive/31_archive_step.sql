@@ -79,7 +79,8 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 -- pg_active_session_history with weight, and the row's UTC day).  Texts (as templates), wait events and sessions are
 -- found or added once per day, a session by its hash and then by all its
 -- columns (a hash shared by two keeps both); the samples of each day are
--- inserted as one batch (batches returns the samples of each); mapped
+-- inserted as one batch (batches returns the first_time of each one
+-- inserted: its samples are batch_samples' of that first_time); mapped
 -- gives the rows with their ids, per_sample the rows of active sessions
 -- (weight > 0) of each sample (n).  The weight of a sample is its period
 -- times keep_one_in (the step's $1, the pull's $3).
@@ -332,7 +333,7 @@ REVOKE EXECUTE ON FUNCTION pgsentinel_text_ids(date[], text[], integer) FROM PUB
 --@fleet
   ON CONFLICT DO NOTHING
 --@both
-  RETURNING cardinality((%1$I.pgsentinel_batch_samples(sample_data)).sample_ids) AS samples),
+  RETURNING first_time),
 --@end
 
 -- How the rollups are made of rows, in the archive (local) or a fleet

@@ -35,7 +35,8 @@ WITH smp AS MATERIALIZED (
          last_pull = now(), last_error = NULL
    WHERE f.server_id = $1
   RETURNING f.pulled_until)
-SELECT (SELECT count(*) FROM smp)::int8, (SELECT coalesce(sum(b.samples), 0) FROM batches b)::int8,
+SELECT (SELECT count(*) FROM smp)::int8, (SELECT count(*) FROM batch_samples s
+                                           WHERE s.first_time IN (SELECT b.first_time FROM batches b))::int8,
        (SELECT count(*) FROM mapped)::int8, (SELECT count(*) FROM smp) >= $4
 $sql$;
 REVOKE EXECUTE ON FUNCTION pgsentinel_fleet_pull_sql() FROM PUBLIC;

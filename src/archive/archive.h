@@ -285,6 +285,7 @@ extern bool pgs_texts_next_bytes(PgsTextsReader *r, const char **s, int *len);
 extern bool pgs_texts_next(PgsTextsReader *r, Datum *value);
 extern int	pgs_floats_begin(PgsFloatsReader *r, const PgsBatchColumnBytes *col);
 extern bool pgs_floats_next(PgsFloatsReader *r, uint64 *bits);
+extern bool pgs_floats_next_datum(PgsFloatsReader *r, Datum *value);
 
 /* archiver.c */
 extern void pgs_archiver_supervise(void);

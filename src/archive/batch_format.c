@@ -739,6 +739,20 @@ pgs_floats_next(PgsFloatsReader *r, uint64 *bits)
 	return true;
 }
 
+/* pgs_floats_next(), the element as a float8 Datum. */
+bool
+pgs_floats_next_datum(PgsFloatsReader *r, Datum *value)
+{
+	uint64		bits;
+	float8		f;
+
+	if (!pgs_floats_next(r, &bits))
+		return false;
+	memcpy(&f, &bits, sizeof(f));
+	*value = Float8GetDatum(f);
+	return true;
+}
+
 /* Append a texts element (NULL: isnull) to buf. */
 static void
 put_text(StringInfo buf, const char *s, int len, bool isnull)

@@ -58,17 +58,9 @@ static bool
 next_element(int c, Oid type, SampleColumn *col, Datum *value)
 {
 	int64		v;
-	uint64		bits;
-	float8		f;
 
 	if (col->kind == PGS_BATCH_FLOAT8)
-	{
-		if (!pgs_floats_next(&col->floats, &bits))
-			return false;
-		memcpy(&f, &bits, sizeof(f));
-		*value = Float8GetDatum(f);
-		return true;
-	}
+		return pgs_floats_next_datum(&col->floats, value);
 	if (col->kind != PGS_BATCH_PACKED || !pgs_packed_next(&col->packed, &v))
 		return false;
 	if ((type == INT4OID && (v < PG_INT32_MIN || v > PG_INT32_MAX)) ||

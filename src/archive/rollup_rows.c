@@ -94,20 +94,11 @@ static bool
 next_element(int c, RollupColumn *col, Datum *value)
 {
 	int64		v;
-	uint64		bits;
 
 	switch (col->kind)
 	{
 		case PGS_BATCH_FLOAT8:
-			{
-				float8		f;
-
-				if (!pgs_floats_next(&col->floats, &bits))
-					return false;
-				memcpy(&f, &bits, sizeof(f));
-				*value = Float8GetDatum(f);
-				return true;
-			}
+			return pgs_floats_next_datum(&col->floats, value);
 		case PGS_BATCH_TEXTS:
 			if (!pgs_texts_next(&col->texts, value))
 				return false;

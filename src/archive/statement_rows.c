@@ -79,18 +79,9 @@ static bool
 next_element(int c, ReadingColumn *col, Datum *value)
 {
 	int64		v;
-	uint64		bits;
 
 	if (col->kind == PGS_BATCH_FLOAT8)
-	{
-		float8		f;
-
-		if (!pgs_floats_next(&col->floats, &bits))
-			return false;
-		memcpy(&f, &bits, sizeof(f));
-		*value = Float8GetDatum(f);
-		return true;
-	}
+		return pgs_floats_next_datum(&col->floats, value);
 	if (col->kind != PGS_BATCH_PACKED || !pgs_packed_next(&col->packed, &v))
 		return false;
 	*value = integer_datum(c, v);
