@@ -130,7 +130,8 @@ pgs_extension_schema(Oid extoid)
  * a role planting under the name it left.  What SPI then reads of the
  * catalogs agrees with the lock when it is taken before the transaction's
  * snapshot (pgs_db_work_begin() does); lookups in the system caches always
- * do.
+ * do, which is all that the one lock taken later in a transaction (of
+ * pg_stat_statements, by the statements archive step) relies on.
  */
 Oid
 pgs_db_work_extension(const char *extname, Oid *extoid)

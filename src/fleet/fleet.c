@@ -157,10 +157,11 @@ fleet_work_begin(const char *schema)
 {
 	Oid			extoid;
 	Oid			nspid = pgs_db_work_begin(PGS_NAME, &extoid);
-	char	   *now_schema = get_namespace_name(nspid);
+	char	   *now_schema;
 
 	if (schema != NULL &&
-		(now_schema == NULL || strcmp(now_schema, schema) != 0))
+		((now_schema = get_namespace_name(nspid)) == NULL ||
+		 strcmp(now_schema, schema) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pgsentinel was dropped, or its schema renamed, while the fleet's tick ran")));
